@@ -1,0 +1,22 @@
+"""The ``lorelab`` program: assembles the command groups and maps errors to exit codes."""
+
+from __future__ import annotations
+
+import click
+
+from lorelab.cli._common import LorelabGroup
+
+
+@click.group(cls=LorelabGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="lorelab", prog_name="lorelab")
+def app() -> None:
+    """lorelab: verified memory for coding agents, and evaluations that show whether it helped.
+
+    Exit codes: 0 success; 1 the run completed but an outcome failed or a comparison was
+    refused; 2 invalid input or usage, nothing was run; 3 preflight or integrity failure.
+    """
+
+
+def main() -> None:
+    """Entry point of the installed ``lorelab`` program."""
+    app(prog_name="lorelab")

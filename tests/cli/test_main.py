@@ -1,0 +1,90 @@
+import subprocess
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+import lorelab
+from lorelab.cli._common import LorelabGroup
+from lorelab.cli.main import app
+from lorelab.errors import (
+    ComparisonRefused,
+    IdentityChanged,
+    InputFileError,
+    LorelabError,
+    OutcomeFailure,
+    PreflightError,
+    UsageError,
+)
+
+
+def test_version_prints_the_installed_version():
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert lorelab.__version__ in result.output
+
+
+def test_help_names_the_exit_codes():
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert "invalid input or usage" in result.output
+
+
+def _app_raising(exc: BaseException) -> click.Group:
+    @click.group(cls=LorelabGroup)
+    def group() -> None:
+        pass
+
+    @group.command()
+    def boom() -> None:
+        raise exc
+
+    return group
+
+
+@pytest.mark.parametrize(
+    ("exc", "code"),
+    [
+        (UsageError("bad flag"), 2),
+        (InputFileError("m.json: no such file"), 2),
+        (OutcomeFailure("a defect escaped"), 1),
+        (ComparisonRefused("different fixtures"), 1),
+        (PreflightError("launcher missing"), 3),
+        (IdentityChanged("script changed"), 3),
+    ],
+)
+def test_errors_map_to_exit_codes_with_one_line_and_no_traceback(exc, code):
+    result = CliRunner().invoke(_app_raising(exc), ["boom"])
+    assert result.exit_code == code
+    assert result.stderr == f"lorelab: error: {exc}\n"
+    assert "Traceback" not in result.output
+
+
+def test_unexpected_exception_is_not_swallowed():
+    result = CliRunner().invoke(_app_raising(RuntimeError("bug")), ["boom"])
+    assert result.exit_code == 1
+    assert isinstance(result.exception, RuntimeError)
+
+
+def test_every_error_class_declares_an_exit_code_of_1_2_or_3():
+    def walk(cls):
+        yield cls
+        for sub in cls.__subclasses__():
+            yield from walk(sub)
+
+    for cls in walk(LorelabError):
+        assert cls.exit_code in (1, 2, 3), cls
+
+
+def test_installed_program_runs_as_a_subprocess():
+    done = subprocess.run(
+        [sys.executable, "-m", "lorelab", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0
+    assert done.stdout.startswith("lorelab, version")
+
+
+def test_unknown_command_is_a_usage_error_exit_2():
+    result = CliRunner().invoke(app, ["no-such-command"])
+    assert result.exit_code == 2
