@@ -1,0 +1,1 @@
+"""Workers: external agent processes called through the ``lorelab.worker/1`` protocol."""
