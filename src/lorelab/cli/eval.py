@@ -1,0 +1,12 @@
+"""``lorelab eval``: the evaluations (learning, context, conditions), one subcommand each."""
+
+from __future__ import annotations
+
+import click
+
+from lorelab.cli._common import LorelabGroup
+
+
+@click.group(name="eval", cls=LorelabGroup)
+def eval_group() -> None:
+    """Evaluate whether memory helped, with receipts on disk."""

@@ -1,0 +1,1 @@
+"""Evaluations that decide, honestly, whether memory helped: learning, context, conditions."""
