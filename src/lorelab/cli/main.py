@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from lorelab.cli._common import LorelabGroup
+from lorelab.cli.eval import eval_group
 
 
 @click.group(cls=LorelabGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -15,6 +16,9 @@ def app() -> None:
     Exit codes: 0 success; 1 the run completed but an outcome failed or a comparison was
     refused; 2 invalid input or usage, nothing was run; 3 preflight or integrity failure.
     """
+
+
+app.add_command(eval_group)
 
 
 def main() -> None:
