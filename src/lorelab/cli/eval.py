@@ -5,8 +5,12 @@ from __future__ import annotations
 import click
 
 from lorelab.cli._common import LorelabGroup
+from lorelab.cli.eval_conditions import conditions_group
 
 
 @click.group(name="eval", cls=LorelabGroup)
 def eval_group() -> None:
     """Evaluate whether memory helped, with receipts on disk."""
+
+
+eval_group.add_command(conditions_group)

@@ -6,6 +6,7 @@ import click
 
 from lorelab.cli._common import LorelabGroup
 from lorelab.cli.eval import eval_group
+from lorelab.cli.evaluate import evaluate_command
 
 
 @click.group(cls=LorelabGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,6 +20,7 @@ def app() -> None:
 
 
 app.add_command(eval_group)
+app.add_command(evaluate_command)
 
 
 def main() -> None:

@@ -1,0 +1,41 @@
+"""``lorelab evaluate``: report on a four-condition runs file (``eval/beta2_runs.json``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lorelab.cli._common import echo_json, stdout_console
+from lorelab.evaluation.conditions import evaluate_file, print_report
+
+
+@click.command(name="evaluate")
+@click.option(
+    "--input",
+    "input_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help='The runs file: {"runs": [{task_id, condition, passed, rework_count, ...}]}.',
+)
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The conditions manifest: holdouts and decision thresholds come from it.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def evaluate_command(input_path: Path, manifest_path: Path | None, as_json: bool) -> None:
+    """Report per condition, pair each memory condition with baseline on the holdouts, and
+    decide whether dreaming advances (advance, do-not-advance or inconclusive).
+
+    Without --manifest the holdouts are the tasks whose runs say "holdout": true, or every
+    task when no run states it; the default thresholds apply. Exit 0 with a report whatever
+    the decision; 2 for a runs file that is incomplete, repeated or malformed.
+    """
+    report = evaluate_file(input_path, manifest_path)
+    if as_json:
+        echo_json(report)
+    else:
+        print_report(report, stdout_console())

@@ -1,0 +1,429 @@
+"""``lorelab evaluate``: per-condition figures, the paired comparison with baseline on the
+holdouts, the dreaming decision, Skills to review, and what the protocol cannot prove."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from lorelab.errors import SchemaError
+from lorelab.evaluation.conditions._manifest import (
+    CONDITIONS,
+    MEMORY_CONDITIONS,
+    ConditionsManifest,
+    Thresholds,
+    load_manifest,
+)
+from lorelab.evaluation.conditions._runs import LoadedRuns, RunRecord, read_runs
+from lorelab.evaluation.stats import min_units_for_significance, power_note, sign_test
+
+REPORT_SCHEMA_VERSION: Final = 1
+FIXTURE_KIND: Final = "protocol-fixture"
+DECIDED_CONDITION: Final = "dreaming"
+
+Verdict = Literal["advance", "do-not-advance", "inconclusive"]
+HoldoutSource = Literal["manifest", "runs", "all-tasks"]
+
+CANNOT_PROVE: Final = (
+    "Causality from a small sample: with few holdout tasks a difference can be chance; the "
+    "exact sign test's p-value says how likely, and the power note says what the sample can "
+    "reach at all.",
+    "Task quality: whether the tasks are representative, and whether each expected behaviour "
+    "was written well, is not measured.",
+    "Anything the verify command does not measure: a pass means only that one command exited "
+    "0 after the host's edits.",
+    "Generalisation beyond this host, model, settings, project and memory contents.",
+    "Usefulness of guidance: retrieval_relevant is a mechanical rule (the guidance names the "
+    "task's files or its verify command), not a judgement that the guidance helped.",
+)
+FIXTURE_STATEMENT: Final = (
+    "These runs were produced by the deterministic protocol-fixture host; they exercise the "
+    "protocol end to end and are never evidence that memory helps."
+)
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class ConditionSummary(_Out):
+    """Figures for one condition over all its runs."""
+
+    condition: str
+    runs: int
+    passed: int
+    pass_rate: float
+    mean_rework: float
+    retrieval_relevance_rate: float | None = Field(
+        description="Share of runs with retrieval_relevant true, over runs that state it."
+    )
+    relevance_known: int = Field(description="Runs that state retrieval_relevant.")
+    mean_guidance_tokens: float | None = Field(
+        description="Mean estimated guidance tokens, over runs that state it."
+    )
+    guidance_tokens_known: int
+
+
+class TaskPair(_Out):
+    """One holdout task: baseline against the condition."""
+
+    task_id: str
+    baseline_passed: bool
+    condition_passed: bool
+    baseline_rework: int
+    condition_rework: int
+    difference: int = Field(
+        description=(
+            "+1 when the condition did better (passed where baseline failed, or the same "
+            "outcome with less rework), -1 when worse, 0 for a tie."
+        )
+    )
+    polluted: bool
+    retrieval_relevant: bool | None
+
+
+class SignTestResult(_Out):
+    """Exact two-sided sign test over per-task differences; ties excluded."""
+
+    positive: int
+    negative: int
+    ties: int
+    p_value: float
+
+
+class TokenCost(_Out):
+    """Estimated guidance tokens on the holdouts."""
+
+    mean_guidance_tokens: float | None
+    total_guidance_tokens: int | None
+    known: int
+    baseline_mean_guidance_tokens: float | None
+
+
+class PairedComparison(_Out):
+    """A memory condition paired with baseline on the holdout tasks."""
+
+    condition: str
+    holdouts: int
+    baseline_pass_rate: float
+    condition_pass_rate: float
+    pass_rate_delta: float
+    baseline_mean_rework: float
+    condition_mean_rework: float
+    rework_delta: float
+    negative_transfer: list[str] = Field(
+        description="Holdout tasks baseline passed and the condition failed."
+    )
+    pollution_rate: float
+    polluted: list[str] = Field(
+        description="Holdout tasks served irrelevant guidance or unchecked items."
+    )
+    irrelevance_rate: float = Field(
+        description="Share of holdout runs whose retrieval_relevant is false."
+    )
+    token_cost: TokenCost
+    sign_test: SignTestResult
+    tasks: list[TaskPair]
+
+
+class Decision(_Out):
+    """The decision for the dreaming condition, with the thresholds it used."""
+
+    condition: str
+    verdict: Verdict
+    reasons: list[str]
+    thresholds: Thresholds
+    thresholds_source: Literal["manifest", "defaults"]
+
+
+class ReviewRequired(_Out):
+    """A Skill whose runs failed repeatedly; it needs a review before further use."""
+
+    skill_id: str
+    failed_runs: int
+    runs: int
+    failed_tasks: list[str]
+
+
+class ConditionsReport(_Out):
+    """The report of ``lorelab evaluate``; the same runs file always gives the same report."""
+
+    schema_version: int = REPORT_SCHEMA_VERSION
+    input_sha256: str
+    evidence_kind: str | None = Field(
+        description="'protocol-fixture' when any run came from the fixture host, else null."
+    )
+    tasks: int
+    runs: int
+    holdout_source: HoldoutSource
+    holdouts: list[str]
+    conditions: list[ConditionSummary]
+    paired: list[PairedComparison]
+    decision: Decision
+    review_required: list[ReviewRequired]
+    power_note: str
+    cannot_prove: list[str]
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _served(run: RunRecord) -> bool:
+    # Unknown token counts are treated as served: an unknown cannot clear a pollution check.
+    return run.guidance_tokens is None or run.guidance_tokens > 0
+
+
+def is_polluted(run: RunRecord) -> bool:
+    """Served guidance that was irrelevant, or guidance that held unchecked items."""
+    return (_served(run) and run.retrieval_relevant is False) or bool(run.unchecked_items_served)
+
+
+def _difference(baseline: RunRecord, other: RunRecord) -> int:
+    if other.passed != baseline.passed:
+        return 1 if other.passed else -1
+    if other.rework_count != baseline.rework_count:
+        return 1 if other.rework_count < baseline.rework_count else -1
+    return 0
+
+
+def resolve_holdouts(
+    runs: LoadedRuns, manifest: ConditionsManifest | None
+) -> tuple[list[str], HoldoutSource]:
+    """The holdout tasks: the manifest's, else the runs' ``holdout`` field, else every task."""
+    flags: dict[str, set[bool]] = defaultdict(set)
+    stated = [run for run in runs.runs if run.holdout is not None]
+    for run in stated:
+        flags[run.task_id].add(bool(run.holdout))
+    conflicting = sorted(task for task, values in flags.items() if len(values) > 1)
+    if conflicting:
+        raise SchemaError(
+            f"{runs.source}: runs of one task disagree on holdout: {', '.join(conflicting)}"
+        )
+    if manifest is not None:
+        holdouts = manifest.holdout_ids()
+        wrong = sorted(task for task, values in flags.items() if values != {task in holdouts})
+        if wrong:
+            raise SchemaError(
+                f"{runs.source}: holdout flags disagree with the manifest for: {', '.join(wrong)}"
+            )
+        return holdouts, "manifest"
+    if not stated:
+        return runs.task_ids(), "all-tasks"
+    if len(stated) != len(runs.runs):
+        unstated = sorted({run.task_id for run in runs.runs if run.holdout is None})
+        raise SchemaError(
+            f"{runs.source}: some runs state holdout and others do not (missing for: "
+            f"{', '.join(unstated)}); state it on every run or on none"
+        )
+    holdouts = [task for task in runs.task_ids() if flags[task] == {True}]
+    if not holdouts:
+        raise SchemaError(f"{runs.source}: no run is marked holdout; nothing can be paired")
+    return holdouts, "runs"
+
+
+def _summary(condition: str, runs: list[RunRecord]) -> ConditionSummary:
+    relevance = [run.retrieval_relevant for run in runs if run.retrieval_relevant is not None]
+    tokens = [run.guidance_tokens for run in runs if run.guidance_tokens is not None]
+    passed = sum(run.passed for run in runs)
+    return ConditionSummary(
+        condition=condition,
+        runs=len(runs),
+        passed=passed,
+        pass_rate=passed / len(runs),
+        mean_rework=sum(run.rework_count for run in runs) / len(runs),
+        retrieval_relevance_rate=_mean([1.0 if value else 0.0 for value in relevance]),
+        relevance_known=len(relevance),
+        mean_guidance_tokens=_mean([float(t) for t in tokens]),
+        guidance_tokens_known=len(tokens),
+    )
+
+
+def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComparison:
+    pairs = [(runs.get(task, "baseline"), runs.get(task, condition)) for task in holdouts]
+    count = len(pairs)
+    tasks = [
+        TaskPair(
+            task_id=other.task_id,
+            baseline_passed=base.passed,
+            condition_passed=other.passed,
+            baseline_rework=base.rework_count,
+            condition_rework=other.rework_count,
+            difference=_difference(base, other),
+            polluted=is_polluted(other),
+            retrieval_relevant=other.retrieval_relevant,
+        )
+        for base, other in pairs
+    ]
+    base_pass = sum(b.passed for b, _ in pairs) / count
+    other_pass = sum(o.passed for _, o in pairs) / count
+    base_rework = sum(b.rework_count for b, _ in pairs) / count
+    other_rework = sum(o.rework_count for _, o in pairs) / count
+    tokens = [o.guidance_tokens for _, o in pairs if o.guidance_tokens is not None]
+    base_tokens = [b.guidance_tokens for b, _ in pairs if b.guidance_tokens is not None]
+    test = sign_test(pair.difference for pair in tasks)
+    return PairedComparison(
+        condition=condition,
+        holdouts=count,
+        baseline_pass_rate=base_pass,
+        condition_pass_rate=other_pass,
+        pass_rate_delta=other_pass - base_pass,
+        baseline_mean_rework=base_rework,
+        condition_mean_rework=other_rework,
+        rework_delta=other_rework - base_rework,
+        negative_transfer=[o.task_id for b, o in pairs if b.passed and not o.passed],
+        pollution_rate=sum(pair.polluted for pair in tasks) / count,
+        polluted=[pair.task_id for pair in tasks if pair.polluted],
+        irrelevance_rate=sum(o.retrieval_relevant is False for _, o in pairs) / count,
+        token_cost=TokenCost(
+            mean_guidance_tokens=_mean([float(t) for t in tokens]),
+            total_guidance_tokens=sum(tokens) if tokens else None,
+            known=len(tokens),
+            baseline_mean_guidance_tokens=_mean([float(t) for t in base_tokens]),
+        ),
+        sign_test=SignTestResult(
+            positive=test.positive, negative=test.negative, ties=test.ties, p_value=test.p_value
+        ),
+        tasks=tasks,
+    )
+
+
+def decide(
+    paired: PairedComparison, thresholds: Thresholds, source: Literal["manifest", "defaults"]
+) -> Decision:
+    """Apply the documented decision rule to one paired comparison.
+
+    ``do-not-advance`` when a declared threshold is crossed, when the condition is
+    significantly worse, or when no holdout improved although the sample could have shown it;
+    ``advance`` when it improved pass rate or rework and the sign test is significant with
+    every threshold met; ``inconclusive`` otherwise.
+    """
+    t = thresholds
+    violations: list[str] = []
+    if len(paired.negative_transfer) > t.max_negative_transfer:
+        violations.append(
+            f"negative transfer on {len(paired.negative_transfer)} holdout task(s) "
+            f"({', '.join(paired.negative_transfer)}) exceeds {t.max_negative_transfer}"
+        )
+    if paired.pollution_rate > t.max_pollution_rate:
+        violations.append(
+            f"memory pollution rate {paired.pollution_rate:.3f} exceeds {t.max_pollution_rate}"
+        )
+    if paired.irrelevance_rate > t.max_irrelevance_rate:
+        violations.append(
+            f"irrelevance rate {paired.irrelevance_rate:.3f} exceeds {t.max_irrelevance_rate}"
+        )
+    mean_tokens = paired.token_cost.mean_guidance_tokens
+    if mean_tokens is not None and mean_tokens > t.max_mean_guidance_tokens:
+        violations.append(
+            f"mean guidance tokens {mean_tokens:.1f} exceed {t.max_mean_guidance_tokens}"
+        )
+
+    def verdict(value: Verdict, reasons: list[str]) -> Decision:
+        return Decision(
+            condition=paired.condition,
+            verdict=value,
+            reasons=reasons,
+            thresholds=t,
+            thresholds_source=source,
+        )
+
+    if violations:
+        return verdict("do-not-advance", violations)
+    test = paired.sign_test
+    significant = test.p_value < t.alpha
+    needed = min_units_for_significance(t.alpha)
+    improved = paired.pass_rate_delta > 0 or paired.rework_delta < 0
+    summary = (
+        f"pass-rate delta {paired.pass_rate_delta:+.3f}, rework delta "
+        f"{paired.rework_delta:+.3f}, sign test +{test.positive}/-{test.negative}/="
+        f"{test.ties}, p = {test.p_value:.4g}"
+    )
+    if improved:
+        if mean_tokens is None:
+            return verdict(
+                "inconclusive", [summary, "token cost is unknown, so its threshold cannot be met"]
+            )
+        if test.positive > test.negative and significant:
+            return verdict("advance", [summary, "every declared threshold is met"])
+        return verdict(
+            "inconclusive", [summary, f"the improvement is not significant at alpha {t.alpha}"]
+        )
+    if test.negative > test.positive and significant:
+        return verdict("do-not-advance", [summary, "significantly worse than baseline"])
+    if test.positive == 0 and paired.holdouts >= needed:
+        return verdict(
+            "do-not-advance",
+            [summary, f"no holdout improved across {paired.holdouts} holdout tasks"],
+        )
+    return verdict(
+        "inconclusive",
+        [summary, f"no improvement, and {paired.holdouts} holdout tasks cannot show its absence"],
+    )
+
+
+def _review_required(runs: LoadedRuns, failures: int) -> list[ReviewRequired]:
+    by_skill: dict[str, list[RunRecord]] = defaultdict(list)
+    for run in runs.runs:
+        if run.skill_id:
+            by_skill[run.skill_id].append(run)
+    flagged = []
+    for skill_id in sorted(by_skill):
+        skill_runs = by_skill[skill_id]
+        failed = [run for run in skill_runs if not run.passed]
+        if len(failed) >= failures:
+            flagged.append(
+                ReviewRequired(
+                    skill_id=skill_id,
+                    failed_runs=len(failed),
+                    runs=len(skill_runs),
+                    failed_tasks=sorted({run.task_id for run in failed}),
+                )
+            )
+    return flagged
+
+
+def evaluate(runs: LoadedRuns, manifest: ConditionsManifest | None = None) -> ConditionsReport:
+    """The full report for checked runs, optionally bound to the manifest they came from."""
+    holdouts, holdout_source = resolve_holdouts(runs, manifest)
+    thresholds = manifest.thresholds if manifest is not None else Thresholds()
+    threshold_source: Literal["manifest", "defaults"] = (
+        "manifest" if manifest is not None else "defaults"
+    )
+    by_condition: dict[str, list[RunRecord]] = defaultdict(list)
+    for run in runs.runs:
+        by_condition[run.condition].append(run)
+    paired = [_paired(runs, condition, holdouts) for condition in MEMORY_CONDITIONS]
+    decided = next(p for p in paired if p.condition == DECIDED_CONDITION)
+    fixture = any(run.evidence_kind == FIXTURE_KIND for run in runs.runs)
+    cannot_prove = list(CANNOT_PROVE)
+    if fixture:
+        cannot_prove.append(FIXTURE_STATEMENT)
+    return ConditionsReport(
+        input_sha256=runs.sha256,
+        evidence_kind=FIXTURE_KIND if fixture else None,
+        tasks=len(runs.task_ids()),
+        runs=len(runs.runs),
+        holdout_source=holdout_source,
+        holdouts=holdouts,
+        conditions=[_summary(c, by_condition[c]) for c in CONDITIONS],
+        paired=paired,
+        decision=decide(decided, thresholds, threshold_source),
+        review_required=_review_required(runs, thresholds.review_required_failures),
+        power_note=power_note(len(holdouts), thresholds.alpha, unit_name="holdout task"),
+        cannot_prove=cannot_prove,
+    )
+
+
+def evaluate_file(
+    path: str | os.PathLike[str], manifest_path: str | os.PathLike[str] | None = None
+) -> ConditionsReport:
+    """Read a runs file (and optionally its manifest) and report on it."""
+    manifest = load_manifest(manifest_path) if manifest_path is not None else None
+    expected = [task.id for task in manifest.tasks] if manifest is not None else None
+    return evaluate(read_runs(path, expected_tasks=expected), manifest)

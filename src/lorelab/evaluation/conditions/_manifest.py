@@ -1,0 +1,362 @@
+"""The four-condition manifest (``eval/conditions.json``): its models, its JSON Schema, and the
+rules a manifest must satisfy before any run (holdouts, seeds, the Skill's provenance)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+from pydantic.alias_generators import to_camel
+
+from lorelab.errors import SchemaError
+from lorelab.io import read_json, validate_model
+from lorelab.workspace import canonical_path
+
+MIN_TASKS: Final = 10
+MAX_TASKS: Final = 20
+MIN_HOLDOUTS: Final = 6
+SEED_COUNT: Final = 2
+MAX_HOST_CALL_MS: Final = 120_000
+CONDITIONS: Final = ("baseline", "memory_guided", "skill_planned", "dreaming")
+MEMORY_CONDITIONS: Final = ("memory_guided", "skill_planned", "dreaming")
+_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# Verify commands run without a shell, so shell control operators would be passed to the
+# program as plain arguments; refusing them keeps "one focused command" literal.
+_SHELL_OPERATORS: Final = frozenset({"&&", "||", ";", "|", "&", ">", ">>", "<", "2>", "2>&1"})
+
+Condition = Literal["baseline", "memory_guided", "skill_planned", "dreaming"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+def _check_id(value: str, what: str) -> str:
+    if not _ID.fullmatch(value):
+        raise ValueError(
+            f"{what} {value!r} must be 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+class ProjectSpec(_Model):
+    """The project every condition starts from, copied fresh for each task x condition."""
+
+    path: str = Field(
+        min_length=1,
+        description="Directory of the project, absolute or relative to the manifest's directory.",
+    )
+
+
+class HostSpec(_Model):
+    """The host agent, identical for every condition."""
+
+    argv: list[str] | None = Field(
+        default=None,
+        description=(
+            "The host's argv or a shipped adapter name as a one-element list; null means the "
+            "host is named with --host on the command line. When set, --host must resolve to "
+            "the same argv."
+        ),
+    )
+    model: str | None = Field(default=None, description="The model the host is asked to use.")
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="Host settings, recorded as declared."
+    )
+    permissions: dict[str, Any] | list[str] | str | None = Field(
+        default=None, description="Host permissions, recorded as declared."
+    )
+    time_budget_s: StrictInt = Field(
+        gt=0,
+        le=3600,
+        description=(
+            "Wall-time budget in seconds for all host attempts of one task x condition; each "
+            "host call gets the remaining budget, at most 120 s."
+        ),
+    )
+
+
+class TaskSpec(_Model):
+    """One task, written (with its expected behaviour) before any run."""
+
+    id: str = Field(description="Task id: 1-64 letters, digits, '.', '_' or '-'.")
+    prompt: str = Field(min_length=1, description="What the host is asked to do.")
+    verify: str = Field(
+        description=(
+            "One focused, deterministic verify command, split like a shell would (shlex) and "
+            "run without a shell from the project root; exit 0 means the task is done."
+        )
+    )
+    expected_behaviour: str = Field(
+        min_length=1, description="The behaviour the verify command checks, in words."
+    )
+    holdout: StrictBool = Field(description="Whether the task is held out from memory.")
+    files: list[str] = Field(
+        min_length=1,
+        description=(
+            "Canonical relative paths the task needs changed; the mechanical relevance rule "
+            "checks whether guidance names them."
+        ),
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        return _check_id(value, "task id")
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, value: list[str]) -> list[str]:
+        for path in value:
+            canonical_path(path)
+        return value
+
+    def verify_argv(self) -> list[str]:
+        """The verify command as an argv list."""
+        return shlex.split(self.verify)
+
+
+class SeedSpec(_Model):
+    """A QA-approved seed task whose verified experience the Skill was promoted from."""
+
+    task_id: str = Field(description="The seed task's id (a non-holdout task of this manifest).")
+    experience_id: str = Field(min_length=1, description="The seed's experience id in memory.")
+    qa: Literal["approved"] = Field(description="QA verdict; only 'approved' seeds are allowed.")
+
+
+class SkillSource(_Model):
+    """One experience a Skill was promoted from, with the task it records."""
+
+    experience_id: str = Field(min_length=1, description="The source experience id.")
+    task_id: str = Field(description="The task that experience records.")
+
+
+class SkillSpec(_Model):
+    """The single Skill promoted from the two seed experiences."""
+
+    id: str = Field(min_length=1, description="The Skill's id in memory.")
+    name: str | None = Field(default=None, description="The Skill's name, if known.")
+    promoted_from: list[SkillSource] = Field(
+        min_length=1, description="The experiences the Skill was promoted from."
+    )
+
+
+class Thresholds(_Model):
+    """Decision thresholds for the dreaming condition, declared before any run."""
+
+    alpha: float = Field(
+        default=0.05, gt=0, lt=1, description="Significance level of the exact sign test."
+    )
+    max_negative_transfer: StrictInt = Field(
+        default=0,
+        ge=0,
+        description="Most holdout tasks baseline passed and the condition may fail.",
+    )
+    max_pollution_rate: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description=(
+            "Highest share of holdout runs that may serve irrelevant guidance or unchecked items."
+        ),
+    )
+    max_irrelevance_rate: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Highest share of holdout runs whose retrieval_relevant may be false.",
+    )
+    max_mean_guidance_tokens: float = Field(
+        default=1200,
+        ge=0,
+        description="Highest mean estimated guidance tokens per holdout run.",
+    )
+    review_required_failures: StrictInt = Field(
+        default=2,
+        ge=1,
+        description="Failed runs under one Skill that mark it review_required.",
+    )
+
+
+class MemorySpec(_Model):
+    """The memory under test, reached as an MCP client over stdio."""
+
+    profile: Literal["lorelab", "memcoder"] = Field(
+        default="lorelab", description="Tool-name profile of the memory server."
+    )
+    argv: list[str] | None = Field(
+        default=None,
+        description=(
+            "Command that starts the MCP server on stdio; null means the profile's default "
+            "(lorelab: this Python running 'lorelab mcp')."
+        ),
+    )
+
+
+class ConditionsManifest(_Model):
+    """The four-condition evaluation manifest (``eval/conditions.json``)."""
+
+    schema_version: Literal[1] = Field(description="Manifest format version.")
+    id: str = Field(description="Evaluation id; names the evaluation lock in memory.")
+    project: ProjectSpec
+    host: HostSpec
+    prompt_template: str = Field(
+        description=(
+            "Prompt handed to the host; '{prompt}' is replaced by the task prompt and "
+            "'{task_id}' by its id. Nothing else is substituted."
+        )
+    )
+    rework_budget: StrictInt = Field(
+        default=2,
+        ge=0,
+        le=5,
+        description="Further host attempts allowed after a failed verification.",
+    )
+    tasks: list[TaskSpec] = Field(
+        min_length=MIN_TASKS, max_length=MAX_TASKS, description="10 to 20 tasks."
+    )
+    seeds: list[SeedSpec] = Field(description="Exactly two QA-approved seed tasks.")
+    shared_procedure: str = Field(
+        min_length=1, description="The procedure both seeds share, in words."
+    )
+    skill: SkillSpec
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    memory: MemorySpec = Field(default_factory=MemorySpec)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        return _check_id(value, "evaluation id")
+
+    @field_validator("prompt_template")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        if "{prompt}" not in value:
+            raise ValueError("must contain '{prompt}'")
+        return value
+
+    def task(self, task_id: str) -> TaskSpec:
+        """The task with ``task_id``."""
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(task_id)
+
+    def holdout_ids(self) -> list[str]:
+        """Ids of the holdout tasks, in manifest order."""
+        return [task.id for task in self.tasks if task.holdout]
+
+    def render_prompt(self, task: TaskSpec) -> str:
+        """The prompt the host receives for ``task``."""
+        return self.prompt_template.replace("{task_id}", task.id).replace("{prompt}", task.prompt)
+
+
+def manifest_schema() -> dict[str, Any]:
+    """The JSON Schema of the manifest, generated from the models."""
+    return ConditionsManifest.model_json_schema(by_alias=True)
+
+
+def _precheck_verify(data: Any, source: str) -> None:
+    # Named here rather than left to pydantic so the message names the task, not an index.
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+        return
+    for index, task in enumerate(data["tasks"]):
+        if not isinstance(task, dict):
+            continue
+        name = task.get("id") if isinstance(task.get("id"), str) else f"#{index + 1}"
+        verify = task.get("verify")
+        if verify is None or (isinstance(verify, str) and not verify.strip()):
+            raise SchemaError(f"{source}: task {name} has no verify command")
+
+
+def _check_verify(task: TaskSpec, source: str) -> None:
+    try:
+        argv = task.verify_argv()
+    except ValueError as exc:
+        raise SchemaError(
+            f"{source}: task {task.id}: verify command cannot be split: {exc}"
+        ) from None
+    if not argv:
+        raise SchemaError(f"{source}: task {task.id} has no verify command")
+    operators = sorted(set(argv) & _SHELL_OPERATORS)
+    if operators:
+        raise SchemaError(
+            f"{source}: task {task.id}: verify must be one command run without a shell; "
+            f"found shell operator(s) {', '.join(operators)}"
+        )
+
+
+def check_manifest(manifest: ConditionsManifest, source: str) -> ConditionsManifest:
+    """Enforce the protocol's rules; each violation is one :class:`SchemaError` naming it."""
+    seen: set[str] = set()
+    for task in manifest.tasks:
+        if task.id in seen:
+            raise SchemaError(f"{source}: task id {task.id} appears more than once")
+        seen.add(task.id)
+        _check_verify(task, source)
+    holdouts = manifest.holdout_ids()
+    if len(holdouts) < MIN_HOLDOUTS:
+        raise SchemaError(
+            f"{source}: {len(holdouts)} holdout task(s); the protocol needs at least {MIN_HOLDOUTS}"
+        )
+    if len(manifest.seeds) != SEED_COUNT:
+        raise SchemaError(
+            f"{source}: {len(manifest.seeds)} seed(s); the protocol needs exactly {SEED_COUNT}"
+        )
+    seed_tasks: dict[str, str] = {}
+    for seed in manifest.seeds:
+        if seed.task_id not in seen:
+            raise SchemaError(f"{source}: seed task {seed.task_id} is not a task of the manifest")
+        if seed.task_id in seed_tasks.values():
+            raise SchemaError(f"{source}: seed task {seed.task_id} is named twice")
+        if seed.experience_id in seed_tasks:
+            raise SchemaError(f"{source}: seed experience {seed.experience_id} is named twice")
+        if manifest.task(seed.task_id).holdout:
+            raise SchemaError(
+                f"{source}: seed task {seed.task_id} is also a holdout; a holdout must never "
+                "be a seed"
+            )
+        seed_tasks[seed.experience_id] = seed.task_id
+    holdout_set = set(holdouts)
+    for origin in manifest.skill.promoted_from:
+        if origin.task_id in holdout_set:
+            raise SchemaError(
+                f"{source}: Skill {manifest.skill.id} is promoted from experience "
+                f"{origin.experience_id} of holdout task {origin.task_id}; a Skill must never "
+                "come from a holdout"
+            )
+        if origin.task_id not in seen:
+            raise SchemaError(
+                f"{source}: Skill {manifest.skill.id} names experience {origin.experience_id} "
+                f"of unknown task {origin.task_id}"
+            )
+    sources = {(o.experience_id, o.task_id) for o in manifest.skill.promoted_from}
+    expected = set(seed_tasks.items())
+    if sources != expected or len(manifest.skill.promoted_from) != len(expected):
+        raise SchemaError(
+            f"{source}: Skill {manifest.skill.id} must be promoted from exactly the two seed "
+            f"experiences ({', '.join(sorted(seed_tasks))})"
+        )
+    return manifest
+
+
+def load_manifest(path: str | os.PathLike[str]) -> ConditionsManifest:
+    """Read (bounded, strict JSON), validate and check a conditions manifest."""
+    source = os.fspath(path)
+    data = read_json(path, "manifest")
+    _precheck_verify(data, source)
+    return check_manifest(validate_model(ConditionsManifest, data, source), source)
+
+
+def project_dir(manifest: ConditionsManifest, manifest_path: str | os.PathLike[str]) -> Path:
+    """The project directory, resolving a relative path against the manifest's directory."""
+    base = Path(os.path.abspath(os.fspath(manifest_path))).parent
+    candidate = Path(manifest.project.path)
+    return candidate if candidate.is_absolute() else base / candidate

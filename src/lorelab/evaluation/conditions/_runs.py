@@ -1,0 +1,151 @@
+"""The protocol's runs file (``eval/beta2_runs.json``): one record per task x condition.
+
+The format is the protocol's own, snake_case keys included, so a file written by hand for the
+protocol is read as it is; fields lorelab does not know are kept and ignored.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+
+from lorelab.errors import SchemaError
+from lorelab.evaluation.conditions._manifest import CONDITIONS, MEMORY_CONDITIONS, Condition
+from lorelab.io import loads_strict, read_bounded, sha256_bytes, validate_model
+
+RUNS_LIMIT: Final = 8 * 1024 * 1024
+_SHOWN: Final = 5
+
+
+class RunRecord(BaseModel):
+    """One task x condition outcome, in the protocol's own keys."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    task_id: str = Field(min_length=1, description="The task's id.")
+    condition: Condition = Field(description="baseline, memory_guided, skill_planned or dreaming.")
+    passed: StrictBool = Field(description="Whether the final verification passed.")
+    rework_count: StrictInt = Field(
+        ge=0, description="Further host attempts after a failed verification."
+    )
+    retrieval_relevant: StrictBool | None = Field(
+        default=None,
+        description="Whether the guidance was relevant (required for memory conditions).",
+    )
+    guidance_tokens: StrictInt | None = Field(
+        default=None, ge=0, description="Estimated tokens of guidance handed to the host."
+    )
+    notes: str | None = Field(default=None, description="Free text.")
+    holdout: StrictBool | None = Field(
+        default=None, description="Optional: whether the task is a holdout."
+    )
+    plan_id: str | None = Field(default=None, description="Optional: the plan served.")
+    skill_id: str | None = Field(default=None, description="Optional: the plan's source Skill.")
+    unchecked_items_served: StrictBool | None = Field(
+        default=None,
+        description="Optional: whether the guidance contained items not verified or checked.",
+    )
+    evidence_kind: str | None = Field(
+        default=None, description="Optional: 'protocol-fixture' for fixture-host runs."
+    )
+
+
+class RunsFile(BaseModel):
+    """The runs file: ``{"runs": [...]}``; other top-level keys are allowed and ignored."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    runs: list[RunRecord] = Field(description="One record per task x condition.")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRuns:
+    """A runs file that passed every check, with the SHA-256 of its bytes."""
+
+    source: str
+    sha256: str
+    runs: tuple[RunRecord, ...]
+
+    def task_ids(self) -> list[str]:
+        """Task ids in order of first appearance."""
+        return list(dict.fromkeys(run.task_id for run in self.runs))
+
+    def get(self, task_id: str, condition: str) -> RunRecord:
+        """The single run of ``task_id`` under ``condition``."""
+        for run in self.runs:
+            if run.task_id == task_id and run.condition == condition:
+                return run
+        raise KeyError((task_id, condition))
+
+
+def _listing(items: list[str]) -> str:
+    shown = ", ".join(items[:_SHOWN])
+    more = f" (and {len(items) - _SHOWN} more)" if len(items) > _SHOWN else ""
+    return shown + more
+
+
+def check_runs(
+    runs: RunsFile, source: str, *, expected_tasks: list[str] | None = None
+) -> tuple[RunRecord, ...]:
+    """Refuse repeated or missing task x condition pairs and memory runs without relevance.
+
+    ``expected_tasks`` (from a manifest) must be exactly the tasks the runs name; without it
+    the tasks are those the runs name.
+    """
+    if not runs.runs:
+        raise SchemaError(f"{source}: runs is empty")
+    counts = Counter((run.task_id, run.condition) for run in runs.runs)
+    repeated = [f"{task} x {condition}" for (task, condition), n in counts.items() if n > 1]
+    if repeated:
+        raise SchemaError(f"{source}: repeated task x condition: {_listing(repeated)}")
+    named = list(dict.fromkeys(run.task_id for run in runs.runs))
+    if expected_tasks is not None:
+        unknown = [task for task in named if task not in set(expected_tasks)]
+        if unknown:
+            raise SchemaError(f"{source}: runs name tasks not in the manifest: {_listing(unknown)}")
+    tasks = expected_tasks if expected_tasks is not None else named
+    missing = [
+        f"{task} x {condition}"
+        for task in tasks
+        for condition in CONDITIONS
+        if (task, condition) not in counts
+    ]
+    if missing:
+        raise SchemaError(f"{source}: missing task x condition: {_listing(missing)}")
+    lacking = [
+        f"{run.task_id} x {run.condition}"
+        for run in runs.runs
+        if run.condition in MEMORY_CONDITIONS and run.retrieval_relevant is None
+    ]
+    if lacking:
+        raise SchemaError(
+            f"{source}: memory-condition runs lack retrieval_relevant: {_listing(lacking)}"
+        )
+    return tuple(runs.runs)
+
+
+def parse_runs(data: bytes, source: str, *, expected_tasks: list[str] | None = None) -> LoadedRuns:
+    """Parse and check runs-file bytes."""
+    model = validate_model(RunsFile, loads_strict(data, source), source)
+    return LoadedRuns(
+        source, sha256_bytes(data), check_runs(model, source, expected_tasks=expected_tasks)
+    )
+
+
+def read_runs(
+    path: str | os.PathLike[str], *, expected_tasks: list[str] | None = None
+) -> LoadedRuns:
+    """Read a runs file (bounded, strict JSON) and check it."""
+    source = os.fspath(path)
+    return parse_runs(
+        read_bounded(path, "fixture", RUNS_LIMIT), source, expected_tasks=expected_tasks
+    )
+
+
+def runs_document(runs: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """A runs-file document with ``runs`` first and any extra top-level keys after it."""
+    return {"runs": runs, **extra}
