@@ -1,0 +1,37 @@
+"""Durable context: checkpoints written at compaction, restart and child-handoff boundaries,
+the store that keeps them under a memory home, and the handoff brief a new context starts from.
+"""
+
+from lorelab.context._checkpoint import (
+    BOUNDARY_KINDS,
+    Author,
+    BoundaryKind,
+    Checkpoint,
+    FailedCommand,
+    RequestContext,
+    RequestMessage,
+    handoff_brief,
+)
+from lorelab.context._store import (
+    MAX_CHECKPOINT_BYTES,
+    CheckpointStore,
+    recover,
+    scope_key,
+    write_checkpoint,
+)
+
+__all__ = [
+    "BOUNDARY_KINDS",
+    "MAX_CHECKPOINT_BYTES",
+    "Author",
+    "BoundaryKind",
+    "Checkpoint",
+    "CheckpointStore",
+    "FailedCommand",
+    "RequestContext",
+    "RequestMessage",
+    "handoff_brief",
+    "recover",
+    "scope_key",
+    "write_checkpoint",
+]
