@@ -1,0 +1,472 @@
+"""The role payloads and responses of ``lorelab.worker/1``, and the one versioned role prompt.
+
+Every adapter builds its prompt here, so one ``PROMPT_VERSION`` and one hash per role
+(``prompt_hash``) identify what an agent was asked; the transport records that hash in every
+role receipt. The shapes follow ``docs/protocol.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from lorelab.errors import PathError, SchemaError, UsageError
+from lorelab.io import canonical_bytes, pretty_json, sha256_bytes, validate_model
+from lorelab.workspace import FileEntry, check_distinct
+
+PROTOCOL: Final = "lorelab.worker/1"
+PROMPT_VERSION: Final = "lorelab.role-prompt/1"
+ROLES: Final = ("architect", "author", "reviewer", "host")
+MAX_TIMEOUT_MS: Final = 120_000
+
+Role = Literal["architect", "author", "reviewer", "host"]
+Runner = Literal["pytest", "node"]
+
+_PYTEST_TEST_PATH: Final = re.compile(r"tests/test_[A-Za-z0-9_]+\.py")
+_NODE_TEST_PATH: Final = re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js")
+_TEST_PATHS: Final[dict[str, re.Pattern[str]]] = {
+    "pytest": _PYTEST_TEST_PATH,
+    "node": _NODE_TEST_PATH,
+}
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+
+NonNegativeInt = Annotated[int, Field(ge=0)]
+
+
+class _Wire(BaseModel):
+    """Base of every protocol model: camelCase on the wire, strict types, unknown keys refused."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        strict=True,
+        frozen=True,
+    )
+
+
+class Usage(_Wire):
+    """What a worker reports it used. Each field is ``null`` when not reported, never 0."""
+
+    input_tokens: NonNegativeInt | None = Field(
+        default=None, description="Input (prompt) tokens the worker reports; null = unknown."
+    )
+    output_tokens: NonNegativeInt | None = Field(
+        default=None, description="Output tokens the worker reports; null = unknown."
+    )
+    cost_usd: Annotated[float, Field(ge=0)] | None = Field(
+        default=None,
+        alias="costUSD",
+        description="Cost in US dollars the worker reports; null = unknown.",
+    )
+
+
+class TransportBudget(_Wire):
+    """The bounds the transport enforces on this call, appended to the payload."""
+
+    max_output_bytes: int = Field(ge=1, description="Stdout bytes allowed before the call fails.")
+    timeout_ms: int = Field(
+        ge=1, le=MAX_TIMEOUT_MS, description="Milliseconds before the process group is killed."
+    )
+
+
+class Task(_Wire):
+    """A TestLore task: the requirements, the runner and the source under test."""
+
+    specification_id: str | None = Field(
+        default=None, description="The specification this task comes from; null if none."
+    )
+    requirements: str = Field(description="The requirements text, with its examples.")
+    runner: Runner = Field(description="The test runner the tests are written for.")
+    source: list[FileEntry] = Field(description="The source files under test.")
+
+
+class Lesson(_Wire):
+    """A validated historical test suite recalled from memory."""
+
+    id: str = Field(description="The lesson's id in the frozen store.")
+    specification_id: str | None = Field(
+        default=None, description="The past specification the lesson's tests were written for."
+    )
+    requirements: str = Field(description="That specification's requirements text.")
+    tests: list[FileEntry] = Field(description="The lesson's validated test files.")
+    score: float | None = Field(default=None, description="Retrieval score; null if unscored.")
+
+
+class Case(_Wire):
+    """One planned test case."""
+
+    name: str = Field(min_length=1, max_length=120, description="A short, unique case name.")
+    intent: str = Field(
+        min_length=1, max_length=2000, description="What the case checks: input and expectation."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _single_line(cls, value: str) -> str:
+        if _CONTROL.search(value):
+            raise ValueError("a case name must not contain control characters or newlines")
+        return value
+
+
+class Plan(_Wire):
+    """The architect's plan, handed to the author."""
+
+    cases: list[Case] = Field(description="The planned cases.")
+
+
+class ArchitectLimits(_Wire):
+    """Limits on an architect's plan."""
+
+    max_cases: int = Field(ge=1, description="The most cases the plan may hold.")
+
+
+class AuthorLimits(_Wire):
+    """Limits on an author's test files."""
+
+    max_files: int = Field(ge=1, description="The most test files the author may return.")
+    max_cases: int = Field(ge=1, description="The most test cases across all files.")
+
+
+class _Payload(_Wire):
+    protocol: Literal["lorelab.worker/1"] = Field(description="Always 'lorelab.worker/1'.")
+    transport_budget: TransportBudget | None = Field(
+        default=None, description="Appended by the transport; absent in the payload it is given."
+    )
+
+
+class ArchitectPayload(_Payload):
+    """What an architect receives: the task, the lessons (empty without memory), limits."""
+
+    role: Literal["architect"]
+    task: Task
+    lessons: list[Lesson] = Field(description="Recalled lessons; empty in the no-memory arm.")
+    limits: ArchitectLimits
+
+
+class AuthorPayload(_Payload):
+    """What an author receives: the task, the lessons, the plan and limits."""
+
+    role: Literal["author"]
+    task: Task
+    lessons: list[Lesson] = Field(description="Recalled lessons; empty in the no-memory arm.")
+    plan: Plan
+    limits: AuthorLimits
+
+
+class ReviewerPayload(_Payload):
+    """What a reviewer receives: the task and the tests. Never lessons."""
+
+    role: Literal["reviewer"]
+    task: Task
+    tests: list[FileEntry] = Field(description="The candidate test files under review.")
+
+
+class HostTask(_Wire):
+    """A conditions-protocol task for a host agent."""
+
+    id: str = Field(description="The task id.")
+    prompt: str = Field(description="What the host must do.")
+
+
+class Guidance(_Wire):
+    """Memory guidance handed to a host: a brief or an instantiated plan."""
+
+    kind: Literal["brief", "plan"]
+    text: str
+    plan_id: str | None = None
+    skill_id: str | None = None
+
+
+class Verification(_Wire):
+    """The outcome of the previous attempt's verification command."""
+
+    command: str
+    exit_code: int | None
+    output_tail: str
+
+
+class HostPayload(_Payload):
+    """What a host receives: the task, optional guidance, the attempt, the last verification."""
+
+    role: Literal["host"]
+    task: HostTask
+    guidance: Guidance | None
+    attempt: int = Field(ge=1, description="1-based attempt number.")
+    last_verification: Verification | None
+
+
+class _Response(_Wire):
+    usage: Usage | None = Field(default=None, description="Reported usage; absent = unknown.")
+    model: str | None = Field(
+        default=None, description="The model the worker says it used: a claim, never verified."
+    )
+    evidence_kind: Literal["protocol-fixture"] | None = Field(
+        default=None, description="'protocol-fixture' for the shipped fixture workers."
+    )
+
+
+class ArchitectResponse(_Response):
+    """An architect's plan."""
+
+    cases: list[Case] = Field(min_length=1, description="The planned cases, names unique.")
+
+    @field_validator("cases")
+    @classmethod
+    def _unique(cls, value: list[Case]) -> list[Case]:
+        names = [case.name for case in value]
+        if len(set(names)) != len(names):
+            raise ValueError("case names must be unique")
+        return value
+
+
+class AuthorResponse(_Response):
+    """An author's test files: test files only, at canonical test paths."""
+
+    files: list[FileEntry] = Field(min_length=1, description="The test files written.")
+
+    @field_validator("files")
+    @classmethod
+    def _test_paths(cls, value: list[FileEntry]) -> list[FileEntry]:
+        for entry in value:
+            if not (
+                _PYTEST_TEST_PATH.fullmatch(entry.path) or _NODE_TEST_PATH.fullmatch(entry.path)
+            ):
+                raise ValueError(
+                    f"{entry.path!r} is not a test path (tests/test_<name>.py or "
+                    "test/<name>.test.js)"
+                )
+        try:
+            check_distinct(entry.path for entry in value)
+        except PathError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+
+class ReviewerResponse(_Response):
+    """A reviewer's verdict; a rejection gives at least one reason."""
+
+    verdict: Literal["approve", "reject"]
+    reasons: list[str]
+
+    @field_validator("reasons")
+    @classmethod
+    def _non_empty(cls, value: list[str]) -> list[str]:
+        if any(not reason.strip() for reason in value):
+            raise ValueError("reasons must not be empty strings")
+        return value
+
+
+class HostCommand(_Wire):
+    """A command a host ran and its exit code (null when unknown)."""
+
+    command: str
+    exit_code: int | None
+
+
+class HostResponse(_Response):
+    """What a host reports after editing files in its working directory."""
+
+    summary: str
+    commands: list[HostCommand]
+
+
+RolePayload = ArchitectPayload | AuthorPayload | ReviewerPayload | HostPayload
+RoleResponse = ArchitectResponse | AuthorResponse | ReviewerResponse | HostResponse
+
+PAYLOAD_MODELS: Final[dict[str, type[BaseModel]]] = {
+    "architect": ArchitectPayload,
+    "author": AuthorPayload,
+    "reviewer": ReviewerPayload,
+    "host": HostPayload,
+}
+RESPONSE_MODELS: Final[dict[str, type[BaseModel]]] = {
+    "architect": ArchitectResponse,
+    "author": AuthorResponse,
+    "reviewer": ReviewerResponse,
+    "host": HostResponse,
+}
+
+
+def check_role(role: str) -> Role:
+    """Return ``role`` if it is a protocol role, else raise :class:`UsageError`."""
+    if role not in ROLES:
+        raise UsageError(f"role {role!r} is not one of {', '.join(ROLES)}")
+    return role  # type: ignore[return-value]
+
+
+def validate_payload(role: str, obj: Any, source: str = "payload") -> RolePayload:
+    """Validate ``obj`` as the payload of ``role``; a mismatch is a :class:`SchemaError`."""
+    check_role(role)
+    if isinstance(obj, Mapping) and obj.get("role") != role:
+        raise SchemaError(f"{source}: role is {obj.get('role')!r}, expected {role!r}")
+    model: RolePayload = validate_model(PAYLOAD_MODELS[role], obj, source)  # type: ignore[assignment]
+    return model
+
+
+def validate_response(
+    role: str, obj: Any, *, payload: Mapping[str, Any] | None = None
+) -> RoleResponse:
+    """Validate a worker's response for ``role``; raise :class:`SchemaError` when it is invalid.
+
+    With the ``payload`` it answered, the payload's limits are checked too: the architect's
+    ``maxCases``; the author's ``maxFiles``, the runner's test-path pattern, and ``maxCases``
+    counted as test functions (``def test_...`` for pytest, ``test(``/``it(`` calls for node).
+    The transport records this error as failure class ``invalid-response``.
+    """
+    check_role(role)
+    response: RoleResponse = validate_model(  # type: ignore[assignment]
+        RESPONSE_MODELS[role], obj, f"{role} response"
+    )
+    if payload is None:
+        return response
+    if isinstance(response, ArchitectResponse):
+        limit = payload.get("limits", {}).get("maxCases")
+        if isinstance(limit, int) and len(response.cases) > limit:
+            raise SchemaError(
+                f"architect response: {len(response.cases)} cases exceed limits.maxCases {limit}"
+            )
+    if isinstance(response, AuthorResponse):
+        _check_author_limits(response, payload)
+    return response
+
+
+_PY_TEST_DEF: Final = re.compile(r"^\s*(?:async\s+)?def\s+test_?\w*\s*\(", re.MULTILINE)
+_NODE_TEST_CALL: Final = re.compile(r"(?<![\w.])(?:test|it)\s*\(")
+
+
+def count_test_cases(runner: str, content: str) -> int:
+    """Count the test cases in one test file: ``def test...`` or ``test(``/``it(`` calls."""
+    pattern = _PY_TEST_DEF if runner == "pytest" else _NODE_TEST_CALL
+    return len(pattern.findall(content))
+
+
+def _check_author_limits(response: AuthorResponse, payload: Mapping[str, Any]) -> None:
+    task = payload.get("task", {})
+    runner = task.get("runner") if isinstance(task, Mapping) else None
+    limits = payload.get("limits", {})
+    max_files = limits.get("maxFiles") if isinstance(limits, Mapping) else None
+    max_cases = limits.get("maxCases") if isinstance(limits, Mapping) else None
+    if isinstance(max_files, int) and len(response.files) > max_files:
+        raise SchemaError(
+            f"author response: {len(response.files)} files exceed limits.maxFiles {max_files}"
+        )
+    if runner in _TEST_PATHS:
+        for entry in response.files:
+            if not _TEST_PATHS[runner].fullmatch(entry.path):
+                raise SchemaError(
+                    f"author response: {entry.path!r} is not a {runner} test path "
+                    f"({'tests/test_<name>.py' if runner == 'pytest' else 'test/<name>.test.js'})"
+                )
+        if isinstance(max_cases, int):
+            total = sum(count_test_cases(runner, entry.content) for entry in response.files)
+            if total > max_cases:
+                raise SchemaError(
+                    f"author response: {total} test cases exceed limits.maxCases {max_cases}"
+                )
+
+
+_COMMON: Final = """\
+You are a worker for lorelab (protocol lorelab.worker/1, {version}), in the role "{role}".
+Your input is the JSON object at the end of this message.
+Reply with exactly one JSON object and nothing else: no prose before or after it, no Markdown
+code fences. Use only the keys shown below; any other key makes the whole reply invalid.
+"""
+
+ROLE_PROMPTS: Final[dict[str, str]] = {
+    "architect": """\
+Task: plan the test cases for the requirements in `task.requirements`, for the source files in
+`task.source` and the runner in `task.runner`. Do not write test code.
+
+Reply shape:
+{"cases": [{"name": "<short_snake_case_name>", "intent": "<input and expected behaviour>"}]}
+
+Rules:
+- At least 1 and at most `limits.maxCases` cases; names unique, one line each.
+- Each intent names the call or input and the behaviour the requirements demand for it, in one
+  or two sentences. Plan only what the requirements state; do not invent behaviour.
+- `lessons` holds validated test suites from past, similar specifications (it may be empty).
+  Reuse their case patterns (boundaries, empty inputs, error cases, ...) where they apply to
+  this task's requirements; never copy expectations that these requirements do not state.
+""",
+    "author": """\
+Task: write the test files that implement `plan.cases` for the requirements in
+`task.requirements`, against the source files in `task.source`, for `task.runner`.
+
+Reply shape:
+{"files": [{"path": "<test path>", "content": "<the whole file>"}]}
+
+Rules:
+- Test files only, at most `limits.maxFiles` files and at most `limits.maxCases` test cases in
+  all. Never return source files, configuration files or helpers.
+- pytest: paths `tests/test_<name>.py`; import the module under test as
+  `from src.<name> import ...` (pytest runs from the project root). One `def test_...` function
+  per case.
+- node: paths `test/<name>.test.js`; use `const test = require("node:test")`,
+  `const assert = require("node:assert/strict")` and `require("../src/<name>.js")`. One `test(...)`
+  call per case.
+- Tests must pass against a correct implementation of the requirements and fail when the
+  behaviour they check is broken. No network, no clock, no randomness, no files outside the
+  project.
+- `lessons` holds validated tests from past, similar specifications (it may be empty). Reuse
+  their patterns where they fit these requirements; assert only what these requirements state.
+""",
+    "reviewer": """\
+Task: review the candidate test files in `tests` against the requirements in
+`task.requirements` and the source in `task.source`.
+
+Reply shape:
+{"verdict": "approve" or "reject", "reasons": ["<reason>", ...]}
+
+Rules:
+- Reject tests that assert behaviour the requirements do not state, are vacuous (cannot fail),
+  depend on the network, the clock, randomness or files outside the project, modify the source,
+  or are not test files. A rejection gives at least one reason; an approval may give none.
+- Judge the tests only; do not rewrite them.
+""",
+    "host": """\
+Task: solve the coding task in `task.prompt` by editing files in your current working
+directory (and nowhere else). `guidance`, when present, is memory guidance (a brief or a plan);
+use it only where it helps. `lastVerification`, when present, is the result of the previous
+attempt's verification command.
+
+Reply shape:
+{"summary": "<what you changed and why>", "commands": [{"command": "<command>", "exitCode": 0}]}
+
+Rules:
+- List every shell command you ran, in order, with its exit code (null if you do not know it).
+- Do not read or write credentials, and do not use the network unless the task requires it.
+""",
+}
+
+
+def role_prompt(role: str) -> str:
+    """The full instruction text for ``role`` (shared preamble, then the role's rules)."""
+    check_role(role)
+    return _COMMON.format(version=PROMPT_VERSION, role=role) + "\n" + ROLE_PROMPTS[role]
+
+
+def prompt_hash(role: str) -> str:
+    """SHA-256 of the role prompt's version and text; recorded in every role receipt."""
+    return sha256_bytes(canonical_bytes({"version": PROMPT_VERSION, "text": role_prompt(role)}))
+
+
+def build_prompt(role: str, payload: Mapping[str, Any]) -> str:
+    """The prompt an agent adapter sends: the role prompt, the size limit, then the input JSON.
+
+    ``transportBudget`` is not shown as input; its output bound is stated as a rule instead, so
+    the agent knows how long its reply may be.
+    """
+    body = {key: value for key, value in payload.items() if key != "transportBudget"}
+    budget = payload.get("transportBudget")
+    limit = ""
+    if isinstance(budget, Mapping) and isinstance(budget.get("maxOutputBytes"), int):
+        limit = (
+            f"- Your whole reply must be shorter than {budget['maxOutputBytes']} bytes of UTF-8;"
+            " a longer reply is discarded.\n"
+        )
+    return f"{role_prompt(role)}{limit}\nInput:\n{pretty_json(body)}"
