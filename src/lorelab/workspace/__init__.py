@@ -7,11 +7,25 @@ from lorelab.workspace._paths import (
     canonical_path,
     check_distinct,
 )
+from lorelab.workspace._project import (
+    MAX_FILE_BYTES,
+    MAX_PROJECT_BYTES,
+    MAX_PROJECT_FILES,
+    RunRoot,
+    check_layout,
+    write_files,
+)
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "MAX_PATH_DEPTH",
     "MAX_PATH_LENGTH",
+    "MAX_PROJECT_BYTES",
+    "MAX_PROJECT_FILES",
     "FileEntry",
+    "RunRoot",
     "canonical_path",
     "check_distinct",
+    "check_layout",
+    "write_files",
 ]

@@ -1,0 +1,388 @@
+"""Disposable projects under a run-scoped root: created, copied and filled without symlinks.
+
+Every file is written through directory descriptors opened with ``O_NOFOLLOW``, so no write
+ever follows a symlink, even one planted after the checks. Cleanup removes only the projects
+this root created; receipts live in output directories elsewhere and are never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Final
+
+from lorelab.errors import InvalidInput, OutputExistsError, PathError
+from lorelab.workspace._paths import FileEntry, canonical_path
+
+MAX_PROJECT_FILES: Final = 2000
+MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+MAX_PROJECT_BYTES: Final = 32 * 1024 * 1024
+_COPY_MAX_DEPTH: Final = 32
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def check_layout(paths: Sequence[str]) -> None:
+    """Refuse a set of canonical paths that cannot coexist in one tree.
+
+    Two paths may not be equal or differ only by case, and this holds for every directory
+    prefix too (``A/x.py`` and ``a/y.py`` would share a directory on a case-insensitive file
+    system). A path may not be both a file and a directory (``a`` and ``a/b``).
+    """
+    files: dict[str, str] = {}
+    dirs: dict[str, str] = {}
+    for path in paths:
+        key = path.casefold()
+        if key in files:
+            raise PathError(f"paths {files[key]!r} and {path!r} collide (equal ignoring case)")
+        files[key] = path
+        segments = path.split("/")
+        for depth in range(1, len(segments)):
+            prefix = "/".join(segments[:depth])
+            seen = dirs.setdefault(prefix.casefold(), prefix)
+            if seen != prefix:
+                raise PathError(
+                    f"path {path!r}: directory {prefix!r} collides with {seen!r} "
+                    "(equal ignoring case)"
+                )
+    for key, path in files.items():
+        if key in dirs:
+            raise PathError(f"path {path!r} is both a file and a directory of another path")
+
+
+def _validate_entries(files: Sequence[FileEntry]) -> list[tuple[str, bytes]]:
+    if len(files) > MAX_PROJECT_FILES:
+        raise InvalidInput(f"{len(files)} files exceed the limit of {MAX_PROJECT_FILES} a project")
+    encoded: list[tuple[str, bytes]] = []
+    total = 0
+    for entry in files:
+        # Entries built with model_construct skip validation; check again.
+        path = canonical_path(entry.path)
+        data = entry.content.encode("utf-8")
+        if len(data) > MAX_FILE_BYTES:
+            raise InvalidInput(f"path {path!r}: {len(data)} bytes exceed {MAX_FILE_BYTES}")
+        total += len(data)
+        if total > MAX_PROJECT_BYTES:
+            raise InvalidInput(f"files exceed {MAX_PROJECT_BYTES} bytes in total at {path!r}")
+        encoded.append((path, data))
+    check_layout([path for path, _ in encoded])
+    return encoded
+
+
+def _open_dir(name: str, parent_fd: int | None, *, shown: str) -> int:
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except FileNotFoundError:
+        raise PathError(f"{shown}: no such directory") from None
+    except OSError as exc:
+        # O_NOFOLLOW refuses a symlink with ENOTDIR (with O_DIRECTORY) or ELOOP; name it.
+        if _is_symlink(name, parent_fd):
+            raise PathError(f"{shown}: is a symlink; symlinks are never followed") from None
+        if isinstance(exc, NotADirectoryError):
+            raise PathError(f"{shown}: not a directory") from None
+        raise PathError(f"{shown}: cannot open directory: {exc.strerror}") from None
+
+
+def _is_symlink(name: str, parent_fd: int | None) -> bool:
+    try:
+        st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISLNK(st.st_mode)
+
+
+def _descend(root_fd: int, segments: Sequence[str], *, create: bool, shown: str) -> int:
+    """Open (creating if asked, 0700) the directory ``segments`` below ``root_fd``."""
+    fd = os.dup(root_fd)
+    try:
+        for index, segment in enumerate(segments):
+            where = "/".join(segments[: index + 1])
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(segment, 0o700, dir_fd=fd)
+            next_fd = _open_dir(segment, fd, shown=f"path {shown!r}: {where!r}")
+            os.close(fd)
+            fd = next_fd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_new(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
+    except FileExistsError:
+        raise OutputExistsError(
+            f"path {shown!r}: already exists in the project; pass allow_overwrite to replace it"
+        ) from None
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _replace(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        _write_new(dir_fd, name, data, shown=shown)
+        return
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+        raise PathError(f"path {shown!r}: the existing entry is {kind}; refusing to replace it")
+    temp = f".{name}.{secrets.token_hex(6)}.tmp"
+    _write_new(dir_fd, temp, data, shown=shown)
+    try:
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=dir_fd)
+        raise
+
+
+def _write_entries(
+    project_fd: int, entries: Sequence[tuple[str, bytes]], *, allow_overwrite: bool
+) -> None:
+    for path, data in entries:
+        *parents, name = path.split("/")
+        dir_fd = _descend(project_fd, parents, create=True, shown=path)
+        try:
+            if allow_overwrite:
+                _replace(dir_fd, name, data, shown=path)
+            else:
+                _write_new(dir_fd, name, data, shown=path)
+        finally:
+            os.close(dir_fd)
+
+
+def write_files(
+    project: str | os.PathLike[str], files: Sequence[FileEntry], *, allow_overwrite: bool = False
+) -> list[Path]:
+    """Add files to an existing project; with ``allow_overwrite``, replace existing ones.
+
+    All paths are checked before anything is written. A replaced file is swapped in
+    atomically; a symlink or directory standing where a file should go is refused, and no
+    symlink on the way is followed. Returns the written paths in input order.
+    """
+    entries = _validate_entries(files)
+    project_path = Path(project)
+    project_fd = _open_dir(os.fspath(project_path), None, shown=f"project {project_path}")
+    try:
+        _write_entries(project_fd, entries, allow_overwrite=allow_overwrite)
+    finally:
+        os.close(project_fd)
+    return [project_path / path for path, _ in entries]
+
+
+def _project_name(name: str) -> str:
+    canonical_path(name)
+    if "/" in name:
+        raise PathError(f"project name {name!r}: must be a single path segment")
+    return name
+
+
+def _make_removable(path: str) -> None:
+    """Give the owner full access to every directory of a tree a test left read-only.
+
+    Only real directories are touched (checked with ``lstat``); symlinks are never followed.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        return
+    os.chmod(path, 0o700)
+    with os.scandir(path) as scan:
+        children = [entry.path for entry in scan if entry.is_dir(follow_symlinks=False)]
+    for child in children:
+        _make_removable(child)
+
+
+def _remove_tree(path: Path) -> None:
+    try:
+        shutil.rmtree(path)
+    except PermissionError:
+        _make_removable(os.fspath(path))
+        shutil.rmtree(path)
+
+
+class RunRoot:
+    """A run-scoped directory (0700) holding disposable projects, one directory each.
+
+    Use it as a context manager, or call :meth:`cleanup` yourself. ``base`` is an existing
+    directory to create the root in; without it, the system temporary directory is used.
+    """
+
+    def __init__(self, base: str | os.PathLike[str] | None = None) -> None:
+        if base is not None:
+            base_path = Path(base)
+            if not base_path.is_dir():
+                raise PathError(f"run root base {base_path}: not an existing directory")
+            parent: str | None = os.path.realpath(base_path)
+        else:
+            parent = None
+        # mkdtemp creates the directory 0700 with a fresh, unguessable name.
+        self.path = Path(os.path.realpath(tempfile.mkdtemp(prefix="lorelab-run-", dir=parent)))
+        self._projects: list[Path] = []
+
+    def __enter__(self) -> RunRoot:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.cleanup()
+
+    @property
+    def projects(self) -> tuple[Path, ...]:
+        """The projects created so far, in creation order."""
+        return tuple(self._projects)
+
+    def _new_project_dir(self, name: str) -> Path:
+        target = self.path / _project_name(name)
+        try:
+            os.mkdir(target, 0o700)
+        except FileExistsError:
+            raise OutputExistsError(
+                f"project {name!r} already exists in run root {self.path}"
+            ) from None
+        os.chmod(target, 0o700)
+        self._projects.append(target)
+        return target
+
+    def create_project(self, name: str, files: Sequence[FileEntry]) -> Path:
+        """Create project ``name`` (0700) holding ``files``; every path is checked first."""
+        entries = _validate_entries(files)
+        target = self._new_project_dir(name)
+        project_fd = _open_dir(os.fspath(target), None, shown=f"project {target}")
+        try:
+            _write_entries(project_fd, entries, allow_overwrite=False)
+        finally:
+            os.close(project_fd)
+        return target
+
+    def copy_project(self, source: str | os.PathLike[str], name: str) -> Path:
+        """Copy the tree at ``source`` into a new project ``name``.
+
+        Only directories and regular files are copied; a symlink or any other kind of file
+        inside the tree is refused, naming its path, and nothing is created.
+        """
+        source_path = Path(source)
+        entries = _read_tree(source_path)
+        target = self._new_project_dir(name)
+        project_fd = _open_dir(os.fspath(target), None, shown=f"project {target}")
+        try:
+            for relative, data in entries:
+                *parents, leaf = relative.split("/")
+                dir_fd = _descend(project_fd, parents, create=True, shown=relative)
+                try:
+                    _write_new(dir_fd, leaf, data, shown=relative)
+                finally:
+                    os.close(dir_fd)
+        finally:
+            os.close(project_fd)
+        return target
+
+    def cleanup(self) -> None:
+        """Remove every project this root created, then the root itself if it is empty.
+
+        Anything else found in the root (for example receipts someone wrote there) is kept,
+        and so is the root then. Symlinks inside projects are removed, never followed.
+        """
+        for project in list(self._projects):
+            try:
+                st = os.lstat(project)
+            except FileNotFoundError:
+                self._projects.remove(project)
+                continue
+            if not stat.S_ISDIR(st.st_mode) or os.path.dirname(project) != os.fspath(self.path):
+                # Swapped for a symlink or moved: removing it could reach outside the root.
+                raise PathError(f"project {project}: no longer a directory of {self.path}")
+            _remove_tree(project)
+            self._projects.remove(project)
+        # Not empty (something else lives here) or already gone: keep it, as promised.
+        with contextlib.suppress(OSError):
+            os.rmdir(self.path)
+
+
+def _read_tree(source: Path) -> list[tuple[str, bytes]]:
+    try:
+        st = os.lstat(source)
+    except FileNotFoundError:
+        raise PathError(f"source tree {source}: no such directory") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise PathError(f"source tree {source}: is a symlink; symlinks are never followed")
+    if not stat.S_ISDIR(st.st_mode):
+        raise PathError(f"source tree {source}: not a directory")
+    entries: list[tuple[str, bytes]] = []
+    total = 0
+    for relative, full in _walk(source, ""):
+        data = _read_regular(full, relative)
+        total += len(data)
+        if len(entries) >= MAX_PROJECT_FILES:
+            raise InvalidInput(f"source tree {source}: more than {MAX_PROJECT_FILES} files")
+        if total > MAX_PROJECT_BYTES:
+            raise InvalidInput(f"source tree {source}: more than {MAX_PROJECT_BYTES} bytes")
+        entries.append((relative, data))
+    check_layout([relative for relative, _ in entries])
+    return entries
+
+
+def _walk(directory: Path, prefix: str, depth: int = 0) -> Iterator[tuple[str, Path]]:
+    if depth > _COPY_MAX_DEPTH:
+        raise PathError(f"path {prefix!r}: deeper than {_COPY_MAX_DEPTH} directories")
+    with os.scandir(directory) as scan:
+        children = sorted(scan, key=lambda entry: entry.name)
+    for entry in children:
+        relative = f"{prefix}{entry.name}"
+        if "\\" in entry.name:
+            raise PathError(f"path {relative!r}: contains a backslash")
+        if entry.is_symlink():
+            raise PathError(f"path {relative!r}: is a symlink; symlinks are never copied")
+        if entry.is_dir(follow_symlinks=False):
+            yield from _walk(Path(entry.path), f"{relative}/", depth + 1)
+        elif entry.is_file(follow_symlinks=False):
+            yield relative, Path(entry.path)
+        else:
+            raise PathError(f"path {relative!r}: not a regular file or directory")
+
+
+def _read_regular(full: Path, relative: str) -> bytes:
+    try:
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        raise PathError(f"path {relative!r}: cannot open: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise PathError(f"path {relative!r}: not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise InvalidInput(f"path {relative!r}: {st.st_size} bytes exceed {MAX_FILE_BYTES}")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 1 << 16):
+            size += len(chunk)
+            if size > MAX_FILE_BYTES:
+                raise InvalidInput(f"path {relative!r}: grew past {MAX_FILE_BYTES} bytes")
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)

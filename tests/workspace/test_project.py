@@ -1,0 +1,216 @@
+import os
+import stat
+
+import pytest
+
+from lorelab.errors import InvalidInput, OutputExistsError, PathError
+from lorelab.io import create_output_dir
+from lorelab.workspace import MAX_FILE_BYTES, FileEntry, RunRoot, check_layout, write_files
+
+
+def _entry(path, content="x = 1\n"):
+    # model_construct skips validation, like a caller that built entries by hand.
+    return FileEntry.model_construct(path=path, content=content)
+
+
+def _mode(path):
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def test_run_root_and_projects_are_private_directories(tmp_path):
+    with RunRoot(tmp_path) as root:
+        project = root.create_project("p1", [FileEntry(path="src/a.py", content="A = 1\n")])
+        assert _mode(root.path) == 0o700
+        assert _mode(project) == 0o700
+        assert _mode(project / "src") == 0o700
+        assert (project / "src" / "a.py").read_text() == "A = 1\n"
+        assert project.parent == root.path
+
+
+def test_run_root_without_base_lives_in_the_temp_directory():
+    root = RunRoot()
+    try:
+        assert root.path.is_dir()
+        assert root.path.name.startswith("lorelab-run-")
+    finally:
+        root.cleanup()
+    assert not root.path.exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "problem"),
+    [
+        ("../escape.py", r"'\.\.'"),
+        ("/etc/passwd", "absolute"),
+        ("src/../../x.py", r"'\.\.'"),
+        ("a\\b.py", "backslash"),
+        ("a\x00b", "NUL"),
+    ],
+)
+def test_create_project_refuses_a_bad_path_naming_it_and_writes_nothing(tmp_path, path, problem):
+    with RunRoot(tmp_path) as root:
+        with pytest.raises(PathError, match=problem) as info:
+            root.create_project("p", [_entry("src/ok.py"), _entry(path)])
+        assert repr(path)[1:-1] in str(info.value)
+        assert not (root.path / "p").exists()
+    assert not (tmp_path / "escape.py").exists()
+
+
+def test_paths_differing_only_by_case_are_refused(tmp_path):
+    with RunRoot(tmp_path) as root, pytest.raises(PathError, match="collide"):
+        root.create_project("p", [_entry("src/A.py"), _entry("src/a.py")])
+
+
+def test_directories_differing_only_by_case_are_refused():
+    with pytest.raises(PathError, match="directory 'Src' collides"):
+        check_layout(["src/a.py", "Src/b.py"])
+
+
+def test_a_path_that_is_both_file_and_directory_is_refused():
+    with pytest.raises(PathError, match="both a file and a directory"):
+        check_layout(["src", "src/a.py"])
+
+
+def test_a_symlinked_directory_in_a_project_is_never_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with RunRoot(tmp_path) as root:
+        project = root.create_project("p", [_entry("README.md", "hi\n")])
+        (project / "src").symlink_to(outside)
+        with pytest.raises(PathError, match="symlink"):
+            write_files(project, [_entry("src/evil.py")])
+    assert list(outside.iterdir()) == []
+
+
+def test_a_symlinked_file_is_never_replaced_or_followed(tmp_path):
+    target = tmp_path / "target.txt"
+    target.write_text("keep\n")
+    with RunRoot(tmp_path) as root:
+        project = root.create_project("p", [_entry("README.md", "hi\n")])
+        (project / "a.py").symlink_to(target)
+        with pytest.raises(PathError, match="symlink"):
+            write_files(project, [_entry("a.py", "evil\n")], allow_overwrite=True)
+        with pytest.raises(OutputExistsError):
+            write_files(project, [_entry("a.py", "evil\n")])
+    assert target.read_text() == "keep\n"
+
+
+def test_write_files_refuses_to_overwrite_unless_allowed(tmp_path):
+    with RunRoot(tmp_path) as root:
+        project = root.create_project("p", [_entry("src/a.py", "A = 1\n")])
+        with pytest.raises(OutputExistsError, match="src/a.py"):
+            write_files(project, [_entry("src/a.py", "A = 2\n")])
+        assert (project / "src" / "a.py").read_text() == "A = 1\n"
+        written = write_files(
+            project, [_entry("src/a.py", "A = 2\n"), _entry("src/b.py")], allow_overwrite=True
+        )
+        assert written == [project / "src" / "a.py", project / "src" / "b.py"]
+        assert (project / "src" / "a.py").read_text() == "A = 2\n"
+        assert sorted(p.name for p in (project / "src").iterdir()) == ["a.py", "b.py"]
+
+
+def test_write_files_into_a_missing_project_is_a_clear_error(tmp_path):
+    with pytest.raises(PathError, match="no such directory"):
+        write_files(tmp_path / "nope", [_entry("a.py")])
+
+
+def test_an_oversized_file_is_refused(tmp_path):
+    with RunRoot(tmp_path) as root, pytest.raises(InvalidInput, match="big.txt"):
+        root.create_project("p", [_entry("big.txt", "x" * (MAX_FILE_BYTES + 1))])
+
+
+@pytest.mark.parametrize("name", ["a/b", "..", "", ".hidden"])
+def test_project_names_must_be_one_canonical_segment(tmp_path, name):
+    with RunRoot(tmp_path) as root, pytest.raises(PathError):
+        root.create_project(name, [])
+
+
+def test_a_project_name_is_used_once(tmp_path):
+    with RunRoot(tmp_path) as root:
+        root.create_project("p", [])
+        with pytest.raises(OutputExistsError, match="already exists"):
+            root.create_project("p", [])
+
+
+def test_copy_project_copies_a_tree_of_regular_files(tmp_path):
+    source = tmp_path / "source"
+    (source / "src").mkdir(parents=True)
+    (source / "src" / "m.py").write_text("M = 1\n")
+    (source / "tests").mkdir()
+    (source / "tests" / "test_m.py").write_text("def test_m(): pass\n")
+    with RunRoot(tmp_path) as root:
+        project = root.copy_project(source, "copy")
+        assert (project / "src" / "m.py").read_text() == "M = 1\n"
+        assert (project / "tests" / "test_m.py").read_text() == "def test_m(): pass\n"
+        assert _mode(project / "src" / "m.py") == 0o600
+
+
+def test_copy_project_refuses_a_symlink_inside_the_tree_naming_it(tmp_path):
+    source = tmp_path / "source"
+    (source / "src").mkdir(parents=True)
+    (source / "src" / "m.py").write_text("M = 1\n")
+    (source / "src" / "link.py").symlink_to("/etc/hostname")
+    with RunRoot(tmp_path) as root:
+        with pytest.raises(PathError, match=r"'src/link\.py': is a symlink"):
+            root.copy_project(source, "copy")
+        assert not (root.path / "copy").exists()
+
+
+def test_copy_project_refuses_a_fifo(tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    os.mkfifo(source / "pipe")
+    with RunRoot(tmp_path) as root, pytest.raises(PathError, match="'pipe': not a regular"):
+        root.copy_project(source, "copy")
+
+
+def test_copy_project_refuses_a_symlinked_source(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to(real)
+    with RunRoot(tmp_path) as root, pytest.raises(PathError, match="is a symlink"):
+        root.copy_project(tmp_path / "alias", "copy")
+
+
+def test_cleanup_removes_projects_but_keeps_receipts_and_outside_files(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep\n")
+    receipts = create_output_dir(tmp_path / "receipts")
+    receipts.write_json("result.json", {"ok": True})
+    root = RunRoot(tmp_path)
+    project = root.create_project("p", [_entry("src/a.py")])
+    # A test may leave a link to the outside and a read-only directory behind.
+    (project / "link").symlink_to(outside)
+    locked = project / "locked"
+    locked.mkdir()
+    (locked / "f.txt").write_text("x")
+    locked.chmod(0o500)
+    root.cleanup()
+    assert not project.exists()
+    assert not root.path.exists()
+    assert (outside / "keep.txt").read_text() == "keep\n"
+    assert (receipts.path / "result.json").is_file()
+
+
+def test_cleanup_keeps_the_root_when_something_else_lives_in_it(tmp_path):
+    root = RunRoot(tmp_path)
+    root.create_project("p", [])
+    receipts = create_output_dir(root.path / "receipts")
+    receipts.write_text("r.txt", "evidence\n")
+    root.cleanup()
+    assert not (root.path / "p").exists()
+    assert (root.path / "receipts" / "r.txt").read_text() == "evidence\n"
+
+
+def test_cleanup_refuses_a_project_swapped_for_a_symlink(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep\n")
+    root = RunRoot(tmp_path)
+    project = root.create_project("p", [])
+    project.rmdir()
+    project.symlink_to(outside)
+    with pytest.raises(PathError, match="no longer a directory"):
+        root.cleanup()
+    assert (outside / "keep.txt").read_text() == "keep\n"
