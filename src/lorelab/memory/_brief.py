@@ -1,0 +1,107 @@
+"""Rendering a brief as text within a token budget (estimated as ceil(UTF-8 bytes / 4)).
+
+Items are offered in priority order (experiences by score, then Skills, then commands to
+avoid); an item is kept only if the whole text stays within the budget with it, otherwise it
+is counted as omitted. Nothing relevant means no text at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from lorelab.memory._models import AvoidCommand, BriefExperience, BriefSkill
+
+SUMMARY_CHARS: Final = 700
+HEADER: Final = "lorelab memory brief: verified memories relevant to this task (ids in brackets)"
+
+
+def estimate_tokens(text: str) -> int:
+    """ceil(UTF-8 bytes / 4): a labelled estimate, not a tokenizer count."""
+    return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+def _clip(text: str, limit: int = SUMMARY_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _experience_line(item: BriefExperience) -> str:
+    return (
+        f"- [{item.id}] (score {item.score:.2f}) Task: {_clip(item.task, 300)} "
+        f"What worked: {_clip(item.summary)} Verified by: `{item.verification_command}`"
+    )
+
+
+def _skill_line(item: BriefSkill) -> str:
+    steps = "; ".join(f"`{step.command}`" for step in item.steps)
+    return (
+        f"- [{item.id}] {item.name} (score {item.score:.2f}, health {item.health}): "
+        f"{_clip(item.description, 400)} Steps: {steps}"
+    )
+
+
+def _avoid_line(item: AvoidCommand) -> str:
+    return f"- `{item.command}` exited {item.exit_code} [{item.experience_id}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """The text of a brief and what made it in."""
+
+    text: str
+    experiences: list[BriefExperience]
+    skills: list[BriefSkill]
+    avoid: list[AvoidCommand]
+    omitted: int
+
+
+def _compose(
+    experiences: Sequence[BriefExperience],
+    skills: Sequence[BriefSkill],
+    avoid: Sequence[AvoidCommand],
+) -> str:
+    if not (experiences or skills or avoid):
+        return ""
+    lines = [HEADER]
+    if experiences:
+        lines.append("Relevant verified experiences:")
+        lines.extend(_experience_line(item) for item in experiences)
+    if skills:
+        lines.append("Skills (verified procedures):")
+        lines.extend(_skill_line(item) for item in skills)
+    if avoid:
+        lines.append("Commands that failed before on similar work (avoid):")
+        lines.extend(_avoid_line(item) for item in avoid)
+    return "\n".join(lines) + "\n"
+
+
+def render(
+    experiences: Sequence[BriefExperience],
+    skills: Sequence[BriefSkill],
+    avoid: Sequence[AvoidCommand],
+    budget_tokens: int,
+) -> Rendered:
+    """Greedily fit the items, in priority order, into ``budget_tokens``."""
+    kept_e: list[BriefExperience] = []
+    kept_s: list[BriefSkill] = []
+    kept_a: list[AvoidCommand] = []
+    omitted = 0
+    for item in experiences:
+        if estimate_tokens(_compose([*kept_e, item], kept_s, kept_a)) <= budget_tokens:
+            kept_e.append(item)
+        else:
+            omitted += 1
+    for skill in skills:
+        if estimate_tokens(_compose(kept_e, [*kept_s, skill], kept_a)) <= budget_tokens:
+            kept_s.append(skill)
+        else:
+            omitted += 1
+    for command in avoid:
+        if estimate_tokens(_compose(kept_e, kept_s, [*kept_a, command])) <= budget_tokens:
+            kept_a.append(command)
+        else:
+            omitted += 1
+    return Rendered(_compose(kept_e, kept_s, kept_a), kept_e, kept_s, kept_a, omitted)

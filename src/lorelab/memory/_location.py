@@ -1,0 +1,44 @@
+"""Where the memory store lives: ``$LORELAB_HOME/memory.db``, else ``.lorelab/memory.db``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from lorelab.errors import UsageError
+from lorelab.memory._sqlite import SqliteMemoryStore
+
+STORE_FILENAME: Final = "memory.db"
+DEFAULT_DIRNAME: Final = ".lorelab"
+HOME_ENV: Final = "LORELAB_HOME"
+
+
+def store_path(
+    home: str | os.PathLike[str] | None = None,
+    project: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Path:
+    """The store file: ``home`` if given, else ``$LORELAB_HOME``, else ``<project>/.lorelab``.
+
+    ``project`` defaults to the current directory.
+    """
+    env = os.environ if environ is None else environ
+    if home is not None:
+        base = Path(home)
+    elif env.get(HOME_ENV):
+        base = Path(env[HOME_ENV])
+    else:
+        base = Path(project if project is not None else Path.cwd()) / DEFAULT_DIRNAME
+    if base.exists() and not base.is_dir():
+        raise UsageError(f"memory home {base}: exists and is not a directory")
+    return base / STORE_FILENAME
+
+
+def open_store(
+    home: str | os.PathLike[str] | None = None,
+    project: str | os.PathLike[str] | None = None,
+) -> SqliteMemoryStore:
+    """Open (creating and migrating if needed) the store at :func:`store_path`."""
+    return SqliteMemoryStore(store_path(home, project))

@@ -1,0 +1,284 @@
+"""Ordered, named schema migrations of the SQLite memory store, recorded in the database.
+
+A migration is applied once, in order, inside the same transaction that records its name in
+``_lorelab_migrations``; a store whose table names a migration this code does not know was
+written by a newer lorelab and is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Final
+
+from lorelab.errors import PreflightError
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One named schema step."""
+
+    name: str
+    apply: Callable[[sqlite3.Connection], None]
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a script into complete statements (trigger bodies hold semicolons of their own)."""
+    statements: list[str] = []
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
+
+
+def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
+    statements = _statements(sql)
+
+    def apply(conn: sqlite3.Connection) -> None:
+        # One statement at a time: executescript would COMMIT the surrounding transaction.
+        for statement in statements:
+            conn.execute(statement)
+
+    return apply
+
+
+_EXPERIENCES: Final = """
+CREATE TABLE experiences (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    task TEXT NOT NULL,
+    task_key TEXT NOT NULL,
+    task_id TEXT,
+    summary TEXT NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('passed', 'failed')),
+    verification_command TEXT NOT NULL,
+    verification_exit_code INTEGER NOT NULL,
+    output_digest TEXT,
+    steps TEXT NOT NULL,
+    commands TEXT NOT NULL,
+    files TEXT NOT NULL,
+    project TEXT,
+    qa TEXT NOT NULL CHECK (qa IN ('approved', 'unreviewed')),
+    plan_id INTEGER,
+    skill_id INTEGER,
+    host TEXT,
+    model TEXT,
+    trust TEXT NOT NULL CHECK (trust IN ('verified', 'unverified')),
+    redactions TEXT NOT NULL,
+    procedure TEXT NOT NULL,
+    terms TEXT NOT NULL
+);
+CREATE INDEX experiences_trust_project ON experiences (trust, project);
+CREATE VIRTUAL TABLE experiences_fts USING fts5(
+    terms, content='experiences', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
+);
+CREATE VIRTUAL TABLE experiences_vocab USING fts5vocab(experiences_fts, 'row');
+CREATE TRIGGER experiences_fts_insert AFTER INSERT ON experiences BEGIN
+    INSERT INTO experiences_fts (rowid, terms) VALUES (new.id, new.terms);
+END;
+CREATE TRIGGER experiences_no_delete BEFORE DELETE ON experiences BEGIN
+    SELECT RAISE(ABORT, 'experiences are never deleted');
+END;
+CREATE TABLE briefs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    task TEXT NOT NULL,
+    project TEXT,
+    empty INTEGER NOT NULL,
+    experience_ids TEXT NOT NULL,
+    skill_ids TEXT NOT NULL,
+    avoid_commands TEXT NOT NULL,
+    tokens_estimate INTEGER NOT NULL,
+    budget_tokens INTEGER NOT NULL,
+    plan_id INTEGER,
+    text TEXT NOT NULL
+);
+"""
+
+_SKILLS_AND_PLANS: Final = """
+CREATE TABLE skills (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    name TEXT NOT NULL UNIQUE,
+    description TEXT NOT NULL,
+    steps TEXT NOT NULL,
+    source_experience_ids TEXT NOT NULL,
+    origin TEXT NOT NULL CHECK (origin IN ('promoted', 'dream')),
+    candidate_id INTEGER,
+    project TEXT,
+    health INTEGER NOT NULL CHECK (health >= 0),
+    terms TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE skills_fts USING fts5(
+    terms, content='skills', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
+);
+CREATE VIRTUAL TABLE skills_vocab USING fts5vocab(skills_fts, 'row');
+CREATE TRIGGER skills_fts_insert AFTER INSERT ON skills BEGIN
+    INSERT INTO skills_fts (rowid, terms) VALUES (new.id, new.terms);
+END;
+CREATE TRIGGER skills_no_delete BEFORE DELETE ON skills BEGIN
+    SELECT RAISE(ABORT, 'skills are never deleted');
+END;
+CREATE TABLE plans (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    skill_id INTEGER NOT NULL REFERENCES skills (id),
+    task TEXT NOT NULL,
+    project TEXT,
+    score REAL NOT NULL,
+    steps TEXT NOT NULL,
+    brief_id INTEGER,
+    passed INTEGER,
+    rework_count INTEGER,
+    reported_at TEXT
+);
+CREATE INDEX plans_skill ON plans (skill_id);
+CREATE TABLE skill_health_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    skill_id INTEGER NOT NULL REFERENCES skills (id),
+    plan_id INTEGER NOT NULL REFERENCES plans (id),
+    passed INTEGER NOT NULL,
+    health_before INTEGER NOT NULL,
+    health_after INTEGER NOT NULL
+);
+CREATE INDEX skill_health_events_skill ON skill_health_events (skill_id);
+"""
+
+_DREAMS: Final = """
+CREATE TABLE candidates (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    steps TEXT NOT NULL,
+    checks TEXT NOT NULL,
+    source_experience_ids TEXT NOT NULL,
+    fingerprint TEXT NOT NULL UNIQUE,
+    origin TEXT NOT NULL,
+    project TEXT,
+    state TEXT NOT NULL CHECK (state IN ('candidate', 'checked', 'check_failed', 'promoted')),
+    skill_id INTEGER
+);
+CREATE TABLE candidate_checks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    candidate_id INTEGER NOT NULL REFERENCES candidates (id),
+    passed INTEGER NOT NULL,
+    results TEXT NOT NULL,
+    timeout_seconds REAL NOT NULL,
+    copy_method TEXT NOT NULL
+);
+CREATE INDEX candidate_checks_candidate ON candidate_checks (candidate_id);
+CREATE TRIGGER candidates_no_delete BEFORE DELETE ON candidates BEGIN
+    SELECT RAISE(ABORT, 'candidates are never deleted');
+END;
+"""
+
+_EVALUATION_LOCKS: Final = """
+CREATE TABLE evaluation_locks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    evaluation_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    cleared_at TEXT,
+    holdout_tasks TEXT NOT NULL
+);
+CREATE UNIQUE INDEX evaluation_locks_active ON evaluation_locks (evaluation_id)
+    WHERE cleared_at IS NULL;
+CREATE TABLE evaluation_lock_tasks (
+    lock_id INTEGER NOT NULL REFERENCES evaluation_locks (id),
+    task_key TEXT NOT NULL
+);
+CREATE INDEX evaluation_lock_tasks_key ON evaluation_lock_tasks (task_key);
+"""
+
+_LESSONS: Final = """
+CREATE TABLE lessons (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    specification_id TEXT,
+    requirements TEXT NOT NULL,
+    files TEXT NOT NULL,
+    tests TEXT NOT NULL,
+    validation TEXT NOT NULL,
+    test_names TEXT NOT NULL,
+    terms TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE lessons_fts USING fts5(
+    terms, content='lessons', content_rowid='seq', tokenize='unicode61 remove_diacritics 0'
+);
+CREATE TRIGGER lessons_fts_insert AFTER INSERT ON lessons BEGIN
+    INSERT INTO lessons_fts (rowid, terms) VALUES (new.seq, new.terms);
+END;
+CREATE TRIGGER lessons_no_delete BEFORE DELETE ON lessons BEGIN
+    SELECT RAISE(ABORT, 'lessons are never deleted');
+END;
+"""
+
+MIGRATIONS: Final = (
+    Migration("0001_experiences_and_briefs", _script(_EXPERIENCES)),
+    Migration("0002_skills_plans_and_health", _script(_SKILLS_AND_PLANS)),
+    Migration("0003_dreams", _script(_DREAMS)),
+    Migration("0004_evaluation_locks", _script(_EVALUATION_LOCKS)),
+    Migration("0005_lessons", _script(_LESSONS)),
+)
+
+MIGRATIONS_TABLE: Final = "_lorelab_migrations"
+
+
+def applied_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Names of the migrations recorded in the store, in the order they were applied."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MIGRATIONS_TABLE,)
+    ).fetchone()
+    if exists is None:
+        return []
+    rows = conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY rowid").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def migrate(
+    conn: sqlite3.Connection, source: str, migrations: tuple[Migration, ...] = MIGRATIONS
+) -> list[str]:
+    """Apply every migration not yet recorded; returns the names applied now.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``); the whole upgrade runs in
+    one ``BEGIN IMMEDIATE`` transaction, so a concurrent opener waits and then sees it done.
+    """
+    known = [migration.name for migration in migrations]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} "
+            "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        done = applied_migrations(conn)
+        unknown = [name for name in done if name not in known]
+        if unknown:
+            raise PreflightError(
+                f"{source}: memory store has migration {unknown[0]!r} that this lorelab does "
+                "not know; it was written by a newer version"
+            )
+        applied: list[str] = []
+        for migration in migrations:
+            if migration.name in done:
+                continue
+            migration.apply(conn)
+            conn.execute(
+                f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)",
+                (migration.name, datetime.now(UTC).isoformat(timespec="microseconds")),
+            )
+            applied.append(migration.name)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return applied

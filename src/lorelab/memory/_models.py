@@ -1,0 +1,520 @@
+"""The memory's boundary models: what ``lorelab memory`` and ``lorelab mcp`` take and return.
+
+Field names are spelled as issue 5 spells them (``exit_code``, ``plan_id``,
+``budget_tokens``), so a tool call and a ``--json`` CLI output carry the same keys.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from lorelab.workspace import FileEntry
+
+SCHEMA_VERSION: Final = "lorelab.memory/1"
+HEALTH_START: Final = 2
+HEALTH_CAP: Final = 5
+TOKENS_ESTIMATE_METHOD: Final = "ceil(utf8_bytes(text) / 4): an estimate, not a tokenizer count"
+SKILL_NAME_MAX: Final = 64
+SKILL_DESCRIPTION_MAX: Final = 1024
+_SKILL_NAME: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+Outcome = Literal["passed", "failed"]
+QA = Literal["approved", "unreviewed"]
+ExperienceTrust = Literal["verified", "unverified"]
+SkillState = Literal["trusted", "review_required"]
+CandidateState = Literal["candidate", "checked", "check_failed", "promoted"]
+ItemKind = Literal["experience", "skill", "plan", "brief", "candidate", "lock", "lesson"]
+
+_TEXT = 8000
+_SHORT = 400
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def check_skill_name(value: str) -> str:
+    """``value`` if it is a valid Agent Skills name, else a ``ValueError`` saying why."""
+    if not 1 <= len(value) <= SKILL_NAME_MAX:
+        raise ValueError(f"skill name must be 1 to {SKILL_NAME_MAX} characters")
+    if not _SKILL_NAME.fullmatch(value):
+        raise ValueError(
+            "skill name must be lowercase letters, digits and single hyphens, "
+            "not starting or ending with a hyphen"
+        )
+    return value
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+def _relative_file(value: str) -> str:
+    if not value or len(value) > 1024:
+        raise ValueError("file path must be 1 to 1024 characters")
+    if "\x00" in value:
+        raise ValueError("file path contains NUL")
+    if value.startswith("/") or re.match(r"[A-Za-z]:[\\/]", value):
+        raise ValueError(f"file path {value!r} must be relative to the project")
+    if ".." in re.split(r"[\\/]", value):
+        raise ValueError(f"file path {value!r} must not contain '..'")
+    return value
+
+
+# ---------------------------------------------------------------- record
+
+
+class Verification(_Input):
+    """How the work was verified: the command run and what it returned."""
+
+    command: str = Field(min_length=1, max_length=2000, description="The verification command.")
+    exit_code: int = Field(description="Exit code of the verification command.")
+    output_digest: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Optional digest of the verification output (for example 'sha256:...').",
+    )
+
+    check_blank = field_validator("command")(_non_blank)
+
+
+class CommandRun(_Input):
+    """A command the agent ran while working, with its exit code."""
+
+    command: str = Field(min_length=1, max_length=2000, description="The command as run.")
+    exit_code: int = Field(description="Its exit code.")
+
+
+class RecordRequest(_Input):
+    """One experience: a task, what was done, and how it was verified."""
+
+    task: str = Field(min_length=1, max_length=_TEXT, description="The task as it was given.")
+    summary: str = Field(
+        min_length=1, max_length=_TEXT, description="What was done and what worked."
+    )
+    outcome: Outcome = Field(description="'passed' or 'failed'.")
+    verification: Verification = Field(description="The verification command and its result.")
+    steps: list[Annotated[str, Field(min_length=1, max_length=2000)]] = Field(
+        default=[], max_length=100, description="Optional steps, in order, as short sentences."
+    )
+    commands: list[CommandRun] = Field(
+        default=[], max_length=200, description="Commands run, in order, with exit codes."
+    )
+    files: list[Annotated[str, Field(max_length=1024)]] = Field(
+        default=[], max_length=500, description="Files touched, relative to the project."
+    )
+    project: str | None = Field(
+        default=None, max_length=_SHORT, description="Project name the work belongs to."
+    )
+    qa: QA = Field(
+        default="unreviewed", description="'approved' once a person or reviewer approved it."
+    )
+    plan_id: str | None = Field(default=None, description="The plan this work followed, if any.")
+    skill_id: str | None = Field(default=None, description="The Skill this work used, if any.")
+    host: str | None = Field(
+        default=None, max_length=_SHORT, description="The agent host (claude, codex, ...)."
+    )
+    model: str | None = Field(
+        default=None, max_length=_SHORT, description="The model the host says it used."
+    )
+    task_id: str | None = Field(
+        default=None,
+        max_length=_SHORT,
+        description="The task's identifier in an evaluation, checked against holdout locks.",
+    )
+
+    check_blank = field_validator("task", "summary")(_non_blank)
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, value: list[str]) -> list[str]:
+        return [_relative_file(item) for item in value]
+
+
+class RecordResult(_Output):
+    """What ``record`` stored."""
+
+    id: str = Field(description="The experience id.")
+    verified: bool = Field(
+        description="True when the verification command exited 0 and the outcome is 'passed'."
+    )
+    redactions: dict[str, int] = Field(description="Secrets redacted before storing, by kind.")
+
+
+# ---------------------------------------------------------------- prepare
+
+
+class PrepareRequest(_Input):
+    """A new task to brief."""
+
+    task: str = Field(min_length=1, max_length=_TEXT, description="The new task.")
+    project: str | None = Field(
+        default=None,
+        max_length=_SHORT,
+        description="Only use memories of this project (and memories with no project).",
+    )
+    include_skills: bool = Field(default=True, description="Include relevant Skills.")
+    budget_tokens: int = Field(
+        default=1200, ge=50, le=32000, description="Largest brief, in estimated tokens."
+    )
+
+    check_blank = field_validator("task")(_non_blank)
+
+
+class RelevanceFloor(_Output):
+    """The documented floor an item must clear to reach a brief or a plan."""
+
+    min_coverage: float = Field(
+        description="Least IDF-weighted share of the task's informative terms the item contains."
+    )
+    min_matched_terms: int = Field(description="Least number of informative task terms matched.")
+
+
+class BriefExperience(_Output):
+    """A relevant verified experience in a brief."""
+
+    id: str
+    score: float = Field(description="Relevance in [0, 1]: IDF-weighted coverage of task terms.")
+    task: str
+    summary: str
+    verification_command: str
+
+
+class AvoidCommand(_Output):
+    """A command that failed before on similar work and never succeeded in that experience."""
+
+    command: str
+    exit_code: int
+    experience_id: str
+
+
+class SkillStep(_Output):
+    """One step of a Skill: a command and the exit code it is expected to return."""
+
+    command: str
+    expected_exit_code: int = 0
+
+
+class BriefSkill(_Output):
+    """A relevant healthy Skill in a brief."""
+
+    id: str
+    name: str
+    description: str
+    score: float
+    health: int
+    steps: list[SkillStep]
+
+
+class Brief(_Output):
+    """What ``prepare`` returns: only verified, relevant memory, within the token budget."""
+
+    schema_version: str = SCHEMA_VERSION
+    brief_id: str = Field(description="Id under which this brief was recorded for audits.")
+    task: str
+    project: str | None
+    empty: bool = Field(description="True when the brief says nothing.")
+    reason: str | None = Field(description="Why the brief is empty; null when it is not.")
+    experiences: list[BriefExperience]
+    avoid_commands: list[AvoidCommand]
+    skills: list[BriefSkill]
+    omitted: int = Field(description="Relevant items left out to stay within the budget.")
+    text: str = Field(description="The brief as the agent should read it.")
+    tokens_estimate: int = Field(description="Estimated tokens of 'text'.")
+    tokens_estimate_method: str = TOKENS_ESTIMATE_METHOD
+    budget_tokens: int
+    relevance_floor: RelevanceFloor
+
+
+# ---------------------------------------------------------------- skills and plans
+
+
+class PromoteRequest(_Input):
+    """Two or more verified, QA-approved experiences that share a procedure."""
+
+    experience_ids: list[str] = Field(min_length=2, max_length=50)
+    name: str = Field(description="Agent Skills name: lowercase letters, digits, hyphens.")
+    description: str = Field(max_length=SKILL_DESCRIPTION_MAX)
+
+    check_name = field_validator("name")(check_skill_name)
+    check_blank = field_validator("description")(_non_blank)
+
+
+class Skill(_Output):
+    """A procedure promoted from verified work."""
+
+    kind: Literal["skill"] = "skill"
+    id: str
+    name: str
+    description: str
+    steps: list[SkillStep]
+    source_experience_ids: list[str]
+    origin: Literal["promoted", "dream"]
+    candidate_id: str | None
+    project: str | None
+    health: int
+    state: SkillState
+    created_at: str
+
+
+class StartRequest(_Input):
+    """A new task to plan with the best healthy Skill."""
+
+    task: str = Field(min_length=1, max_length=_TEXT)
+    project: str | None = Field(default=None, max_length=_SHORT)
+    include_review_required: bool = Field(
+        default=False, description="Also consider Skills whose health reached 0."
+    )
+
+    check_blank = field_validator("task")(_non_blank)
+
+
+class StartResult(_Output):
+    """A plan, or ``plan_id: null`` and the reason there is none."""
+
+    plan_id: str | None
+    skill_id: str | None
+    score: float | None
+    steps: list[SkillStep]
+    reason: str | None
+    brief: Brief
+
+
+class OutcomeRequest(_Input):
+    """The outcome of following a plan."""
+
+    plan_id: str
+    passed: bool
+    rework_count: int = Field(ge=0, le=1000)
+
+
+class OutcomeResult(_Output):
+    """The plan's audit and the Skill's health after it."""
+
+    plan_id: str
+    skill_id: str
+    passed: bool
+    rework_count: int
+    health: int
+    health_cap: int = HEALTH_CAP
+    state: SkillState
+
+
+class SkillHealthRequest(_Input):
+    """Which Skill's health to read; all Skills when omitted."""
+
+    skill_id: str | None = None
+
+
+class SkillHealth(_Output):
+    """Health of one Skill and the plan outcomes behind it."""
+
+    skill_id: str
+    name: str
+    health: int
+    health_cap: int = HEALTH_CAP
+    state: SkillState
+    successes: int
+    failures: int
+    plans_started: int
+    plans_unreported: int
+
+
+class SkillHealthResult(_Output):
+    skills: list[SkillHealth]
+
+
+# ---------------------------------------------------------------- dreams
+
+
+class DreamRequest(_Input):
+    """Mine candidate Skills from verified experiences."""
+
+    project: str | None = Field(default=None, max_length=_SHORT)
+    limit: int = Field(
+        default=200, ge=2, le=5000, description="Most recent verified experiences considered."
+    )
+
+
+class CheckResult(_Output):
+    """One check of a candidate, as run."""
+
+    command: str
+    expected_exit_code: int
+    status: Literal["passed", "failed", "timed_out", "error", "not_run"]
+    exit_code: int | None
+    duration_ms: int | None
+    output_tail: str = Field(description="Last bytes of stdout+stderr, redacted.")
+    error: str | None
+
+
+class CheckRun(_Output):
+    """One run of all checks of a candidate in a disposable copy of the project."""
+
+    kind: Literal["check_run"] = "check_run"
+    id: str
+    candidate_id: str
+    passed: bool
+    results: list[CheckResult]
+    timeout_seconds: float
+    copy_method: str
+    created_at: str
+
+
+class Candidate(_Output):
+    """A candidate Skill from a Dream; trusted only once its checks pass and it is promoted."""
+
+    kind: Literal["candidate"] = "candidate"
+    id: str
+    name: str
+    description: str
+    steps: list[SkillStep]
+    checks: list[SkillStep]
+    source_experience_ids: list[str]
+    origin: Literal["mined"]
+    project: str | None
+    state: CandidateState
+    skill_id: str | None
+    last_check: CheckRun | None
+    created_at: str
+
+
+class DreamResult(_Output):
+    candidates: list[Candidate] = Field(description="New candidates from this Dream.")
+    considered_experiences: int
+    already_known: int = Field(description="Shared procedures already a Skill or a candidate.")
+
+
+class CheckRequest(_Input):
+    candidate_id: str
+    timeout_seconds: float = Field(default=60.0, gt=0, le=1800)
+
+
+class PromoteCandidateRequest(_Input):
+    candidate_id: str
+    name: str | None = None
+    description: str | None = Field(default=None, max_length=SKILL_DESCRIPTION_MAX)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        return None if value is None else check_skill_name(value)
+
+
+# ---------------------------------------------------------------- views
+
+
+class Provenance(_Output):
+    host: str | None
+    model: str | None
+    created_at: str
+    verification: Verification
+
+
+class Experience(_Output):
+    kind: Literal["experience"] = "experience"
+    id: str
+    task: str
+    task_id: str | None
+    summary: str
+    outcome: Outcome
+    trust: ExperienceTrust
+    qa: QA
+    steps: list[str]
+    commands: list[CommandRun]
+    files: list[str]
+    project: str | None
+    plan_id: str | None
+    skill_id: str | None
+    provenance: Provenance
+    redactions: dict[str, int]
+
+
+class PlanOutcome(_Output):
+    passed: bool
+    rework_count: int
+    reported_at: str
+
+
+class Plan(_Output):
+    kind: Literal["plan"] = "plan"
+    id: str
+    skill_id: str
+    task: str
+    project: str | None
+    score: float
+    steps: list[SkillStep]
+    brief_id: str | None
+    created_at: str
+    outcome: PlanOutcome | None
+
+
+class BriefRecord(_Output):
+    kind: Literal["brief"] = "brief"
+    id: str
+    task: str
+    project: str | None
+    empty: bool
+    experience_ids: list[str]
+    skill_ids: list[str]
+    tokens_estimate: int
+    budget_tokens: int
+    plan_id: str | None
+    text: str
+    created_at: str
+
+
+class EvaluationLock(_Output):
+    kind: Literal["lock"] = "lock"
+    evaluation_id: str
+    holdout_tasks: list[str]
+    active: bool
+    created_at: str
+    cleared_at: str | None
+
+
+class Lesson(_Output):
+    """A validated historical test suite for TestLore."""
+
+    kind: Literal["lesson"] = "lesson"
+    id: str
+    specification_id: str | None
+    requirements: str
+    files: list[FileEntry]
+    tests: list[FileEntry]
+    validation: dict[str, Any]
+    created_at: str
+
+
+Item = Annotated[
+    Experience | Skill | Plan | BriefRecord | Candidate | EvaluationLock | Lesson,
+    Field(discriminator="kind"),
+]
+
+
+class ListRequest(_Input):
+    kind: ItemKind = "experience"
+    limit: int = Field(default=50, ge=1, le=10000)
+
+
+class ListResult(_Output):
+    kind: ItemKind
+    total: int
+    items: list[Item]
+
+
+class ShowRequest(_Input):
+    id: str
+
+
+class ShowResult(_Output):
+    item: Item

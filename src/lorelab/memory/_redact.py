@@ -1,0 +1,131 @@
+"""Secret redaction applied to every text before it is stored in memory.
+
+Each detector names a kind; a match is replaced by ``[REDACTED:<kind>]`` and counted. Counts
+by kind are what a caller sees: never the secret, never its position.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Final
+
+MARKER_PREFIX: Final = "[REDACTED:"
+
+
+def marker(kind: str) -> str:
+    """The text a secret of ``kind`` is replaced with."""
+    return f"{MARKER_PREFIX}{kind}]"
+
+
+@dataclass(frozen=True, slots=True)
+class _Detector:
+    kind: str
+    pattern: re.Pattern[str]
+    # Index of the group holding the secret; 0 replaces the whole match.
+    group: int = 0
+
+
+# Order matters: whole blocks and structured tokens first, so a generic assignment rule never
+# sees half a private key or a token it would mislabel.
+_DETECTORS: Final = (
+    _Detector(
+        "private_key",
+        re.compile(
+            r"-----BEGIN (?P<label>[A-Z0-9 ]*?)PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:.*?-----END (?P=label)PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+            re.DOTALL,
+        ),
+    ),
+    _Detector(
+        "jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
+    ),
+    _Detector(
+        "aws_access_key_id",
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
+    ),
+    _Detector(
+        "aws_secret_access_key",
+        re.compile(
+            r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+        ),
+        group=1,
+    ),
+    _Detector("github_token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b")),
+    _Detector("github_token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b")),
+    _Detector("slack_token", re.compile(r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}")),
+    _Detector(
+        "slack_webhook",
+        re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/-]{20,}"),
+    ),
+    _Detector("api_key", re.compile(r"\bsk-(?:ant-|proj-|live-)?[A-Za-z0-9_-]{20,}")),
+    _Detector("api_key", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b")),
+    _Detector("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    _Detector(
+        "bearer_token",
+        re.compile(r"(?i)\b(?:authorization:\s*)?bearer\s+([A-Za-z0-9._~+/=-]{16,})"),
+        group=1,
+    ),
+    _Detector(
+        "url_password",
+        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:([^@\s/]+)@"),
+        group=1,
+    ),
+    _Detector(
+        "password_assignment",
+        re.compile(
+            r"(?i)\b[A-Za-z0-9_-]*?"
+            r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
+            r"[\"']?\s*(?:=|:)\s*(?P<quote>[\"']?)(?P<value>[^\s\"'&;,]{4,})(?P=quote)"
+        ),
+    ),
+)
+
+
+@dataclass(slots=True)
+class Redactor:
+    """Redacts texts one after another and keeps the running count of redactions by kind."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def __call__(self, text: str) -> str:
+        return self.redact(text)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every detected secret replaced by its marker."""
+        for detector in _DETECTORS:
+            text = self._apply(detector, text)
+        return text
+
+    def _apply(self, detector: _Detector, text: str) -> str:
+        def replace(match: re.Match[str]) -> str:
+            if detector.kind == "password_assignment":
+                value = match.group("value")
+                if value.startswith((MARKER_PREFIX, "$", "%", "<", "{")) or value.startswith("*"):
+                    # Already redacted, or a reference (``$DB_PASSWORD``, ``<token>``), not a
+                    # secret; left as written and not counted.
+                    return match.group(0)
+                start, end = match.span("value")
+            elif detector.group:
+                if match.group(detector.group).startswith(MARKER_PREFIX):
+                    return match.group(0)
+                start, end = match.span(detector.group)
+            else:
+                start, end = match.span()
+            self.counts[detector.kind] += 1
+            offset = match.start()
+            whole = match.group(0)
+            return whole[: start - offset] + marker(detector.kind) + whole[end - offset :]
+
+        return detector.pattern.sub(replace, text)
+
+    def summary(self) -> dict[str, int]:
+        """Redaction counts by kind, sorted by kind."""
+        return {kind: self.counts[kind] for kind in sorted(self.counts)}
+
+
+def redact(text: str) -> tuple[str, dict[str, int]]:
+    """Redact one text; returns the redacted text and the counts by kind."""
+    redactor = Redactor()
+    return redactor.redact(text), redactor.summary()

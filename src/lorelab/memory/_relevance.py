@@ -1,0 +1,114 @@
+"""The relevance floor: when a stored item is relevant enough to reach a brief or a plan.
+
+For a task, the *informative terms* are its distinct index terms (:func:`terms`) that are not
+too common in the store: a term in more than ``max(common_min_docs, common_fraction * N)`` of
+the N indexed items says nothing about relevance. Each informative term weighs its BM25 IDF,
+``ln(1 + (N - df + 0.5) / (df + 0.5))``. Candidates come from the FTS5 index ranked by BM25;
+an item's *score* is the IDF-weighted share of the task's informative terms it contains (in
+[0, 1]). An item clears the floor when its score is at least ``min_coverage`` **and** it
+contains at least ``min_matched_terms`` informative terms. Nothing clearing the floor means
+an empty brief: say nothing rather than pad.
+
+The defaults were tuned on the labelled retrieval set (``benchmarks/retrieval_quality.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass
+from typing import Final
+
+from lorelab.memory._text import fts_query, unique_terms
+
+
+@dataclass(frozen=True, slots=True)
+class RelevancePolicy:
+    """The documented floor and the retrieval knobs around it."""
+
+    min_coverage: float = 0.3
+    min_matched_terms: int = 2
+    common_fraction: float = 0.1
+    common_min_docs: int = 20
+    pool: int = 50
+
+
+DEFAULT_POLICY: Final = RelevancePolicy()
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerms:
+    """A task's informative terms and their IDF weights."""
+
+    weights: dict[str, float]
+    present: tuple[str, ...]
+    dropped_common: tuple[str, ...]
+
+    @property
+    def total(self) -> float:
+        return sum(self.weights.values())
+
+    def match(self) -> str | None:
+        """The FTS5 MATCH expression over informative terms the index holds; None if none."""
+        return fts_query(self.present) if self.present else None
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One candidate with its relevance."""
+
+    rowid: int
+    score: float
+    matched: tuple[str, ...]
+    bm25: float
+
+    def clears(self, policy: RelevancePolicy) -> bool:
+        return len(self.matched) >= policy.min_matched_terms and self.score >= policy.min_coverage
+
+
+def idf(n_docs: int, doc_freq: int) -> float:
+    """BM25's inverse document frequency (the always-positive form)."""
+    return math.log(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def query_terms(
+    conn: sqlite3.Connection, vocab_table: str, task: str, n_docs: int, policy: RelevancePolicy
+) -> QueryTerms:
+    """The informative terms of ``task`` against the index behind ``vocab_table``."""
+    distinct = unique_terms(task)
+    if not distinct:
+        return QueryTerms({}, (), ())
+    doc_freq: dict[str, int] = {}
+    # Bounded batches keep the statement under SQLite's variable limit for very long tasks.
+    for start in range(0, len(distinct), 500):
+        batch = distinct[start : start + 500]
+        marks = ",".join("?" * len(batch))
+        for term, doc in conn.execute(
+            f"SELECT term, doc FROM {vocab_table} WHERE term IN ({marks})", batch
+        ):
+            doc_freq[str(term)] = int(doc)
+    limit = max(policy.common_min_docs, policy.common_fraction * n_docs)
+    weights: dict[str, float] = {}
+    dropped: list[str] = []
+    for term in distinct:
+        df = doc_freq.get(term, 0)
+        if df > limit:
+            dropped.append(term)
+            continue
+        weights[term] = idf(max(n_docs, df), df)
+    present = tuple(term for term in weights if doc_freq.get(term, 0) > 0)
+    return QueryTerms(weights, present, tuple(dropped))
+
+
+def score(query: QueryTerms, rowid: int, doc_terms: str, bm25: float) -> Scored:
+    """Score one candidate item whose index terms are ``doc_terms``."""
+    present = set(doc_terms.split())
+    matched = tuple(term for term in query.weights if term in present)
+    total = query.total
+    coverage = sum(query.weights[term] for term in matched) / total if total > 0 else 0.0
+    return Scored(rowid=rowid, score=round(coverage, 6), matched=matched, bm25=bm25)
+
+
+def rank(scored: list[Scored]) -> list[Scored]:
+    """Highest score first; BM25 (more negative is better in SQLite) then newest id break ties."""
+    return sorted(scored, key=lambda item: (-item.score, item.bm25, -item.rowid))
