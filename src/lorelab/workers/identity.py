@@ -871,11 +871,12 @@ def compare_identities(old: WorkerIdentity, new: WorkerIdentity) -> list[str]:
     return changes
 
 
-def check_identity(identity: WorkerIdentity, *, cwd: Path) -> IdentityCheck:
-    """Bind ``identity``'s argv again in ``cwd`` and report every change; never re-binds it.
+def rebind_identity(
+    identity: WorkerIdentity, *, cwd: Path
+) -> tuple[WorkerIdentity | None, list[str]]:
+    """Bind ``identity``'s argv again in ``cwd``; return the fresh binding and every change.
 
-    Relative files are compared by their place in the cwd, so one identity checks every trial
-    cwd built from the same project; a file that cannot be bound any more is a change too.
+    The fresh binding is ``None`` when the argv cannot be bound any more (that is a change too).
     """
     try:
         fresh = _bind(
@@ -886,6 +887,15 @@ def check_identity(identity: WorkerIdentity, *, cwd: Path) -> IdentityCheck:
             list(identity.python_path),
         )
     except LorelabError as exc:
-        return IdentityCheck(ok=False, changes=(f"cannot bind the worker again: {exc}",))
-    changes = compare_identities(identity, fresh)
+        return None, [f"cannot bind the worker again: {exc}"]
+    return fresh, compare_identities(identity, fresh)
+
+
+def check_identity(identity: WorkerIdentity, *, cwd: Path) -> IdentityCheck:
+    """Bind ``identity``'s argv again in ``cwd`` and report every change; never re-binds it.
+
+    Relative files are compared by their place in the cwd, so one identity checks every trial
+    cwd built from the same project; a file that cannot be bound any more is a change too.
+    """
+    _, changes = rebind_identity(identity, cwd=cwd)
     return IdentityCheck(ok=not changes, changes=tuple(changes))

@@ -1,0 +1,72 @@
+"""Naming a worker: a shipped adapter's name, or a JSON array argv."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Final
+
+from lorelab.errors import JSONInputError, UsageError
+from lorelab.io import loads_strict
+
+ADAPTER_PACKAGE: Final = "lorelab.workers.adapters"
+SHIPPED_ADAPTERS: Final[dict[str, str]] = {
+    "fixture": "fixture",
+    "fixture-host": "fixture_host",
+    "claude": "claude",
+    "codex": "codex",
+    "gemini": "gemini",
+    "pynguin": "pynguin",
+}
+_FIXTURE_MODULES: Final = frozenset(
+    f"{ADAPTER_PACKAGE}.{SHIPPED_ADAPTERS[name]}" for name in ("fixture", "fixture-host")
+)
+
+
+def adapter_argv(name: str) -> list[str]:
+    """The argv that runs shipped adapter ``name`` with this interpreter."""
+    if name not in SHIPPED_ADAPTERS:
+        raise UsageError(
+            f"unknown adapter {name!r}; shipped adapters: {', '.join(SHIPPED_ADAPTERS)}"
+        )
+    return [sys.executable, "-m", f"{ADAPTER_PACKAGE}.{SHIPPED_ADAPTERS[name]}"]
+
+
+def resolve_agent(name_or_json_argv: str) -> list[str]:
+    """Turn ``--agent`` text into an argv: a shipped adapter's name or a JSON array of strings.
+
+    Anything else (a shell command line, an empty array, a non-string element) is refused with
+    a :class:`UsageError`; lorelab never runs a worker through a shell.
+    """
+    text = name_or_json_argv.strip()
+    if text in SHIPPED_ADAPTERS:
+        return adapter_argv(text)
+    if not text.startswith("["):
+        raise UsageError(
+            f"--agent {name_or_json_argv!r} is neither a shipped adapter "
+            f"({', '.join(SHIPPED_ADAPTERS)}) nor a JSON array of strings such as "
+            '["python3", "worker.py"]'
+        )
+    try:
+        value = loads_strict(text.encode("utf-8"), "--agent")
+    except JSONInputError as exc:
+        raise UsageError(str(exc)) from None
+    if not isinstance(value, list) or not value:
+        raise UsageError("--agent must be a non-empty JSON array of strings")
+    for item in value:
+        if not isinstance(item, str) or not item or "\x00" in item:
+            raise UsageError(f"--agent element {item!r} must be a non-empty string without NUL")
+    return list(value)
+
+
+def is_fixture_agent(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` runs a shipped protocol fixture (``python -m ...adapters.fixture``)."""
+    items = list(argv)
+    for index, arg in enumerate(items[1:], start=1):
+        if arg == "-m" and index + 1 < len(items):
+            return items[index + 1] in _FIXTURE_MODULES
+        if arg.startswith("-m") and len(arg) > 2:
+            return arg[2:] in _FIXTURE_MODULES
+        if not arg.startswith("-"):
+            return False
+    return False
