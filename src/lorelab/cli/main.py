@@ -7,6 +7,7 @@ import click
 from lorelab.cli._common import LorelabGroup
 from lorelab.cli.eval import eval_group
 from lorelab.cli.evaluate import evaluate_command
+from lorelab.cli.tests import tests_group
 
 
 @click.group(cls=LorelabGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,6 +22,7 @@ def app() -> None:
 
 app.add_command(eval_group)
 app.add_command(evaluate_command)
+app.add_command(tests_group)
 
 
 def main() -> None:

@@ -1,0 +1,107 @@
+"""``lorelab tests``: run a project's test suite repeatedly and report stability (``run``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from lorelab.cli._common import (
+    LorelabGroup,
+    echo_json,
+    exit_with,
+    stderr_console,
+    stdout_console,
+)
+from lorelab.runners import SuiteCheck, check_suite
+
+_TAIL_LINES = 20
+
+
+@click.group(name="tests", cls=LorelabGroup)
+def tests_group() -> None:
+    """Run test suites and check whether they are stable."""
+
+
+def _print_table(path: Path, check: SuiteCheck) -> None:
+    report = check.report
+    console = stdout_console()
+    table = Table(title=f"{path} ({report.runner})")
+    for column in ("run", "classification", "exit", "ms", "passed", "failed", "error", "skipped"):
+        table.add_column(column, justify="left" if column == "classification" else "right")
+    for number, run in enumerate(report.runs, start=1):
+        counts = dict.fromkeys(("passed", "failed", "error", "skipped"), 0)
+        for case in run.cases:
+            counts[case.status] += 1
+        table.add_row(
+            str(number),
+            run.classification,
+            "killed" if run.exit_code is None else str(run.exit_code),
+            str(run.duration_ms),
+            *(str(counts[status]) for status in ("passed", "failed", "error", "skipped")),
+        )
+    console.print(table)
+    console.print(f"classification: {report.classification}")
+    console.print(f"stable: {'yes' if report.stable else 'no'}")
+    console.print(f"reason (run 1): {report.runs[0].reason}")
+    if report.first_difference:
+        console.print(f"first difference: {report.first_difference}")
+    if report.flaky_cases:
+        console.print("flaky cases:")
+        for case_id in report.flaky_cases:
+            console.print(f"  {case_id}", markup=False)
+    if not check.ok:
+        # Show what the first run that went wrong printed: that is where the diagnosis is.
+        bad = next(
+            (run for run in check.stability.runs if run.classification != "passed"),
+            check.stability.runs[0],
+        )
+        number = check.stability.runs.index(bad) + 1
+        lines = bad.output_tail.rstrip().splitlines()[-_TAIL_LINES:]
+        console.print(f"last lines of run {number}'s output:")
+        for line in lines:
+            console.print(f"  {line}", markup=False)
+
+
+@tests_group.command(name="run")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--runner",
+    type=click.Choice(["pytest", "node"]),
+    default=None,
+    help="Runner to use. Default: node if PATH has package.json or *.test.js, else pytest.",
+)
+@click.option(
+    "--stability-runs",
+    type=int,
+    default=3,
+    show_default=True,
+    help="How many times to run the suite (2 to 5).",
+)
+@click.option(
+    "--timeout-s",
+    type=float,
+    default=120.0,
+    show_default=True,
+    help="Timeout of each run in seconds; the whole process group is killed at it.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def run_command(
+    path: Path, runner: str | None, stability_runs: int, timeout_s: float, as_json: bool
+) -> None:
+    """Run the test suite at PATH several times and report classification and flaky cases.
+
+    The suite runs in place; lorelab writes its reports outside PATH. Exit codes: 0 stable
+    and passing; 1 unstable, failing, broken or empty; 2 invalid input.
+    """
+    check = check_suite(path, runner=runner, runs=stability_runs, timeout_s=timeout_s)
+    stderr_console().print(
+        f"lorelab: runner {check.report.runner} ({check.report.runner_chosen_by})",
+        markup=False,
+    )
+    if as_json:
+        echo_json(check.report)
+    else:
+        _print_table(path, check)
+    exit_with(0 if check.ok else 1)

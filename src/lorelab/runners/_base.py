@@ -1,0 +1,110 @@
+"""What both runners share: the interface, argument checks, scrubbed environments, JUnit reading."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Final, Protocol
+
+from lorelab.errors import InputFileError, InvalidInput, UsageError
+from lorelab.io import read_bounded
+from lorelab.runners._models import (
+    OUTPUT_TAIL_CHARS,
+    Case,
+    CaseStatus,
+    Execution,
+    RunnerName,
+)
+
+MAX_TIMEOUT_S: Final = 24 * 3600.0
+JUNIT_LIMIT: Final = 32 * 1024 * 1024
+
+
+class TestRunner(Protocol):
+    """Runs one project's test suite once and reports an :class:`Execution`."""
+
+    @property
+    def name(self) -> RunnerName:
+        """The runner's name, as ``Execution.runner`` records it."""
+        ...
+
+    def run(self, project: Path, *, timeout_s: float, reverse: bool = False) -> Execution:
+        """Run the suite of ``project`` once, killing it after ``timeout_s`` seconds."""
+        ...
+
+
+# pytest would try to collect a class named Test* imported into a test module; opt out without
+# making ``__test__`` a protocol member every implementation would need.
+setattr(TestRunner, "__test__", False)  # noqa: B010
+
+
+def check_timeout(timeout_s: float) -> float:
+    """Return ``timeout_s`` if it is a usable per-execution timeout, else raise UsageError."""
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float):
+        raise UsageError(f"timeout {timeout_s!r}: must be a number of seconds")
+    if not 0 < timeout_s <= MAX_TIMEOUT_S:
+        raise UsageError(f"timeout {timeout_s!r}: must be above 0 and at most {MAX_TIMEOUT_S:.0f}")
+    return float(timeout_s)
+
+
+def check_project(project: str | os.PathLike[str]) -> Path:
+    """Return the absolute, resolved project directory, or raise :class:`InputFileError`."""
+    path = Path(project)
+    if not path.exists():
+        raise InputFileError(f"project {path}: no such directory")
+    if not path.is_dir():
+        raise InputFileError(f"project {path}: not a directory")
+    return path.resolve()
+
+
+def scrubbed_env(remove: Iterable[str], set_: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment without ``remove`` and with ``set_`` applied."""
+    env = dict(os.environ)
+    for name in remove:
+        env.pop(name, None)
+    env.update(set_)
+    return env
+
+
+def output_tail(data: bytes) -> str:
+    """The last ``OUTPUT_TAIL_CHARS`` characters of process output, decoded leniently."""
+    return data.decode("utf-8", errors="replace")[-OUTPUT_TAIL_CHARS:]
+
+
+class ReportUnreadable(Exception):
+    """A JUnit report is missing, too large or malformed; the execution is then ``crashed``."""
+
+
+def read_junit(path: Path) -> ET.Element:
+    """Parse a JUnit XML report written by the test process, refusing DTDs and huge files."""
+    if not path.exists():
+        raise ReportUnreadable(f"no JUnit report at {path.name}")
+    try:
+        data = read_bounded(path, "fixture", JUNIT_LIMIT)
+    except InvalidInput as exc:
+        raise ReportUnreadable(str(exc)) from None
+    # The report is written by the code under test's process: never expand entities from it.
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise ReportUnreadable("JUnit report declares a DTD")
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise ReportUnreadable(f"JUnit report is not well-formed XML: {exc}") from None
+
+
+_STATUS_RANK: Final[dict[CaseStatus, int]] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+
+
+def merge_cases(cases: Iterable[Case]) -> list[Case]:
+    """Merge repeated reports of one case id, keeping the first position and the worst status.
+
+    pytest reports a test that failed and then errored in teardown twice under one id.
+    """
+    merged: dict[str, Case] = {}
+    for case in cases:
+        seen = merged.get(case.id)
+        if seen is None or _STATUS_RANK[case.status] > _STATUS_RANK[seen.status]:
+            merged[case.id] = case
+    return list(merged.values())
