@@ -8,6 +8,7 @@ from lorelab.cli._common import LorelabGroup
 from lorelab.cli.eval import eval_group
 from lorelab.cli.evaluate import evaluate_command
 from lorelab.cli.tests import tests_group
+from lorelab.cli.worker import worker_group
 
 
 @click.group(cls=LorelabGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,6 +24,7 @@ def app() -> None:
 app.add_command(eval_group)
 app.add_command(evaluate_command)
 app.add_command(tests_group)
+app.add_command(worker_group)
 
 
 def main() -> None:

@@ -1,0 +1,101 @@
+"""``lorelab worker``: bind a worker's identity, or make one bounded role call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lorelab.cli._common import LorelabGroup, echo_json, exit_with
+from lorelab.workers.commands import agent_identity, call_agent
+from lorelab.workers.roles import ROLES
+from lorelab.workers.transport import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
+
+_AGENT_HELP = (
+    "A shipped adapter (fixture, fixture-host, claude, codex, gemini, pynguin) or the worker's "
+    'argv as a JSON array, e.g. \'["python3", "worker.py"]\'. Never run through a shell.'
+)
+_CWD = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+@click.group(name="worker", cls=LorelabGroup)
+def worker_group() -> None:
+    """Workers: external agent processes speaking lorelab.worker/1 on stdin/stdout."""
+
+
+@worker_group.command("identity")
+@click.option("--agent", required=True, help=_AGENT_HELP)
+@click.option("--cwd", type=_CWD, default=".", show_default=True, help="The trial directory.")
+@click.option("--identity", "operator_identity", help="Who operates this worker (free text).")
+def identity_command(agent: str, cwd: Path, operator_identity: str | None) -> None:
+    """Print what the worker argv would run, hashed, without running anything.
+
+    Exit 2 for a credential-like operand or a launcher that cannot be resolved; exit 3 when a
+    named script or module cannot be bound.
+    """
+    echo_json(agent_identity(agent, cwd=cwd, operator_identity=operator_identity))
+
+
+@worker_group.command("call")
+@click.option("--agent", required=True, help=_AGENT_HELP)
+@click.option("--role", required=True, type=click.Choice(ROLES), help="The role to call.")
+@click.option(
+    "--payload",
+    "payload_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The role payload (JSON, at most 2 MiB), without transportBudget.",
+)
+@click.option("--cwd", type=_CWD, default=".", show_default=True, help="The trial directory.")
+@click.option(
+    "--timeout-ms",
+    type=int,
+    default=DEFAULT_TIMEOUT_MS,
+    show_default=True,
+    help="Kill the worker's process group after this many ms (at most 120000).",
+)
+@click.option(
+    "--max-output-bytes",
+    type=int,
+    default=DEFAULT_MAX_OUTPUT_BYTES,
+    show_default=True,
+    help="Fail the call when stdout passes this many bytes.",
+)
+@click.option("--identity", "operator_identity", help="Who operates this worker (free text).")
+@click.option(
+    "--response-out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write a successful call's response to this new file.",
+)
+def call_command(
+    agent: str,
+    role: str,
+    payload_path: Path,
+    cwd: Path,
+    timeout_ms: int,
+    max_output_bytes: int,
+    operator_identity: str | None,
+    response_out: Path | None,
+) -> None:
+    """Make one call (never retried) and print its role receipt as JSON.
+
+    Exit 0 when the call succeeded, 1 when it failed (timeout, output too large, invalid or
+    rejected response, nonzero exit, ...), 3 when the worker's bound identity changed, 2 for
+    invalid input (nothing run).
+    """
+    result = call_agent(
+        agent,
+        role,
+        payload_path,
+        cwd=cwd,
+        timeout_ms=timeout_ms,
+        max_output_bytes=max_output_bytes,
+        operator_identity=operator_identity,
+        response_out=response_out,
+    )
+    receipt = result.call.receipt
+    echo_json(receipt)
+    if receipt.failure == "identity-changed":
+        exit_with(3)
+    if receipt.failure is not None:
+        exit_with(1)

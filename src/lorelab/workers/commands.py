@@ -1,0 +1,83 @@
+"""What ``lorelab worker identity`` and ``lorelab worker call`` do, as library functions."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from lorelab.errors import OutputExistsError, UsageError
+from lorelab.io import pretty_json, read_json
+from lorelab.workers.agents import resolve_agent
+from lorelab.workers.identity import WorkerIdentity, bind_identity
+from lorelab.workers.roles import check_role, validate_payload
+from lorelab.workers.transport import RoleCall, call_worker, check_bounds
+
+
+def agent_identity(agent: str, *, cwd: Path, operator_identity: str | None) -> WorkerIdentity:
+    """Bind the worker named by ``agent`` (adapter name or JSON argv) in ``cwd``; run nothing."""
+    return bind_identity(resolve_agent(agent), cwd=cwd, operator_identity=operator_identity)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCall:
+    """One call made from the command line, with the identity it was bound to."""
+
+    identity: WorkerIdentity
+    call: RoleCall
+
+
+def call_agent(
+    agent: str,
+    role: str,
+    payload_path: Path,
+    *,
+    cwd: Path,
+    timeout_ms: int,
+    max_output_bytes: int,
+    operator_identity: str | None,
+    response_out: Path | None = None,
+) -> AgentCall:
+    """Check the budget, read and validate the payload, bind the worker, make one call.
+
+    Every refusal happens before the worker runs. With ``response_out``, a successful call's
+    response is written there (0600, never over an existing file).
+    """
+    checked = check_role(role)
+    check_bounds(timeout_ms, max_output_bytes)
+    if response_out is not None and os.path.lexists(response_out):
+        raise OutputExistsError(f"{response_out}: already exists; choose a new file")
+    argv = resolve_agent(agent)
+    payload = read_json(payload_path, "manifest")
+    if not isinstance(payload, dict):
+        raise UsageError(f"{payload_path}: the payload must be a JSON object")
+    validate_payload(checked, payload, str(payload_path))
+    identity = bind_identity(argv, cwd=cwd, operator_identity=operator_identity)
+    call = call_worker(
+        argv,
+        checked,
+        payload,
+        cwd=cwd,
+        timeout_ms=timeout_ms,
+        max_output_bytes=max_output_bytes,
+        identity=identity,
+    )
+    if response_out is not None and call.response is not None:
+        _write_new(response_out, pretty_json(call.response).encode("utf-8"))
+    return AgentCall(identity, call)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600
+        )
+    except FileExistsError:
+        raise OutputExistsError(f"{path}: already exists; choose a new file") from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
