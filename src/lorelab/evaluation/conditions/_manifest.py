@@ -106,6 +106,14 @@ class TaskSpec(_Model):
         ),
     )
 
+    commands: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Commands the task is expected to need besides verify (for example a search), "
+            "declared before any run; the relevance rule checks whether guidance names them."
+        ),
+    )
+
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:

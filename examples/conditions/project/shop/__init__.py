@@ -1,0 +1,1 @@
+"""Order pricing: money amounts, prices, tax, shipping, stock, product import and slugs."""
