@@ -217,7 +217,8 @@ TASKS: Final[Mapping[str, FixtureTask]] = {
             Edit(
                 "shop/pricing.py",
                 "    return (total * (100 - percent) / 100).quantize(CENT)\n",
-                "    return (total * (100 - percent) / 100).quantize(CENT, rounding=ROUND_HALF_UP)\n",
+                "    return (total * (100 - percent) / 100)"
+                ".quantize(CENT, rounding=ROUND_HALF_UP)\n",
             ),
         ),
         solved_summary=(
