@@ -26,8 +26,8 @@ from lorelab.memory._text import fts_query, unique_terms
 class RelevancePolicy:
     """The documented floor and the retrieval knobs around it."""
 
-    min_coverage: float = 0.3
-    min_matched_terms: int = 2
+    min_coverage: float = 0.25
+    min_matched_terms: int = 3
     common_fraction: float = 0.1
     common_min_docs: int = 20
     pool: int = 50
