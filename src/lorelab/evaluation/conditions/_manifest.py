@@ -12,7 +12,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 from pydantic.alias_generators import to_camel
 
-from lorelab.errors import SchemaError
+from lorelab.errors import PathError, SchemaError
 from lorelab.io import read_json, validate_model
 from lorelab.workspace import canonical_path
 
@@ -123,7 +123,10 @@ class TaskSpec(_Model):
     @classmethod
     def _files(cls, value: list[str]) -> list[str]:
         for path in value:
-            canonical_path(path)
+            try:
+                canonical_path(path)
+            except PathError as exc:
+                raise ValueError(str(exc)) from None
         return value
 
     def verify_argv(self) -> list[str]:
