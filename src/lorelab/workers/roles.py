@@ -20,10 +20,10 @@ from lorelab.workspace import FileEntry, check_distinct
 
 PROTOCOL: Final = "lorelab.worker/1"
 PROMPT_VERSION: Final = "lorelab.role-prompt/1"
-ROLES: Final = ("architect", "author", "reviewer", "host")
+ROLES: Final = ("architect", "author", "reviewer", "host", "context")
 MAX_TIMEOUT_MS: Final = 120_000
 
-Role = Literal["architect", "author", "reviewer", "host"]
+Role = Literal["architect", "author", "reviewer", "host", "context"]
 Runner = Literal["pytest", "node"]
 
 _PYTEST_TEST_PATH: Final = re.compile(r"tests/test_[A-Za-z0-9_]+\.py")
@@ -275,20 +275,112 @@ class HostResponse(_Response):
     commands: list[HostCommand]
 
 
-RolePayload = ArchitectPayload | AuthorPayload | ReviewerPayload | HostPayload
-RoleResponse = ArchitectResponse | AuthorResponse | ReviewerResponse | HostResponse
+# The context role belongs to the context evaluation's simulated trials (docs/context.md).
+
+
+class ContextTrial(_Wire):
+    """Which simulated trial and turn a context payload belongs to."""
+
+    id: str = Field(description="Trial id: <fixture id>#<managed boundary>.")
+    boundary: Literal["compaction", "restart"] = Field(description="The managed boundary.")
+    boundary_index: int = Field(ge=0, description="Index of the managed boundary event.")
+    turn: int = Field(ge=1, description="1-based turn number.")
+    max_turns: int = Field(ge=1, description="The turn cap.")
+
+
+class SourceOwner(_Wire):
+    """Marks the requesting turn as synthetic, owned by the evaluator, at an exact index."""
+
+    kind: Literal["synthetic"]
+    owner: str
+    request_index: int = Field(ge=0)
+
+
+class ContextRequest(_Wire):
+    """The isolated requesting turn the evaluator appended after the evidence."""
+
+    index: int = Field(ge=0, description="The request event's index.")
+    text: str
+    source_owner: SourceOwner
+
+
+class ContextPayload(_Payload):
+    """What a context worker receives: the recovered checkpoint, never labels or expected facts."""
+
+    role: Literal["context"]
+    trial: ContextTrial
+    task: str = Field(description="The original task; it names the fact ids to report.")
+    request: ContextRequest
+    recovered: dict[str, Any] = Field(description="The checkpoint written at the boundary.")
+    brief: str = Field(description="The checkpoint's handoff brief (Markdown).")
+    transcript: list[dict[str, Any]] = Field(
+        description="Events this trial's earlier turns added (commands), in order."
+    )
+    next_index: int = Field(ge=0, description="Index the next event of this turn will get.")
+
+
+class ContextFact(_Wire):
+    """A fact the worker states, with the event indices that support it."""
+
+    id: str = Field(min_length=1)
+    value: str
+    evidence: list[int]
+
+
+class ContextClaim(_Wire):
+    """A claim the worker makes, with the event indices it cites."""
+
+    text: str
+    evidence: list[int]
+
+
+class ContextAnswer(_Wire):
+    """The worker's answer to the request."""
+
+    facts: list[ContextFact] = Field(default_factory=list)
+    claims: list[ContextClaim] = Field(default_factory=list)
+
+    @field_validator("facts")
+    @classmethod
+    def _distinct_ids(cls, value: list[ContextFact]) -> list[ContextFact]:
+        ids = [fact.id for fact in value]
+        if len(set(ids)) != len(ids):
+            raise ValueError("fact ids must be unique")
+        return value
+
+
+class ContextCommand(_Wire):
+    """A command the worker ran this turn and its exit code."""
+
+    command: str = Field(min_length=1)
+    exit_code: int
+
+
+class ContextResponse(_Response):
+    """A context worker's turn: the commands it ran, and its answer (null asks for a turn)."""
+
+    commands: list[ContextCommand] = Field(default_factory=list)
+    answer: ContextAnswer | None = None
+
+
+RolePayload = ArchitectPayload | AuthorPayload | ReviewerPayload | HostPayload | ContextPayload
+RoleResponse = (
+    ArchitectResponse | AuthorResponse | ReviewerResponse | HostResponse | ContextResponse
+)
 
 PAYLOAD_MODELS: Final[dict[str, type[BaseModel]]] = {
     "architect": ArchitectPayload,
     "author": AuthorPayload,
     "reviewer": ReviewerPayload,
     "host": HostPayload,
+    "context": ContextPayload,
 }
 RESPONSE_MODELS: Final[dict[str, type[BaseModel]]] = {
     "architect": ArchitectResponse,
     "author": AuthorResponse,
     "reviewer": ReviewerResponse,
     "host": HostResponse,
+    "context": ContextResponse,
 }
 
 
@@ -440,6 +532,26 @@ Reply shape:
 Rules:
 - List every shell command you ran, in order, with its exit code (null if you do not know it).
 - Do not read or write credentials, and do not use the network unless the task requires it.
+""",
+    "context": """\
+Task: resume work after a context boundary (`trial.boundary`: a compaction or a restart). Your
+earlier context is gone. `recovered` is the checkpoint written at the boundary: its `summary`
+lists the earlier events as `[index] author kind: content`, its `notes` say what to keep, and
+its `failedCommands` must not be repeated. `brief` is the same checkpoint as text. `task` is the
+original task and names the facts to report (`- fact <id>: ...`); `request` is the turn to
+answer. `transcript` holds the events your earlier turns of this trial added.
+
+Reply shape:
+{"commands": [{"command": "<command>", "exitCode": 0}],
+ "answer": {"facts": [{"id": "<fact id>", "value": "<value>", "evidence": [<event index>]}],
+            "claims": [{"text": "<claim>", "evidence": [<event index>]}]}}
+
+Rules:
+- State each fact the task names, citing the indices of the earlier events that support it.
+  Cite only events that exist and come before your answer.
+- Do not repeat a command listed in `recovered.failedCommands`.
+- List every command you ran this turn, in order, with its exit code; they get event indices
+  from `nextIndex` on. Set "answer" to null to ask for another turn (at most `trial.maxTurns`).
 """,
 }
 
