@@ -39,7 +39,13 @@ from lorelab.runners._models import (
 from lorelab.runners._process import ProcessResult, run_process
 
 PLUGIN: Final = "lorelab.runners._pytest_plugin"
-REMOVED_ENV: Final = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "FORCE_COLOR")
+REMOVED_ENV: Final = (
+    "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+    "PYTHONPATH",
+    "FORCE_COLOR",
+)
 SET_ENV: Final = {
     "PYTHONHASHSEED": "0",
     "TZ": "UTC",
@@ -213,9 +219,20 @@ class PytestRunner:
 
     __test__ = False
 
+    def __init__(self, *, plugin_autoload: bool = True) -> None:
+        # Plugins installed next to lorelab (entry points) load by default, as with a bare
+        # pytest; ``plugin_autoload=False`` sets PYTEST_DISABLE_PLUGIN_AUTOLOAD so an
+        # execution depends only on pytest and the project's own conftest and ``-p`` options.
+        self.plugin_autoload = plugin_autoload
+
     @property
     def name(self) -> RunnerName:
         return "pytest"
+
+    def environment(self) -> dict[str, str]:
+        """The scrubbed environment an execution runs in."""
+        extra = {} if self.plugin_autoload else {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        return scrubbed_env(REMOVED_ENV, {**SET_ENV, **extra})
 
     def argv(self, project: Path, workdir: Path, *, reverse: bool) -> list[str]:
         """The command for one execution; reports go to ``workdir``, outside the project."""
@@ -249,7 +266,7 @@ class PytestRunner:
         workdir = Path(tempfile.mkdtemp(prefix="lorelab-pytest-"))
         try:
             argv = self.argv(root, workdir, reverse=reverse)
-            env = scrubbed_env(REMOVED_ENV, SET_ENV)
+            env = self.environment()
             start = time.monotonic()
             proc = run_process(argv, cwd=root, env=env, timeout_s=timeout)
             cases, classification, reason = classify(
