@@ -7,6 +7,8 @@ import click
 from lorelab.cli._common import LorelabGroup
 from lorelab.cli.eval import eval_group
 from lorelab.cli.evaluate import evaluate_command
+from lorelab.cli.mcp import mcp_command
+from lorelab.cli.memory import memory_group
 from lorelab.cli.tests import tests_group
 from lorelab.cli.worker import worker_group
 
@@ -25,6 +27,8 @@ app.add_command(eval_group)
 app.add_command(evaluate_command)
 app.add_command(tests_group)
 app.add_command(worker_group)
+app.add_command(memory_group)
+app.add_command(mcp_command)
 
 
 def main() -> None:

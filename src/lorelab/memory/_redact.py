@@ -73,7 +73,7 @@ _DETECTORS: Final = (
         group=1,
     ),
     _Detector(
-        "password_assignment",
+        "secret_assignment",
         re.compile(
             r"(?i)\b[A-Za-z0-9_-]*?"
             r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
@@ -100,7 +100,7 @@ class Redactor:
 
     def _apply(self, detector: _Detector, text: str) -> str:
         def replace(match: re.Match[str]) -> str:
-            if detector.kind == "password_assignment":
+            if detector.kind == "secret_assignment":
                 value = match.group("value")
                 if value.startswith((MARKER_PREFIX, "$", "%", "<", "{")) or value.startswith("*"):
                     # Already redacted, or a reference (``$DB_PASSWORD``, ``<token>``), not a

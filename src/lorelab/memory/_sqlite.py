@@ -89,7 +89,14 @@ from lorelab.memory._relevance import (
     rank,
     score,
 )
-from lorelab.memory._text import STOPWORDS, fts_query, task_key, term_string, words
+from lorelab.memory._text import (
+    STOPWORDS,
+    fts_query,
+    normalise_command,
+    task_key,
+    term_string,
+    words,
+)
 from lorelab.workspace import FileEntry
 
 T = TypeVar("T")
@@ -505,9 +512,12 @@ class SqliteMemoryStore:
                 )
             )
             commands = [CommandRun.model_validate(c) for c in _loads(row["commands"])]
-            succeeded = {c.command.strip() for c in commands if c.exit_code == 0}
+            # A command that also succeeded in the same experience (or was its passing
+            # verification) was part of the normal fix-and-rerun loop, not a dead end.
+            succeeded = {normalise_command(c.command) for c in commands if c.exit_code == 0}
+            succeeded.add(normalise_command(row["verification_command"]))
             for command in commands:
-                key = command.command.strip()
+                key = normalise_command(command.command)
                 if command.exit_code == 0 or key in succeeded or key in seen_avoid:
                     continue
                 seen_avoid.add(key)

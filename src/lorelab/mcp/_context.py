@@ -1,0 +1,106 @@
+"""``lore_checkpoint`` and ``lore_recover``: durable context (``lorelab.context``) over MCP.
+
+Checkpoints live under the memory home (``<home>/checkpoints``), beside ``memory.db``. Text
+is redacted before it is written, like everything else the memory stores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lorelab.context import (
+    CheckpointStore,
+    FailedCommand,
+    RequestContext,
+    handoff_brief,
+    recover,
+    write_checkpoint,
+)
+from lorelab.memory import Redactor
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FailedCommandInput(_Input):
+    """A command that already failed before the boundary."""
+
+    command: str = Field(min_length=1, max_length=2000)
+    exit_code: int = Field(description="Its nonzero exit code.")
+
+
+class CheckpointRequest(_Input):
+    """Durable context to keep across a compaction, restart or child handoff."""
+
+    scope: str = Field(
+        min_length=1, max_length=512, description="What the context belongs to (task/session id)."
+    )
+    boundary: Literal["compaction", "restart", "child_handoff"]
+    summary: str = Field(max_length=100_000, description="Summary of the work so far.")
+    notes: list[str] = Field(
+        default=[], max_length=200, description="Notes the next context keeps."
+    )
+    task: str | None = Field(default=None, max_length=20_000, description="The task statement.")
+    failed_commands: list[FailedCommandInput] = Field(
+        default=[], max_length=200, description="Commands that failed; not to be repeated."
+    )
+
+
+class CheckpointResult(BaseModel):
+    checkpoint_id: str
+    scope: str
+    boundary: str
+    created_at: str
+    redactions: dict[str, int]
+
+
+class RecoverRequest(_Input):
+    scope: str = Field(min_length=1, max_length=512)
+
+
+class RecoverResult(BaseModel):
+    found: bool
+    checkpoint: dict[str, Any] | None = Field(description="The newest checkpoint, or null.")
+    handoff_brief: str | None = Field(description="The brief a new context starts from.")
+
+
+def checkpoint(home: Path, request: CheckpointRequest) -> CheckpointResult:
+    """Write one checkpoint for ``request.scope`` under ``home``."""
+    red = Redactor()
+    written = write_checkpoint(
+        CheckpointStore(home),
+        scope=request.scope,
+        boundary=request.boundary,
+        summary=red(request.summary),
+        notes=[red(note) for note in request.notes],
+        request_context=RequestContext(
+            task=red(request.task) if request.task is not None else None
+        ),
+        failed_commands=[
+            FailedCommand(command=red(item.command), exit_code=item.exit_code)
+            for item in request.failed_commands
+        ],
+    )
+    return CheckpointResult(
+        checkpoint_id=written.id,
+        scope=written.scope,
+        boundary=written.boundary,
+        created_at=written.created_at.isoformat(),
+        redactions=red.summary(),
+    )
+
+
+def recover_context(home: Path, request: RecoverRequest) -> RecoverResult:
+    """The newest checkpoint of ``request.scope`` and its handoff brief, if there is one."""
+    found = recover(CheckpointStore(home), request.scope)
+    if found is None:
+        return RecoverResult(found=False, checkpoint=None, handoff_brief=None)
+    return RecoverResult(
+        found=True,
+        checkpoint=found.model_dump(mode="json", by_alias=True),
+        handoff_brief=handoff_brief(found),
+    )
