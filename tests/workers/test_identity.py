@@ -1,0 +1,383 @@
+import hashlib
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import lorelab
+from lorelab.errors import InputFileError, PreflightError, UsageError
+from lorelab.workers import (
+    VERIFICATION_SCOPE,
+    bind_identity,
+    check_identity,
+    implementation_hashes,
+)
+from lorelab.workers import identity as identity_module
+from tests.workers.support import write_script
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _files(identity):
+    return {(f.kind, f.declared): f for f in identity.bound_files}
+
+
+def test_python_dash_c_source_is_bound_by_its_hash(trial):
+    code = "import sys; print(sys.stdin.read())"
+    identity = bind_identity([sys.executable, "-u", "-c", code], cwd=trial, operator_identity=None)
+    assert identity.launcher.kind == "python"
+    assert identity.launcher.sha256 == _sha(Path(sys.executable))
+    [inline] = identity.inline_sources
+    assert inline.flag == "-c"
+    assert inline.sha256 == hashlib.sha256(code.encode()).hexdigest()
+    assert inline.bytes == len(code.encode())
+
+
+def test_combined_python_flags_find_the_inline_source(trial):
+    identity = bind_identity([sys.executable, "-Bc", "pass"], cwd=trial, operator_identity=None)
+    assert [s.sha256 for s in identity.inline_sources] == [hashlib.sha256(b"pass").hexdigest()]
+
+
+def test_python_dash_m_binds_the_module_file_and_its_parent_packages(trial):
+    package = trial / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "worker.py").write_text("print('{}')\n")
+    identity = bind_identity(
+        [sys.executable, "-m", "mypkg.worker", "--model", "m-1"], cwd=trial, operator_identity="op"
+    )
+    files = _files(identity)
+    assert files["module", "mypkg.worker"].sha256 == _sha(package / "worker.py")
+    assert files["module", "mypkg.worker"].cwd_relative is True
+    assert files["module", "mypkg"].path == str(package / "__init__.py")
+    assert identity.model.requested == "m-1"
+    assert identity.model.verified is None
+    assert identity.operator_identity == "op"
+
+
+def test_python_dash_m_of_a_package_binds_its_main_module(trial):
+    package = trial / "tool"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text("print('{}')\n")
+    identity = bind_identity([sys.executable, "-m", "tool"], cwd=trial, operator_identity=None)
+    assert _files(identity)["module", "tool.__main__"].sha256 == _sha(package / "__main__.py")
+
+
+def test_a_shipped_adapter_module_binds_the_installed_file(trial):
+    identity = bind_identity(
+        [sys.executable, "-m", "lorelab.workers.adapters.claude"], cwd=trial, operator_identity=None
+    )
+    bound = _files(identity)["module", "lorelab.workers.adapters.claude"]
+    installed = Path(lorelab.__file__).parent / "workers" / "adapters" / "claude.py"
+    assert bound.path == str(installed)
+    assert bound.sha256 == _sha(installed)
+
+
+def test_an_unknown_module_fails_preflight(trial):
+    with pytest.raises(PreflightError, match="no_such_module_here"):
+        bind_identity(
+            [sys.executable, "-m", "no_such_module_here"], cwd=trial, operator_identity=None
+        )
+
+
+def test_dash_m_is_the_module_flag_for_python_and_not_a_model_request(trial):
+    identity = bind_identity([sys.executable, "-m", "json.tool"], cwd=trial, operator_identity=None)
+    assert identity.model.requested is None
+
+
+def test_a_python_script_operand_is_bound(trial):
+    script = trial / "worker.py"
+    script.write_text("print('{}')\n")
+    identity = bind_identity(
+        [sys.executable, "worker.py", "-m", "gpt-x"], cwd=trial, operator_identity=None
+    )
+    bound = _files(identity)["script", "worker.py"]
+    assert bound.path == str(script)
+    assert bound.sha256 == _sha(script)
+    assert bound.mode == f"{script.stat().st_mode & 0o7777:04o}"
+    assert identity.model.requested == "gpt-x"
+
+
+def test_a_relative_script_absent_from_the_trial_cwd_fails_preflight(trial, tmp_path, monkeypatch):
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "worker.py").write_text("print('{}')\n")
+    monkeypatch.chdir(checkout)
+    with pytest.raises(PreflightError, match="absent in the trial cwd"):
+        bind_identity([sys.executable, "worker.py"], cwd=trial, operator_identity=None)
+
+
+def test_python_reading_its_program_from_stdin_is_refused(trial):
+    with pytest.raises(PreflightError, match="stdin"):
+        bind_identity([sys.executable, "-u"], cwd=trial, operator_identity=None)
+    with pytest.raises(PreflightError, match="stdin"):
+        bind_identity([sys.executable, "-"], cwd=trial, operator_identity=None)
+
+
+def test_a_relative_launcher_is_resolved_against_the_trial_cwd(trial, tmp_path, monkeypatch):
+    launcher = write_script(trial / "bin" / "worker", "print('{}')\n")
+    other = tmp_path / "other"
+    write_script(other / "bin" / "worker", "print('other')\n")
+    monkeypatch.chdir(other)
+    identity = bind_identity(["bin/worker"], cwd=trial, operator_identity=None)
+    assert identity.launcher.via == "cwd"
+    assert identity.launcher.path == str(launcher)
+    assert identity.launcher.cwd_relative is True
+    assert identity.launcher.sha256 == _sha(launcher)
+
+
+def test_a_relative_path_entry_is_resolved_against_the_trial_cwd(trial):
+    launcher = write_script(trial / "tools" / "myworker", "print('{}')\n")
+    env = {"PATH": f"tools{os.pathsep}/usr/bin"}
+    identity = bind_identity(["myworker"], cwd=trial, operator_identity=None, env=env)
+    assert identity.launcher.via == "path-lookup"
+    assert identity.launcher.path == str(launcher)
+    assert identity.launcher.cwd_relative is True
+    assert identity.search_path == ["tools", "/usr/bin"]
+
+
+def test_an_unresolvable_launcher_is_an_input_error(trial):
+    with pytest.raises(InputFileError, match="not found on PATH"):
+        bind_identity(["no-such-worker-xyz"], cwd=trial, operator_identity=None)
+    with pytest.raises(InputFileError, match="not an executable file"):
+        bind_identity(["./missing"], cwd=trial, operator_identity=None)
+
+
+def test_a_script_with_an_env_shebang_binds_its_interpreter(trial):
+    launcher = trial / "worker"
+    launcher.write_text("#!/usr/bin/env python3\nprint('{}')\n")
+    launcher.chmod(0o755)
+    identity = bind_identity(["./worker"], cwd=trial, operator_identity=None)
+    files = _files(identity)
+    assert identity.launcher.kind == "script"
+    assert files["interpreter", "/usr/bin/env"].sha256 == _sha(Path("/usr/bin/env"))
+    python3 = shutil.which("python3")
+    assert python3 is not None
+    assert files["interpreter", "python3"].path == python3
+
+
+def test_a_script_with_a_direct_shebang_binds_its_interpreter(trial):
+    launcher = trial / "worker.sh"
+    launcher.write_text("#!/bin/sh\necho '{}'\n")
+    launcher.chmod(0o755)
+    identity = bind_identity(["./worker.sh"], cwd=trial, operator_identity=None)
+    assert _files(identity)["interpreter", "/bin/sh"].sha256 == _sha(Path("/bin/sh"))
+
+
+def test_an_env_launcher_binds_the_program_it_runs(trial):
+    script = trial / "w.py"
+    script.write_text("print('{}')\n")
+    identity = bind_identity(
+        ["/usr/bin/env", "FOO=1", "python3", "w.py"], cwd=trial, operator_identity=None
+    )
+    files = _files(identity)
+    assert files["interpreter", "python3"].path == shutil.which("python3")
+    assert files["script", "w.py"].sha256 == _sha(script)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_inline_source_is_bound(trial):
+    identity = bind_identity(["node", "-e", "console.log('{}')"], cwd=trial, operator_identity=None)
+    assert identity.launcher.kind == "node"
+    assert identity.inline_sources[0].flag == "-e"
+    assert identity.inline_sources[0].sha256 == hashlib.sha256(b"console.log('{}')").hexdigest()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_node_entrypoint_and_preloads_are_bound(trial):
+    (trial / "pre.js").write_text("// preload\n")
+    (trial / "main.js").write_text("console.log('{}')\n")
+    dependency = trial / "node_modules" / "hook"
+    dependency.mkdir(parents=True)
+    (dependency / "package.json").write_text('{"main": "lib/hook.js"}')
+    (dependency / "lib").mkdir()
+    (dependency / "lib" / "hook.js").write_text("// hook\n")
+    identity = bind_identity(
+        ["node", "--require", "./pre.js", "--import=hook", "main.js"],
+        cwd=trial,
+        operator_identity=None,
+    )
+    files = _files(identity)
+    assert files["preload", "./pre.js"].sha256 == _sha(trial / "pre.js")
+    assert files["preload", "hook"].path == str(dependency / "lib" / "hook.js")
+    assert files["entrypoint", "main.js"].sha256 == _sha(trial / "main.js")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_node_entrypoint_absent_from_the_trial_cwd_fails_preflight(trial):
+    with pytest.raises(PreflightError, match="absent in the trial cwd"):
+        bind_identity(["node", "worker.js"], cwd=trial, operator_identity=None)
+
+
+def test_existing_absolute_file_operands_are_bound(trial, tmp_path):
+    data = tmp_path / "config.json"
+    data.write_text("{}")
+    identity = bind_identity(
+        [sys.executable, "-c", "pass", str(data), f"--config={data}", "/no/such/file"],
+        cwd=trial,
+        operator_identity=None,
+    )
+    operands = [f for f in identity.bound_files if f.kind == "operand"]
+    assert [f.path for f in operands] == [str(data)]
+    assert operands[0].sha256 == _sha(data)
+
+
+@pytest.mark.parametrize(
+    "operand",
+    [
+        ".env",
+        ".env.production",
+        "config/.netrc",
+        "deploy/server.pem",
+        "keys/id_rsa",
+        "id_ed25519.pub",
+        "api_token.txt",
+        "my-credentials.json",
+        "vault/secret.yaml",
+        "--env-file=.env",
+        "~/.ssh/config",
+        "~/.aws/credentials",
+        "~/.config/gcloud/application_default_credentials.json",
+    ],
+)
+def test_a_credential_like_operand_is_refused_without_being_read(trial, operand, monkeypatch):
+    hashed: list[str] = []
+    real = identity_module.sha256_file
+
+    def spy(path, *, cap):
+        hashed.append(os.fspath(path))
+        return real(path, cap=cap)
+
+    monkeypatch.setattr(identity_module, "sha256_file", spy)
+    target = trial / operand.split("=")[-1] if not operand.startswith("~") else None
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("SECRET=1\n")
+    with pytest.raises(InputFileError, match="looks like a credential"):
+        bind_identity([sys.executable, "-c", "pass", operand], cwd=trial, operator_identity=None)
+    assert hashed == [sys.executable] or all(not p.startswith(str(trial)) for p in hashed)
+    if target is not None:
+        assert str(target) not in hashed
+
+
+def test_a_credential_like_script_is_refused_before_it_is_hashed(trial, monkeypatch):
+    secret = trial / "secret_worker.py"
+    secret.write_text("print('{}')\n")
+    hashed: list[str] = []
+    real = identity_module.sha256_file
+    monkeypatch.setattr(
+        identity_module,
+        "sha256_file",
+        lambda path, *, cap: hashed.append(os.fspath(path)) or real(path, cap=cap),
+    )
+    with pytest.raises(InputFileError, match="contains 'secret'"):
+        bind_identity([sys.executable, "secret_worker.py"], cwd=trial, operator_identity=None)
+    assert str(secret) not in hashed
+
+
+def test_inline_source_and_free_text_are_not_mistaken_for_credentials(trial):
+    identity = bind_identity(
+        [
+            sys.executable,
+            "-c",
+            "import os; print(os.environ.get('TOKEN'))",
+            "count the token budget",
+        ],
+        cwd=trial,
+        operator_identity=None,
+    )
+    assert identity.inline_sources
+
+
+@pytest.mark.parametrize("argv", [[], [""], ["a\x00b"], "python3 worker.py"])
+def test_a_malformed_argv_is_a_usage_error(trial, argv):
+    with pytest.raises(UsageError):
+        bind_identity(argv, cwd=trial, operator_identity=None)
+
+
+def test_an_unchanged_identity_checks_ok(trial):
+    write_script(trial / "worker.py", "print('{}')\n")
+    identity = bind_identity([sys.executable, "worker.py"], cwd=trial, operator_identity=None)
+    assert check_identity(identity, cwd=trial).ok
+
+
+def test_a_content_change_is_reported(trial):
+    script = trial / "worker.py"
+    script.write_text("print('{}')\n")
+    identity = bind_identity([sys.executable, "worker.py"], cwd=trial, operator_identity=None)
+    script.write_text("print('{} ')\n")
+    check = check_identity(identity, cwd=trial)
+    assert not check.ok
+    assert any("script 'worker.py': content changed" in c for c in check.changes)
+
+
+def test_a_permission_change_is_reported(trial):
+    script = trial / "worker.py"
+    script.write_text("print('{}')\n")
+    script.chmod(0o644)
+    identity = bind_identity([sys.executable, "worker.py"], cwd=trial, operator_identity=None)
+    script.chmod(0o600)
+    check = check_identity(identity, cwd=trial)
+    assert check.changes == ("script 'worker.py': permission bits changed from 0644 to 0600",)
+
+
+def test_a_retargeted_symlink_is_reported_even_with_identical_content(trial, tmp_path):
+    one = write_script(tmp_path / "a" / "real-worker", "print('{}')\n")
+    two = write_script(tmp_path / "b" / "real-worker", "print('{}')\n")
+    link = trial / "worker"
+    link.symlink_to(one)
+    identity = bind_identity(["./worker"], cwd=trial, operator_identity=None)
+    link.unlink()
+    link.symlink_to(two)
+    check = check_identity(identity, cwd=trial)
+    assert not check.ok
+    assert any("resolved target changed" in c for c in check.changes)
+    assert not any("content changed" in c for c in check.changes)
+
+
+def test_a_removed_script_is_reported(trial):
+    script = trial / "worker.py"
+    script.write_text("print('{}')\n")
+    identity = bind_identity([sys.executable, "worker.py"], cwd=trial, operator_identity=None)
+    script.unlink()
+    check = check_identity(identity, cwd=trial)
+    assert not check.ok
+    assert "cannot bind the worker again" in check.changes[0]
+
+
+def test_an_identity_checks_ok_in_another_trial_cwd_with_the_same_files(tmp_path):
+    first, second = tmp_path / "t1", tmp_path / "t2"
+    for cwd in (first, second):
+        cwd.mkdir()
+        (cwd / "worker.py").write_text("print('{}')\n")
+    identity = bind_identity([sys.executable, "worker.py"], cwd=first, operator_identity=None)
+    assert check_identity(identity, cwd=second).ok
+    (second / "worker.py").write_text("print('changed')\n")
+    assert not check_identity(identity, cwd=second).ok
+
+
+def test_implementation_hashes_cover_every_module_and_shipped_adapter():
+    hashes = implementation_hashes()
+    root = Path(lorelab.__file__).parent
+    modules = {
+        "lorelab/" + p.relative_to(root).as_posix()
+        for p in root.rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    assert set(hashes) == modules
+    for adapter in ("claude", "codex", "gemini", "pynguin"):
+        key = f"lorelab/workers/adapters/{adapter}.py"
+        assert hashes[key] == _sha(root / "workers" / "adapters" / f"{adapter}.py")
+
+
+def test_the_verification_scope_never_claims_full_attestation(trial):
+    assert VERIFICATION_SCOPE["fullRuntimeAttestation"] is False
+    identity = bind_identity([sys.executable, "-c", "pass"], cwd=trial, operator_identity=None)
+    dumped = identity.model_dump(mode="json", by_alias=True)
+    assert dumped["verificationScope"]["fullRuntimeAttestation"] is False
+    assert dumped["model"] == {"requested": None, "verified": None}
