@@ -1,0 +1,214 @@
+"""The boundary-aware scorer: counts each failure class of a trace separately.
+
+The rules (docs/context.md states them for users):
+
+- **missing facts**: an expected fact id the answer does not state;
+- **wrong facts**: a stated expected fact whose value differs after whitespace normalisation;
+- **unsupported claims**: an answer fact citing none of its expected evidence that lies before
+  the answer, an answer fact with an unknown id, and a claim citing no existing earlier event;
+- **forbidden retries**: every command event equal to a forbidden command from the first
+  required compaction or restart boundary (top level) to the end of the trace, plus every such
+  command in a child trace when ``child_handoff`` is required; earlier commands are history;
+- **missing boundaries**: required kinds that cannot be matched, in order, to top-level
+  boundary events;
+- **incomplete record**: ``complete`` false, each incomplete child trace, no top-level answer,
+  or the answer placed before the latest required boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic.alias_generators import to_camel
+
+from lorelab.context import BoundaryKind
+from lorelab.evaluation.context._fixture import (
+    AnswerEvent,
+    BoundaryEvent,
+    CommandEvent,
+    ContextFixture,
+    ExpectedFact,
+    Verdict,
+    iter_events,
+)
+
+SCORER_VERSION: Final = "lorelab.context-scorer/1"
+"""Names the scoring rules; receipts scored under different rules are never compared."""
+
+FAILURE_CLASSES: Final = (
+    "missingFacts",
+    "wrongFacts",
+    "unsupportedClaims",
+    "forbiddenRetries",
+    "missingBoundaries",
+    "incompleteRecord",
+)
+
+_WINDOW_KINDS: Final = frozenset({"compaction", "restart"})
+
+
+class FailureCounts(BaseModel):
+    """How many failures of each class a record has; a record passes only with all zero."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+    missing_facts: NonNegativeInt = Field(description="Expected fact ids the answer omits.")
+    wrong_facts: NonNegativeInt = Field(description="Stated expected facts with a wrong value.")
+    unsupported_claims: NonNegativeInt = Field(
+        description="Facts or claims without valid evidence, and facts with unknown ids."
+    )
+    forbidden_retries: NonNegativeInt = Field(
+        description="Forbidden commands run inside the counting window."
+    )
+    missing_boundaries: NonNegativeInt = Field(
+        description="Required boundaries not recorded, in order, as boundary events."
+    )
+    incomplete_record: NonNegativeInt = Field(
+        description="Incompleteness findings (record, child traces, answer, answer placement)."
+    )
+
+    def total(self) -> int:
+        """The sum of every class."""
+        return sum(self.as_dict().values())
+
+    def as_dict(self) -> dict[str, int]:
+        """The counts keyed by their JSON names, in the documented order."""
+        dumped = self.model_dump(by_alias=True)
+        return {name: int(dumped[name]) for name in FAILURE_CLASSES}
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """The scorer's result for one trace."""
+
+    failures: FailureCounts
+    verdict: Verdict
+    answer_index: int | None
+    observed_boundaries: tuple[BoundaryKind, ...]
+
+
+def normalise(value: str) -> str:
+    """Whitespace normalisation for fact values: runs of whitespace become one space, trimmed."""
+    return " ".join(value.split())
+
+
+def _matched_in_order(required: Sequence[str], observed: Sequence[str]) -> int:
+    # Longest common subsequence: how many required kinds can be matched, in order.
+    previous = [0] * (len(observed) + 1)
+    for kind in required:
+        current = [0]
+        for column, seen in enumerate(observed, start=1):
+            if kind == seen:
+                current.append(previous[column - 1] + 1)
+            else:
+                current.append(max(previous[column], current[column - 1]))
+        previous = current
+    return previous[-1]
+
+
+def score_trace(
+    *,
+    expected_facts: Sequence[ExpectedFact],
+    forbidden_commands: Sequence[str],
+    required_boundaries: Sequence[BoundaryKind],
+    trace: Sequence[Any],
+    complete: bool,
+) -> Score:
+    """Score one trace; every failure class is counted on its own."""
+    flat = list(iter_events(list(trace)))
+    position = {event.index: pos for pos, (event, _) in enumerate(flat)}
+    required = list(required_boundaries)
+    top_boundaries = [event for event in trace if isinstance(event, BoundaryEvent)]
+    observed = tuple(event.boundary for event in top_boundaries)
+
+    missing_boundaries = len(required) - _matched_in_order(required, observed)
+
+    window_start: int | None = None
+    for event in top_boundaries:
+        if event.boundary in _WINDOW_KINDS and event.boundary in required:
+            window_start = position[event.index]
+            break
+    children_count = "child_handoff" in required
+    forbidden = set(forbidden_commands)
+    retries = 0
+    for pos, (event, depth) in enumerate(flat):
+        if not isinstance(event, CommandEvent) or event.command not in forbidden:
+            continue
+        in_window = window_start is not None and pos > window_start
+        if in_window or (children_count and depth > 0):
+            retries += 1
+
+    answers = [event for event in trace if isinstance(event, AnswerEvent)]
+    answer = answers[-1] if answers else None
+    answer_pos = position[answer.index] if answer is not None else None
+    expected = {fact.id: fact for fact in expected_facts}
+    stated = {fact.id: fact for fact in answer.facts} if answer is not None else {}
+
+    missing_facts = sum(1 for fact_id in expected if fact_id not in stated)
+    wrong_facts = sum(
+        1
+        for fact_id, fact in stated.items()
+        if fact_id in expected and normalise(fact.value) != normalise(expected[fact_id].value)
+    )
+
+    def earlier(index: int) -> bool:
+        return answer_pos is not None and index in position and position[index] < answer_pos
+
+    unsupported = 0
+    if answer is not None:
+        for fact in answer.facts:
+            if fact.id not in expected:
+                unsupported += 1
+                continue
+            valid = {index for index in expected[fact.id].evidence if earlier(index)}
+            if not valid.intersection(fact.evidence):
+                unsupported += 1
+        unsupported += sum(
+            1 for claim in answer.claims if not any(earlier(i) for i in claim.evidence)
+        )
+
+    incomplete = 0 if complete else 1
+    incomplete += sum(
+        1
+        for event, _ in flat
+        if isinstance(event, BoundaryEvent) and event.child is not None and not event.child.complete
+    )
+    if answer_pos is None:
+        incomplete += 1
+    else:
+        required_positions = [
+            position[event.index] for event in top_boundaries if event.boundary in required
+        ]
+        if required_positions and answer_pos < max(required_positions):
+            incomplete += 1
+
+    failures = FailureCounts(
+        missing_facts=missing_facts,
+        wrong_facts=wrong_facts,
+        unsupported_claims=unsupported,
+        forbidden_retries=retries,
+        missing_boundaries=missing_boundaries,
+        incomplete_record=incomplete,
+    )
+    return Score(
+        failures=failures,
+        verdict="PASS" if failures.total() == 0 else "FAIL",
+        answer_index=answer.index if answer is not None else None,
+        observed_boundaries=observed,
+    )
+
+
+def score_fixture(fixture: ContextFixture) -> Score:
+    """Score a fixture's trace against its expected facts, forbidden commands and boundaries."""
+    return score_trace(
+        expected_facts=fixture.expected_facts,
+        forbidden_commands=fixture.forbidden_commands,
+        required_boundaries=fixture.required_boundaries,
+        trace=fixture.trace,
+        complete=fixture.complete,
+    )

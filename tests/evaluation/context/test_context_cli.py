@@ -1,0 +1,211 @@
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from ctx_helpers import ans, cmd, passing_trace
+
+import lorelab.cli.main
+import lorelab.evaluation.context._score
+from lorelab.cli.main import app
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "context"
+REPO = Path(__file__).resolve().parents[3]
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, ["eval", "context", *map(str, args)])
+
+
+def receipt(out: Path) -> dict:
+    return json.loads((out / "context-receipt.json").read_text())
+
+
+def test_passing_fixtures_exit_0_and_write_private_receipts(write_fixture, tmp_path):
+    out = tmp_path / "out"
+    result = run(write_fixture(passing_trace()), "--output", out)
+    assert result.exit_code == 0, result.output
+    assert "PASS fx [label PASS]" in result.output
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700
+    for name in ("context-receipt.json", "context-receipt.md"):
+        assert stat.S_IMODE((out / name).stat().st_mode) == 0o600
+    data = receipt(out)
+    assert data["exitCode"] == 0
+    assert data["mode"] == "fixture"
+    assert data["summary"]["passes"] == 1
+
+
+def test_a_failing_fixture_exits_1_with_every_count_and_the_verdict(write_fixture, tmp_path):
+    trace = [*passing_trace()[:4], cmd(4, "make test", 2), ans(5, [("port", "1", [1])])]
+    out = tmp_path / "out"
+    result = run(write_fixture(trace, label="FAIL"), "--output", out)
+    assert result.exit_code == 1
+    record = receipt(out)["records"][0]
+    assert record["verdict"] == "FAIL"
+    assert record["label"] == "FAIL"
+    assert record["labelAgrees"] is True
+    assert record["failures"] == {
+        "missingFacts": 0,
+        "wrongFacts": 1,
+        "unsupportedClaims": 0,
+        "forbiddenRetries": 1,
+        "missingBoundaries": 0,
+        "incompleteRecord": 0,
+    }
+
+
+def test_a_passing_fixture_labelled_fail_is_reported_as_a_disagreement_and_exits_1(
+    write_fixture, tmp_path
+):
+    out = tmp_path / "out"
+    result = run(write_fixture(passing_trace(), label="FAIL"), "--output", out)
+    assert result.exit_code == 1
+    assert "DISAGREES with its label" in result.output
+    assert receipt(out)["summary"]["labelDisagreements"] == 1
+
+
+def test_receipts_record_digest_provenance_usage_and_the_synthetic_flag(write_fixture, tmp_path):
+    usage = {"inputTokens": 10, "outputTokens": None, "costUSD": None, "wallMs": 7}
+    path = write_fixture(passing_trace(), usage=usage, synthetic=True)
+    out = tmp_path / "out"
+    run(path, "--output", out)
+    record = receipt(out)["records"][0]
+    assert record["fixtureDigest"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert record["provenance"] == {
+        "sourceRevision": "rev-1",
+        "runId": "run-1",
+        "model": "model-a",
+        "synthetic": True,
+    }
+    assert record["usage"] == usage
+    assert record["synthetic"] is True
+    totals = receipt(out)["summary"]["usageTotals"]
+    assert totals == {"inputTokens": 10, "outputTokens": None, "costUSD": None, "wallMs": 7}
+
+
+def test_receipts_record_the_evaluator_revision_and_hashes_of_loaded_modules(
+    write_fixture, tmp_path
+):
+    out = tmp_path / "out"
+    run(write_fixture(passing_trace()), "--output", out)
+    evaluator = receipt(out)["evaluator"]
+    hashes = evaluator["moduleHashes"]
+    assert evaluator["entryPoint"] == "lorelab.cli.main"
+    for module in (lorelab.cli.main, lorelab.evaluation.context._score):
+        assert (
+            hashes[module.__name__]
+            == hashlib.sha256(Path(module.__file__).read_bytes()).hexdigest()
+        )
+    assert "lorelab.context._store" in hashes
+    assert evaluator["lorelabVersion"] == lorelab.__version__
+    revision = evaluator["gitRevision"]
+    assert revision is None or len(revision) == 40
+
+
+def test_receipts_hold_metrics_only_never_answer_text(write_fixture, tmp_path):
+    trace = passing_trace()
+    trace[-1] = ans(5, [("port", "SECRET-ANSWER-VALUE", [1])], [("SECRET-CLAIM-TEXT", [4])])
+    out = tmp_path / "out"
+    run(write_fixture(trace), "--output", out)
+    for name in ("context-receipt.json", "context-receipt.md"):
+        text = (out / name).read_text()
+        assert "SECRET-ANSWER-VALUE" not in text
+        assert "SECRET-CLAIM-TEXT" not in text
+
+
+def test_bad_input_exits_2_and_creates_nothing(tmp_path):
+    bad = tmp_path / "fixtures" / "bad.json"
+    bad.parent.mkdir()
+    bad.write_text('{"schemaVersion": 1}')
+    out = tmp_path / "out"
+    result = run(bad, "--output", out)
+    assert result.exit_code == 2
+    assert "bad.json" in result.output
+    assert "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_two_fixtures_with_one_id_are_refused(write_fixture, tmp_path):
+    first = write_fixture(passing_trace(), name="a.json")
+    second = write_fixture(passing_trace(), name="b.json")
+    result = run(first, second, "--output", tmp_path / "out")
+    assert result.exit_code == 2
+    assert "same id 'fx'" in result.output
+
+
+def test_output_inside_a_fixture_directory_or_the_source_tree_is_refused(write_fixture, tmp_path):
+    path = write_fixture(passing_trace())
+    inside_fixtures = run(path, "--output", path.parent / "nested" / "out")
+    assert inside_fixtures.exit_code == 2
+    assert "inside the directory of fixture" in inside_fixtures.output
+    inside_repo = run(path, "--output", REPO / "build-receipts-never-created")
+    assert inside_repo.exit_code == 2
+    assert "inside the lorelab source tree" in inside_repo.output
+    assert not (REPO / "build-receipts-never-created").exists()
+
+
+def test_output_through_a_symlink_into_the_source_tree_is_refused(write_fixture, tmp_path):
+    link = tmp_path / "link"
+    link.symlink_to(REPO / "examples")
+    result = run(write_fixture(passing_trace()), "--output", link / "out")
+    assert result.exit_code == 2
+    assert "source tree" in result.output
+
+
+def test_an_existing_output_directory_is_refused(write_fixture, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run(write_fixture(passing_trace()), "--output", out)
+    assert result.exit_code == 2
+    assert "already exists" in result.output
+
+
+def test_trial_options_without_trials_are_usage_errors(write_fixture, tmp_path):
+    result = run(write_fixture(passing_trace()), "--output", tmp_path / "o", "--agent", "x")
+    assert result.exit_code == 2
+    assert "--agent only apply with --trials" in result.output
+
+
+def test_schema_prints_the_fixture_json_schema():
+    result = run("schema")
+    assert result.exit_code == 0
+    schema = json.loads(result.output)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert "expectedFacts" in schema["properties"]
+    assert schema["properties"]["schemaVersion"]["const"] == 1
+
+
+def test_the_explicit_run_subcommand_equals_the_default(write_fixture, tmp_path):
+    result = run("run", write_fixture(passing_trace()), "--output", tmp_path / "out")
+    assert result.exit_code == 0
+
+
+def test_the_installed_program_returns_0_for_passing_and_1_for_failing_examples(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    passing = subprocess.run(
+        [sys.executable, "-m", "lorelab", "eval", "context", *sorted(EXAMPLES.glob("pass-*.json")),
+         "--output", tmp_path / "pass"],
+        capture_output=True, text=True, timeout=60, check=False, env=env,
+    )  # fmt: skip
+    assert passing.returncode == 0, passing.stderr
+    failing = subprocess.run(
+        [sys.executable, "-m", "lorelab", "eval", "context", *sorted(EXAMPLES.glob("fail-*.json")),
+         "--output", tmp_path / "fail"],
+        capture_output=True, text=True, timeout=60, check=False, env=env,
+    )  # fmt: skip
+    assert failing.returncode == 1, failing.stderr
+    records = json.loads((tmp_path / "fail" / "context-receipt.json").read_text())["records"]
+    assert {r["verdict"] for r in records} == {"FAIL"}
+    assert all(r["labelAgrees"] for r in records)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.json")))
+def test_each_example_verdict_agrees_with_its_label(name, tmp_path):
+    result = run(EXAMPLES / name, "--output", tmp_path / "out")
+    assert result.exit_code == (0 if name.startswith("pass-") else 1)
+    assert receipt(tmp_path / "out")["records"][0]["labelAgrees"] is True
