@@ -3,19 +3,18 @@ fixture's end-to-end demonstration on them (real worker subprocesses, real pytes
 
 Every source variant (a reference source, or a reference source with one defect applied) gets
 one disposable project holding the reference tests and the fixture's tests of both arms, and is
-run with ``python -m pytest --junitxml`` (reference sources twice, for stability; each defect
-once); the JUnit XML gives case-level outcomes. The fixture answers the default dataset as a real
-worker process (``python -m lorelab.workers.adapters.fixture``); for the qualification dataset
-the same code is called in-process (``answer``) to keep the module fast.
+run by lorelab's pytest runner (real ``python -m pytest``, outcomes from JUnit XML), two at a
+time: reference sources twice (ground truth must be stable), each defect once. Detection is
+the runners' rule (``detect``) applied to one arm's cases at a time. The fixture answers the
+default dataset as a real worker process (``python -m lorelab.workers.adapters.fixture``); for
+the qualification dataset the same code is called in-process (``answer``) to keep it fast.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,11 +30,21 @@ from lorelab.evaluation.learning import (
     declared_cases,
     get_dataset,
 )
+from lorelab.runners import (
+    Execution,
+    ExecutionJob,
+    PytestRunner,
+    Stability,
+    StabilityJob,
+    assess,
+    detect,
+    run_parallel,
+)
 from lorelab.workers.adapters.fixture import answer
 from lorelab.workspace import FileEntry
 
 REFERENCE_RUNS = 2  # reference sources run twice: ground truth must be stable, not true once
-PYTEST_TIMEOUT_S = 120
+PYTEST_TIMEOUT_S = 120.0
 WORKER_TIMEOUT_S = 60
 ARMS = ("no-memory", "memory")
 
@@ -163,85 +172,15 @@ def _generate(manifest: LearningManifest, fixture: Fixture, arm: str, process: b
     return Generated(review["verdict"], files)
 
 
-# --- real pytest runs -----------------------------------------------------------------------
+# --- real pytest runs, through lorelab's runner ----------------------------------------------
 
 
-def _pytest_env() -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("PYTEST_", "COV_", "COVERAGE_")) and key != "PYTHONPATH"
-    }
-    # The project's tests run without the host's pytest plugins, as a fresh project would.
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
-
-
-def _case_id(classname: str, name: str, paths: Sequence[str]) -> str:
-    """``tests.test_x`` + ``test_y`` -> ``tests/test_x.py::test_y`` (classes keep ``::``)."""
-    parts = classname.split(".")
-    for cut in range(len(parts), 0, -1):
-        path = "/".join(parts[:cut]) + ".py"
-        if path in paths:
-            return "::".join([path, *parts[cut:], name])
-    raise AssertionError(f"JUnit classname {classname!r} names no test file")
-
-
-def run_pytest(root: Path, xml_path: Path, paths: Sequence[str]) -> Outcomes:
-    """Run the project at ``root`` with real pytest and read case outcomes from JUnit XML."""
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--rootdir={root}",
-            f"--junitxml={xml_path}",
-            "tests",
-        ],
-        cwd=root,
-        env=_pytest_env(),
-        capture_output=True,
-        timeout=PYTEST_TIMEOUT_S,
-        check=False,
-    )
-    assert completed.returncode in (0, 1), completed.stdout.decode() + completed.stderr.decode()
-    outcomes: Outcomes = {}
-    for case in ET.parse(xml_path).getroot().iter("testcase"):
-        tags = {child.tag for child in case}
-        status = next(
-            (
-                s
-                for tag, s in (("error", "error"), ("failure", "failed"), ("skipped", "skipped"))
-                if tag in tags
-            ),
-            "passed",
-        )
-        outcomes[_case_id(case.attrib["classname"], case.attrib["name"], paths)] = status
-    return outcomes
-
-
-def _materialize(root: Path, files: Sequence[FileEntry]) -> None:
+def _materialize(root: Path, files: Sequence[FileEntry]) -> Path:
     for entry in files:
         target = root / entry.path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(entry.content, encoding="utf-8")
-
-
-def _run_variant(
-    base: Path, key: str, files: Sequence[FileEntry], runs_wanted: int
-) -> list[Outcomes]:
-    runs: list[Outcomes] = []
-    for attempt in range(runs_wanted):
-        root = base / key / f"run{attempt}" / "project"
-        root.mkdir(parents=True)
-        _materialize(root, files)
-        paths = [entry.path for entry in files]
-        runs.append(run_pytest(root, root.parent / "junit.xml", paths))
-    return runs
+    return root
 
 
 def _arm_copy(entry: FileEntry, arm: str) -> FileEntry:
@@ -273,15 +212,15 @@ class Evidence:
 
     manifests: dict[str, LearningManifest]
     generated: dict[tuple[str, str, str], Generated]
-    fixture_runs: dict[tuple[str, str, str | None], list[Outcomes]]
-    history_runs: dict[tuple[str, str], list[Outcomes]]
+    fixture_runs: dict[tuple[str, str, str | None], Stability]
+    history_runs: dict[tuple[str, str], Stability]
 
 
 @pytest.fixture(scope="module")
 def evidence(tmp_path_factory: pytest.TempPathFactory) -> Evidence:
     base = tmp_path_factory.mktemp("ground-truth")
     manifests = {name: get_dataset(name) for name in DATASET_NAMES}
-    jobs = [
+    calls = [
         (name, fixture, arm)
         for name, manifest in manifests.items()
         for fixture in manifest.fixtures
@@ -289,36 +228,41 @@ def evidence(tmp_path_factory: pytest.TempPathFactory) -> Evidence:
     ]
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = pool.map(
-            lambda job: _generate(manifests[job[0]], job[1], job[2], job[0] == "default"), jobs
+            lambda call: _generate(manifests[call[0]], call[1], call[2], call[0] == "default"),
+            calls,
         )
         generated = {
-            (n, f.id, arm): result for (n, f, arm), result in zip(jobs, results, strict=True)
+            (n, f.id, arm): result for (n, f, arm), result in zip(calls, results, strict=True)
         }
-        variants = [v for n, m in manifests.items() for v in _variants(n, m, generated)]
-        histories = [(n, item) for n, m in manifests.items() for item in m.history]
-        variant_runs = pool.map(
-            lambda v: _run_variant(
-                base,
-                f"{v.dataset}-{v.fixture}-{v.defect or 'reference'}",
-                v.files,
-                REFERENCE_RUNS if v.defect is None else 1,
-            ),
-            variants,
-        )
-        fixture_runs = {
-            (v.dataset, v.fixture, v.defect): runs
-            for v, runs in zip(variants, variant_runs, strict=True)
-        }
-        history_results = pool.map(
-            lambda job: _run_variant(
-                base, f"{job[0]}-{job[1].id}", [*job[1].files, *job[1].tests], REFERENCE_RUNS
-            ),
-            histories,
-        )
-        history_runs = {
-            (n, item.id): runs for (n, item), runs in zip(histories, history_results, strict=True)
-        }
+    variants = [v for n, m in manifests.items() for v in _variants(n, m, generated)]
+    histories = [(n, item) for n, m in manifests.items() for item in m.history]
+    runner = PytestRunner(plugin_autoload=False)
+    jobs: list[StabilityJob | ExecutionJob] = []
+    for v in variants:
+        project = _materialize(base / f"{v.dataset}-{v.fixture}-{v.defect or 'reference'}", v.files)
+        if v.defect is None:
+            jobs.append(StabilityJob(runner, project, REFERENCE_RUNS, PYTEST_TIMEOUT_S))
+        else:
+            jobs.append(ExecutionJob(runner, project, PYTEST_TIMEOUT_S))
+    for n, item in histories:
+        project = _materialize(base / f"{n}-{item.id}", [*item.files, *item.tests])
+        jobs.append(StabilityJob(runner, project, REFERENCE_RUNS, PYTEST_TIMEOUT_S))
+    outcomes = run_parallel(jobs, max_workers=2)
+    # A defect runs once; its one execution is judged as a one-run stability record.
+    records = [r if isinstance(r, Stability) else assess([r]) for r in outcomes]
+    fixture_runs = {
+        (v.dataset, v.fixture, v.defect): record
+        for v, record in zip(variants, records[: len(variants)], strict=True)
+    }
+    history_runs = {
+        (n, item.id): record
+        for (n, item), record in zip(histories, records[len(variants) :], strict=True)
+    }
     return Evidence(manifests, generated, fixture_runs, history_runs)
+
+
+def _outcomes(execution: Execution) -> Outcomes:
+    return {case.id: case.status for case in execution.cases}
 
 
 def _reference_ids(manifest: LearningManifest, fixture: Fixture) -> set[str]:
@@ -326,33 +270,38 @@ def _reference_ids(manifest: LearningManifest, fixture: Fixture) -> set[str]:
     return {f"{path}::{name}" for path, names in declared.items() for name in names}
 
 
-def _split(outcomes: Outcomes, reference_ids: set[str]) -> tuple[Outcomes, Outcomes]:
+def _split(execution: Execution, reference_ids: set[str]) -> tuple[Outcomes, Outcomes]:
+    outcomes = _outcomes(execution)
     reference = {case: status for case, status in outcomes.items() if case in reference_ids}
     generated = {case: status for case, status in outcomes.items() if case not in reference_ids}
     return reference, generated
 
 
+def _marker(arm: str) -> str:
+    return f"__{arm.replace('-', '_')}.py::"
+
+
 def _arm_cases(outcomes: Outcomes, arm: str) -> Outcomes:
-    marker = f"__{arm.replace('-', '_')}.py::"
-    return {case: status for case, status in outcomes.items() if marker in case}
+    return {case: status for case, status in outcomes.items() if _marker(arm) in case}
+
+
+def _arm_record(record: Stability, arm: str) -> Stability:
+    """The record restricted to one arm's cases (the runs themselves were complete)."""
+    runs = [
+        run.model_copy(update={"cases": [c for c in run.cases if _marker(arm) in c.id]})
+        for run in record.runs
+    ]
+    return assess(runs)
 
 
 def _detected(evidence: Evidence, name: str, arm: str) -> set[str]:
-    """Defects the arm's tests detect: a case that passed on the reference, in every run,
-    fails or errors on the defect in every run."""
+    """Defects the arm's tests detect, by the runners' detection rule (``detect``)."""
     found: set[str] = set()
     for fixture in evidence.manifests[name].fixtures:
-        baseline_runs = [
-            _arm_cases(run, arm) for run in evidence.fixture_runs[(name, fixture.id, None)]
-        ]
-        passing = set.intersection(
-            *({case for case, status in run.items() if status == "passed"} for run in baseline_runs)
-        )
+        baseline = _arm_record(evidence.fixture_runs[(name, fixture.id, None)], arm)
         for defect in fixture.defects:
-            runs = [
-                _arm_cases(run, arm) for run in evidence.fixture_runs[(name, fixture.id, defect.id)]
-            ]
-            if any(all(run.get(case) in ("failed", "error") for run in runs) for case in passing):
+            on_defect = _arm_record(evidence.fixture_runs[(name, fixture.id, defect.id)], arm)
+            if detect(baseline, on_defect).status == "detected":
                 found.add(defect.id)
     return found
 
@@ -365,7 +314,11 @@ def test_reference_tests_pass_stably_on_every_reference_source(evidence: Evidenc
     manifest = evidence.manifests[name]
     for fixture in manifest.fixtures:
         expected = _reference_ids(manifest, fixture)
-        for run in evidence.fixture_runs[(name, fixture.id, None)]:
+        record = evidence.fixture_runs[(name, fixture.id, None)]
+        assert record.stable, (fixture.id, record.first_difference)
+        assert record.classification == "passed", (fixture.id, record.runs[0].reason)
+        assert len(record.runs) == REFERENCE_RUNS
+        for run in record.runs:
             reference, _ = _split(run, expected)
             assert set(reference) == expected, fixture.id
             assert set(reference.values()) == {"passed"}, (fixture.id, reference)
@@ -377,7 +330,8 @@ def test_each_defect_fails_exactly_its_expected_cases(evidence: Evidence, name: 
     for fixture in manifest.fixtures:
         expected_ids = _reference_ids(manifest, fixture)
         for defect in fixture.defects:
-            for run in evidence.fixture_runs[(name, fixture.id, defect.id)]:
+            for run in evidence.fixture_runs[(name, fixture.id, defect.id)].runs:
+                assert run.classification == "failed", (defect.id, run.reason)
                 reference, _ = _split(run, expected_ids)
                 assert set(reference) == expected_ids, defect.id
                 failing = {case for case, status in reference.items() if status != "passed"}
@@ -391,9 +345,11 @@ def test_history_tests_pass_stably_on_their_own_source(evidence: Evidence, name:
     for item in manifest.history:
         declared = declared_cases(item.tests, manifest.runner)
         expected = {f"{path}::{test}" for path, names in declared.items() for test in names}
-        for run in evidence.history_runs[(name, item.id)]:
-            assert set(run) == expected, item.id
-            assert set(run.values()) == {"passed"}, (item.id, run)
+        record = evidence.history_runs[(name, item.id)]
+        assert record.stable, (item.id, record.first_difference)
+        assert record.classification == "passed", (item.id, record.runs[0].reason)
+        for run in record.runs:
+            assert set(_outcomes(run)) == expected, item.id
 
 
 @pytest.mark.parametrize("name", DATASET_NAMES)
@@ -414,7 +370,7 @@ def test_fixture_tests_are_approved_and_pass_stably_on_every_reference_source(
     for fixture in manifest.fixtures:
         for arm in ARMS:
             assert evidence.generated[(name, fixture.id, arm)].verdict == "approve"
-        for run in evidence.fixture_runs[(name, fixture.id, None)]:
+        for run in evidence.fixture_runs[(name, fixture.id, None)].runs:
             _, generated = _split(run, _reference_ids(manifest, fixture))
             for arm in ARMS:
                 cases = _arm_cases(generated, arm)
@@ -427,9 +383,9 @@ def test_lessons_add_edge_case_tests_to_every_specification_that_has_matching_ta
     evidence: Evidence, name: str
 ):
     for fixture in evidence.manifests[name].fixtures:
-        runs = evidence.fixture_runs[(name, fixture.id, None)][0]
-        without = _arm_cases(runs, "no-memory")
-        with_memory = _arm_cases(runs, "memory")
+        outcomes = _outcomes(evidence.fixture_runs[(name, fixture.id, None)].runs[0])
+        without = _arm_cases(outcomes, "no-memory")
+        with_memory = _arm_cases(outcomes, "memory")
         assert len(with_memory) > len(without), fixture.id
         assert not any("::test_edge_" in case for case in without)
 
