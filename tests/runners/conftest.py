@@ -1,4 +1,3 @@
-import shutil
 import time
 
 import pytest
@@ -21,9 +20,6 @@ def make(root):
         return root.create_project(name, entries)
 
     return _make
-
-
-requires_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
 
 def _gone(pid, within_s=10.0):

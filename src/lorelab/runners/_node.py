@@ -79,8 +79,9 @@ def _walk(root: Path, prefix: str = "") -> Iterator[str]:
     with os.scandir(root / prefix if prefix else root) as scan:
         entries = sorted(scan, key=lambda entry: entry.name)
     for entry in entries:
-        # Like node: node_modules is never searched; hidden directories are not globbed.
-        if entry.name.startswith(".") or entry.name == "node_modules":
+        # Like node 20: node_modules is never searched (hidden directories are). Unlike node,
+        # symlinks are neither followed nor run: lorelab never follows a symlink in a project.
+        if entry.name == "node_modules":
             continue
         relative = f"{prefix}{entry.name}"
         if entry.is_dir(follow_symlinks=False):
@@ -91,7 +92,7 @@ def _walk(root: Path, prefix: str = "") -> Iterator[str]:
 
 def discover(project: Path) -> list[str]:
     """Test files node 20 would run in ``project``, as sorted '/'-separated relative paths."""
-    return [relative for relative in _walk(project) if _is_test_file(relative)]
+    return sorted(relative for relative in _walk(project) if _is_test_file(relative))
 
 
 def _node_binary() -> str:
