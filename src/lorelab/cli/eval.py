@@ -7,6 +7,7 @@ import click
 from lorelab.cli._common import LorelabGroup
 from lorelab.cli.eval_conditions import conditions_group
 from lorelab.cli.eval_context import context_group
+from lorelab.cli.eval_learning import learning_group
 
 
 @click.group(name="eval", cls=LorelabGroup)
@@ -15,4 +16,5 @@ def eval_group() -> None:
 
 
 eval_group.add_command(conditions_group)
+eval_group.add_command(learning_group)
 eval_group.add_command(context_group)
