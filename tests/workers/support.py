@@ -103,3 +103,28 @@ def env_with_path(*directories: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([*map(str, directories), env.get("PATH", "")])
     return env
+
+
+STANDIN = """
+import json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+name = os.path.basename(__file__)
+stdin = sys.stdin.read()
+with open(os.path.join(here, name + ".record.json"), "w") as handle:
+    json.dump({"argv": sys.argv[1:], "stdin": stdin, "cwd": os.getcwd()}, handle)
+with open(os.path.join(here, name + ".out"), "rb") as handle:
+    sys.stdout.buffer.write(handle.read())
+sys.stderr.write(name + " stand-in ran\\n")
+sys.exit(int(open(os.path.join(here, name + ".exit")).read()))
+"""
+
+
+def install_standin(bin_dir: Path, name: str, stdout: str, exit_code: int = 0) -> Path:
+    """An executable ``name`` that records its argv, stdin and cwd, then prints ``stdout``.
+
+    Returns the path of the JSON record it writes when it runs.
+    """
+    write_script(bin_dir / name, STANDIN)
+    (bin_dir / f"{name}.out").write_text(stdout, encoding="utf-8")
+    (bin_dir / f"{name}.exit").write_text(str(exit_code), encoding="utf-8")
+    return bin_dir / f"{name}.record.json"

@@ -1,0 +1,195 @@
+"""The Claude Code adapter against a stand-in ``claude`` that prints the published result object.
+
+The stand-in imitates ``claude -p --output-format json``: one JSON object with ``type: result``,
+``subtype``, ``is_error``, ``result`` (the answer text), ``total_cost_usd``, ``usage`` (Anthropic
+API token fields) and ``modelUsage`` (per-model usage).
+"""
+
+import json
+
+from lorelab.workers import adapter_argv, bind_identity, build_prompt, call_worker
+from tests.workers.support import (
+    architect_payload,
+    env_with_path,
+    host_payload,
+    install_standin,
+    reviewer_payload,
+)
+
+ANSWER = {"cases": [{"name": "upper", "intent": "clamp(5, 0, 3) == 3"}]}
+
+
+def result_object(text: str, **overrides):
+    obj = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "duration_ms": 2140,
+        "duration_api_ms": 1987,
+        "num_turns": 1,
+        "result": text,
+        "session_id": "4f0b6a2e-8d1c-4a57-9a51-0c2f1f6d3b11",
+        "total_cost_usd": 0.0123,
+        "usage": {
+            "input_tokens": 12,
+            "cache_creation_input_tokens": 3000,
+            "cache_read_input_tokens": 1200,
+            "output_tokens": 150,
+            "server_tool_use": {"web_search_requests": 0},
+            "service_tier": "standard",
+        },
+        "modelUsage": {
+            "claude-haiku-4-5-20251001": {
+                "inputTokens": 300,
+                "outputTokens": 20,
+                "cacheReadInputTokens": 0,
+                "cacheCreationInputTokens": 0,
+                "webSearchRequests": 0,
+                "costUSD": 0.0004,
+                "contextWindow": 200000,
+            },
+            "claude-sonnet-4-5-20250929": {
+                "inputTokens": 12,
+                "outputTokens": 150,
+                "cacheReadInputTokens": 1200,
+                "cacheCreationInputTokens": 3000,
+                "webSearchRequests": 0,
+                "costUSD": 0.0119,
+                "contextWindow": 200000,
+            },
+        },
+        "permission_denials": [],
+        "uuid": "d2a7c3f0-1b5e-4c8a-9f62-7e4d8b1a0c55",
+    }
+    obj.update(overrides)
+    return json.dumps(obj)
+
+
+def _call(trial, tmp_path, payload, stdout, exit_code=0, argv_extra=(), env_extra=None):
+    bin_dir = tmp_path / "bin"
+    record = install_standin(bin_dir, "claude", stdout, exit_code)
+    env = {**env_with_path(bin_dir), **(env_extra or {})}
+    argv = [*adapter_argv("claude"), *argv_extra]
+    identity = bind_identity(argv, cwd=trial, operator_identity=None, env=env)
+    call = call_worker(
+        argv, payload["role"], payload, cwd=trial, identity=identity, env=env, timeout_ms=30_000
+    )
+    return call, record
+
+
+def test_claude_runs_headless_with_the_role_prompt_on_stdin(trial, tmp_path):
+    payload = architect_payload()
+    call, record = _call(trial, tmp_path, payload, result_object(json.dumps(ANSWER)))
+    assert call.ok, call.receipt.failure_detail
+    seen = json.loads(record.read_text())
+    assert seen["argv"][:3] == ["-p", "--output-format", "json"]
+    assert "--disallowedTools" in seen["argv"]
+    assert seen["cwd"] == str(trial)
+    budget = {"maxOutputBytes": 65_536, "timeoutMs": 30_000}
+    assert seen["stdin"] == build_prompt("architect", {**payload, "transportBudget": budget})
+    assert call.response is not None
+    assert call.response["cases"] == ANSWER["cases"]
+
+
+def test_claude_usage_cost_and_model_are_reported(trial, tmp_path):
+    call, _ = _call(trial, tmp_path, architect_payload(), result_object(json.dumps(ANSWER)))
+    receipt = call.receipt
+    assert receipt.usage is not None
+    assert receipt.usage.input_tokens == 12 + 3000 + 1200
+    assert receipt.usage.output_tokens == 150
+    assert receipt.usage.cost_usd == 0.0123
+    assert receipt.model.claimed == "claude-sonnet-4-5-20250929"
+    assert receipt.model.verified is None
+
+
+def test_claude_usage_absent_from_the_result_stays_null(trial, tmp_path):
+    stdout = result_object(json.dumps(ANSWER), usage=None, total_cost_usd=None, modelUsage=None)
+    call, _ = _call(trial, tmp_path, architect_payload(), stdout)
+    assert call.ok
+    assert call.receipt.usage is None
+    assert call.receipt.model.claimed is None
+
+
+def test_claude_answer_in_a_json_fence_is_accepted(trial, tmp_path):
+    text = "```json\n" + json.dumps(ANSWER) + "\n```"
+    call, _ = _call(trial, tmp_path, architect_payload(), result_object(text))
+    assert call.ok
+    assert call.response is not None
+    assert call.response["cases"] == ANSWER["cases"]
+
+
+def test_claude_prose_answer_fails_but_keeps_the_usage(trial, tmp_path):
+    call, _ = _call(
+        trial, tmp_path, architect_payload(), result_object("I think we should test it.")
+    )
+    receipt = call.receipt
+    assert receipt.failure == "nonzero-exit"
+    assert "invalid-answer" in (receipt.failure_detail or "")
+    assert receipt.usage is not None
+    assert receipt.usage.cost_usd == 0.0123
+
+
+def test_claude_error_result_fails_the_call(trial, tmp_path):
+    stdout = result_object("API Error: overloaded", subtype="error_during_execution", is_error=True)
+    call, _ = _call(trial, tmp_path, architect_payload(), stdout, exit_code=1)
+    assert call.receipt.failure == "nonzero-exit"
+    assert "agent-error" in (call.receipt.failure_detail or "")
+    assert "overloaded" in (call.receipt.failure_detail or "")
+
+
+def test_claude_model_claims_in_the_answer_are_dropped(trial, tmp_path):
+    text = json.dumps({**ANSWER, "model": "gpt-9", "evidenceKind": "protocol-fixture"})
+    call, _ = _call(trial, tmp_path, architect_payload(), result_object(text))
+    assert call.ok
+    assert call.receipt.model.claimed == "claude-sonnet-4-5-20250929"
+    assert call.receipt.evidence_kind is None
+
+
+def test_claude_host_may_edit_and_run_commands(trial, tmp_path):
+    answer = {"summary": "fixed", "commands": [{"command": "pytest -q", "exitCode": 0}]}
+    call, record = _call(trial, tmp_path, host_payload(), result_object(json.dumps(answer)))
+    assert call.ok
+    argv = json.loads(record.read_text())["argv"]
+    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+
+
+def test_claude_model_option_is_passed_and_recorded_as_requested(trial, tmp_path):
+    answer = {"verdict": "approve", "reasons": []}
+    call, record = _call(
+        trial,
+        tmp_path,
+        reviewer_payload(),
+        result_object(json.dumps(answer)),
+        argv_extra=("--model", "opus"),
+    )
+    assert call.ok
+    argv = json.loads(record.read_text())["argv"]
+    assert argv[argv.index("--model") + 1] == "opus"
+
+
+def test_claude_executable_can_come_from_the_environment_variable(trial, tmp_path):
+    other = tmp_path / "elsewhere"
+    record = install_standin(other, "claude-custom", result_object(json.dumps(ANSWER)))
+    call, default_record = _call(
+        trial,
+        tmp_path,
+        architect_payload(),
+        "not used",
+        env_extra={"LORELAB_CLAUDE_BIN": str(other / "claude-custom")},
+    )
+    assert call.ok
+    assert record.exists()
+    assert not default_record.exists()
+
+
+def test_a_missing_claude_cli_fails_with_a_clear_reason(trial, tmp_path):
+    call, _ = _call(
+        trial,
+        tmp_path,
+        architect_payload(),
+        "",
+        env_extra={"LORELAB_CLAUDE_BIN": str(tmp_path / "no-such-claude")},
+    )
+    assert call.receipt.failure == "nonzero-exit"
+    assert "tool-missing" in (call.receipt.failure_detail or "")
+    assert "LORELAB_CLAUDE_BIN" in (call.receipt.failure_detail or "")
