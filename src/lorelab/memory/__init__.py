@@ -56,6 +56,7 @@ from lorelab.memory._protocol import MemoryStore
 from lorelab.memory._redact import Redactor, redact
 from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
 from lorelab.memory._sqlite import SqliteMemoryStore
+from lorelab.memory._text import terms, unique_terms
 
 __all__ = [
     "DEFAULT_DIRNAME",
@@ -117,4 +118,6 @@ __all__ = [
     "shared_procedure",
     "skill_markdown",
     "store_path",
+    "terms",
+    "unique_terms",
 ]
