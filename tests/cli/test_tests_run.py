@@ -1,0 +1,149 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from lorelab.cli.main import app
+from lorelab.workspace import FileEntry, RunRoot
+
+PYTEST_PASSING = {
+    "src/__init__.py": "",
+    "src/calc.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_calc.py": (
+        "from src.calc import add\n\ndef test_adds():\n    assert add(1, 2) == 3\n"
+    ),
+}
+NODE_FAILING = {
+    "package.json": '{"name": "demo", "version": "1.0.0"}\n',
+    "test/calc.test.js": (
+        "const test = require('node:test');\n"
+        "const assert = require('node:assert/strict');\n"
+        "test('good', () => {});\n"
+        "test('bad', () => { assert.equal(1, 2); });\n"
+    ),
+}
+NODE_FLAKY = {
+    "test/flaky.test.js": (
+        "const test = require('node:test');\n"
+        "const assert = require('node:assert/strict');\n"
+        "const fs = require('node:fs');\n"
+        "const state = require('node:path').join(__dirname, 'coin.txt');\n"
+        "test('coin', () => {\n"
+        "  const flips = fs.existsSync(state) ? Number(fs.readFileSync(state, 'utf8')) : 0;\n"
+        "  fs.writeFileSync(state, String(flips + 1));\n"
+        "  assert.equal(flips % 2, 0);\n"
+        "});\n"
+    ),
+}
+
+
+@pytest.fixture
+def project(tmp_path):
+    with RunRoot(tmp_path) as root:
+
+        def _make(files, name="p"):
+            entries = [FileEntry(path=path, content=text) for path, text in files.items()]
+            return root.create_project(name, entries)
+
+        yield _make
+
+
+def _invoke(*args):
+    return CliRunner().invoke(app, ["tests", "run", *map(str, args)])
+
+
+def test_a_stable_passing_pytest_suite_exits_0_with_the_documented_json(project):
+    result = _invoke(project(PYTEST_PASSING), "--stability-runs", "2", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["classification"] == "passed"
+    assert report["stable"] is True
+    assert report["flakyCases"] == []
+    assert report["runner"] == "pytest"
+    assert len(report["runs"]) == 2
+    for run in report["runs"]:
+        assert run["exitCode"] == 0
+        assert isinstance(run["durationMs"], int)
+        assert run["cases"] == [{"id": "tests/test_calc.py::test_adds", "status": "passed"}]
+    assert "runner pytest (no package.json or *.test.js found)" in result.stderr
+
+
+def test_a_failing_node_suite_exits_1_and_the_table_names_the_runner_and_failure(project):
+    result = _invoke(project(NODE_FAILING), "--stability-runs", "2")
+    assert result.exit_code == 1
+    assert "runner node (package.json found)" in result.stderr
+    assert "classification: failed" in result.stdout
+    assert "stable: yes" in result.stdout
+    assert "test/calc.test.js::bad" in result.stdout
+
+
+def test_a_flaky_suite_exits_1_and_names_the_flaky_case(project):
+    result = _invoke(project(NODE_FLAKY), "--stability-runs", "3", "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["stable"] is False
+    assert report["classification"] == "unstable"
+    assert report["flakyCases"] == ["test/flaky.test.js::coin"]
+    assert [run["cases"][0]["status"] for run in report["runs"]] == ["passed", "failed", "passed"]
+
+
+def test_the_runner_can_be_chosen_explicitly(project):
+    path = project({"tests/test_x.py": "def test_x():\n    pass\n"})
+    result = _invoke(path, "--runner", "node", "--stability-runs", "2", "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["runner"] == "node"
+    assert report["runnerChosenBy"] == "--runner"
+    assert report["classification"] == "no-tests"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--stability-runs", "1"], "stability runs 1"),
+        (["--stability-runs", "6"], "stability runs 6"),
+        (["--timeout-s", "0"], "timeout 0.0"),
+        (["--timeout-s", "-5"], "timeout -5.0"),
+    ],
+)
+def test_bad_numbers_exit_2_with_one_line_and_run_nothing(project, args, message):
+    path = project(NODE_FLAKY)
+    result = _invoke(path, *args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (path / "test" / "coin.txt").exists()
+
+
+def test_a_missing_path_exits_2(tmp_path):
+    result = _invoke(tmp_path / "nope")
+    assert result.exit_code == 2
+    assert "no such directory" in result.stderr
+
+
+def test_a_file_instead_of_a_directory_exits_2(tmp_path):
+    file = tmp_path / "file.py"
+    file.write_text("x = 1\n")
+    result = _invoke(file)
+    assert result.exit_code == 2
+    assert "not a directory" in result.stderr
+
+
+def test_an_unknown_runner_exits_2(tmp_path):
+    result = _invoke(tmp_path, "--runner", "jest")
+    assert result.exit_code == 2
+
+
+def test_the_installed_program_reports_bad_input_without_a_traceback(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, "-m", "lorelab", "tests", "run", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("lorelab: error: project ")
+    assert "Traceback" not in completed.stderr
