@@ -3,7 +3,8 @@
 For a task, the *informative terms* are its distinct index terms (:func:`terms`) that are not
 too common in the store: a term in more than ``max(common_min_docs, common_fraction * N)`` of
 the N indexed items says nothing about relevance. Each informative term weighs its BM25 IDF,
-``ln(1 + (N - df + 0.5) / (df + 0.5))``. Candidates come from the FTS5 index ranked by BM25;
+``ln(1 + (N' - df + 0.5) / (df + 0.5))`` with ``N' = max(N, idf_min_docs)``, so that in a small
+store a word shared by every item (the project's own vocabulary) still counts. Candidates come from the FTS5 index ranked by BM25;
 an item's *score* is the IDF-weighted share of the task's informative terms it contains (in
 [0, 1]). An item clears the floor when its score is at least ``min_coverage`` **and** it
 contains at least ``min_matched_terms`` informative terms. Nothing clearing the floor means
@@ -30,6 +31,7 @@ class RelevancePolicy:
     min_matched_terms: int = 3
     common_fraction: float = 0.1
     common_min_docs: int = 20
+    idf_min_docs: int = 1000
     pool: int = 50
 
 
@@ -95,7 +97,7 @@ def query_terms(
         if df > limit:
             dropped.append(term)
             continue
-        weights[term] = idf(max(n_docs, df), df)
+        weights[term] = idf(max(n_docs, df, policy.idf_min_docs), df)
     present = tuple(term for term in weights if doc_freq.get(term, 0) > 0)
     return QueryTerms(weights, present, tuple(dropped))
 
