@@ -559,6 +559,37 @@ def _js_problem(content: str) -> str | None:
     return None
 
 
+def _js_code(content: str) -> str:
+    """``content`` with comments and string literals blanked (for counting test calls)."""
+    out: list[str] = []
+    quote: str | None = None
+    index = 0
+    while index < len(content):
+        char = content[index]
+        pair = content[index : index + 2]
+        if quote is not None:
+            if char == "\\":
+                index += 2
+                continue
+            if char == quote:
+                quote = None
+                out.append(char)
+        elif pair == "//":
+            end = content.find("\n", index)
+            index = len(content) if end < 0 else end
+            continue
+        elif pair == "/*":
+            end = content.find("*/", index + 2)
+            index = len(content) if end < 0 else end + 2
+            continue
+        else:
+            if char in "'\"`":
+                quote = char
+            out.append(char)
+        index += 1
+    return "".join(out)
+
+
 def _python_tests(content: str) -> tuple[int, str | None]:
     try:
         tree = ast.parse(content)
@@ -597,7 +628,7 @@ def review(runner: Runner, tests: Sequence[FileEntry]) -> tuple[bool, list[str]]
             count, problem = _python_tests(entry.content)
         else:
             problem = _js_problem(entry.content)
-            count = len(_JS_TEST_CALL.findall(entry.content)) if problem is None else 0
+            count = len(_JS_TEST_CALL.findall(_js_code(entry.content))) if problem is None else 0
         if problem is not None:
             problems.append(f"{entry.path}: {problem}")
         elif count == 0:
