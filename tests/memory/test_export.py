@@ -1,0 +1,77 @@
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lorelab.errors import OutputExistsError
+from lorelab.memory import (
+    PromoteRequest,
+    Skill,
+    SkillStep,
+    export_skills,
+    skill_markdown,
+)
+from tests.memory.conftest import experience
+
+
+def _skill(name: str, description: str) -> Skill:
+    return Skill(
+        id="skill-1",
+        name=name,
+        description=description,
+        steps=[SkillStep(command="pytest -q `x`"), SkillStep(command="ruff check .")],
+        source_experience_ids=["exp-1", "exp-2"],
+        origin="promoted",
+        candidate_id=None,
+        project=None,
+        health=2,
+        state="trusted",
+        created_at="2026-01-01T00:00:00.000000Z",
+    )
+
+
+def _front_matter(path: Path) -> dict[str, object]:
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    block = text.split("---\n", 2)[1]
+    data = yaml.safe_load(block)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_an_exported_skill_is_a_valid_agent_skills_folder(tmp_path):
+    hostile = 'Fix: "quoted" text\n---\nname: evil\n# and a colon: here ' + "é" * 3
+    [path] = export_skills([_skill("refund-rounding", hostile)], tmp_path / "skills")
+    assert path == tmp_path / "skills" / "refund-rounding" / "SKILL.md"
+    meta = _front_matter(path)
+    assert meta["name"] == "refund-rounding" == path.parent.name
+    assert meta["description"] == hostile
+    assert len(str(meta["description"])) <= 1024
+    assert all(isinstance(v, str) for v in dict(meta["metadata"]).values())  # type: ignore[call-overload]
+    body = path.read_text(encoding="utf-8")
+    assert "1. Run `` pytest -q `x` `` and expect exit code 0." in body
+    assert "2. Run `ruff check .` and expect exit code 0." in body
+
+
+def test_export_never_overwrites_an_existing_skill_folder(tmp_path):
+    (tmp_path / "refund-rounding").mkdir()
+    with pytest.raises(OutputExistsError, match="refund-rounding"):
+        export_skills([_skill("other", "d"), _skill("refund-rounding", "d")], tmp_path)
+    assert not (tmp_path / "other").exists()
+
+
+def test_skill_markdown_refuses_an_invalid_name():
+    with pytest.raises(ValueError, match="skill name"):
+        skill_markdown(_skill("Bad_Name", "d"))
+
+
+def test_store_skills_export_with_their_sources(store, tmp_path):
+    first = store.record(experience()).id
+    second = store.record(experience(task="refund rounding again")).id
+    skill = store.promote_skill(
+        PromoteRequest(experience_ids=[first, second], name="refunds", description="Refunds.")
+    )
+    [path] = export_skills(store.skills(), tmp_path)
+    meta = _front_matter(path)
+    assert meta["name"] == skill.name
+    assert meta["metadata"]["lorelab-source-experiences"] == f"{first} {second}"  # type: ignore[index]

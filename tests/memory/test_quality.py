@@ -1,0 +1,28 @@
+from lorelab.io import read_json
+from lorelab.memory._quality import evaluate_retrieval
+from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
+from tests.memory.conftest import DATA
+
+SET = DATA / "retrieval_set.json"
+
+
+def test_the_labelled_set_is_large_enough_and_well_formed():
+    data = read_json(SET, "fixture")
+    keys = [item["key"] for item in data["experiences"]]
+    assert len(keys) == len(set(keys)) >= 50
+    assert len(data["queries"]) >= 50
+    assert all(set(q["relevant"]) <= set(keys) for q in data["queries"])
+    assert len(data["unrelated"]) >= 40
+    assert len({item["project"] for item in data["experiences"]}) >= 5
+
+
+def test_the_default_floor_meets_the_recall_and_empty_brief_targets():
+    quality = evaluate_retrieval(SET, DEFAULT_POLICY)
+    assert quality.recall_at_3 >= 0.9, quality.misses
+    assert quality.unrelated_empty_rate >= 0.95, quality.false_briefs
+
+
+def test_a_floor_that_is_too_low_pads_briefs_for_unrelated_tasks():
+    # The floor is what keeps unrelated briefs empty: without it they fill up.
+    loose = evaluate_retrieval(SET, RelevancePolicy(min_coverage=0.0, min_matched_terms=1))
+    assert loose.unrelated_empty_rate < 0.5
