@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from lorelab.errors import SchemaError, UsageError
+from lorelab.errors import OutcomeFailure, SchemaError, UsageError
 from lorelab.workers import adapter_argv, call_worker, validate_response
 from lorelab.workers.adapters.fixture import (
-    FixtureError,
     answer,
     is_case_pattern,
     lesson_test_names,
@@ -253,7 +252,7 @@ def test_architect_response_passes_the_protocol_validation_with_its_payload():
 
 
 def test_architect_without_usable_examples_cannot_answer():
-    with pytest.raises(FixtureError, match="no usable examples"):
+    with pytest.raises(OutcomeFailure, match="no usable examples"):
         answer(_architect([], requirements="Just prose, no examples."))
 
 
@@ -373,7 +372,7 @@ def test_author_writes_node_test_files_that_node_runs(tmp_path: Path):
 def test_author_without_a_canonical_source_file_cannot_answer():
     payload = _author([], [])
     payload["task"]["source"] = [{"path": "lib/clamp.py", "content": SOURCE}]
-    with pytest.raises(FixtureError, match="no canonical pytest source file"):
+    with pytest.raises(OutcomeFailure, match="no canonical pytest source file"):
         answer(payload)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from lorelab.errors import LorelabError, UsageError
+from lorelab.errors import LorelabError, OutcomeFailure, UsageError
 from lorelab.io import canonical_json, loads_strict
 from lorelab.workers.roles import (
     ArchitectPayload,
@@ -66,12 +66,6 @@ _JS_DEFINED: Final = re.compile(
 )
 _JS_EXPORTS_OBJECT: Final = re.compile(r"module\.exports\s*=\s*\{(?P<body>[^}]*)\}")
 _JS_EXPORT_ASSIGN: Final = re.compile(r"(?:module\.)?exports\.(?P<name>[A-Za-z_$][\w$]*)\s*=")
-
-
-class FixtureError(LorelabError):
-    """The fixture cannot answer this payload (for example: no usable examples). Exit 1."""
-
-    exit_code = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,7 +289,7 @@ def architect(payload: ArchitectPayload) -> ArchitectResponse:
     """Plan one case per usable example (and, with lessons, per matching edge case)."""
     cases = plan_cases(payload.task, payload.lessons, payload.limits.max_cases)
     if not cases:
-        raise FixtureError("architect: the requirements state no usable examples")
+        raise OutcomeFailure("architect: the requirements state no usable examples")
     return ArchitectResponse(
         cases=[Case(name=case.name, intent=case.item.intent) for case in cases],
         evidence_kind=EVIDENCE_KIND,
@@ -489,12 +483,12 @@ def author(payload: AuthorPayload) -> AuthorResponse:
     task = payload.task
     modules = source_modules(task)
     if not modules:
-        raise FixtureError(
+        raise OutcomeFailure(
             f"author: task.source has no canonical {task.runner} source file (src/<name>)"
         )
     cases = author_cases(payload)
     if not cases:
-        raise FixtureError("author: neither the plan nor the requirements give a usable example")
+        raise OutcomeFailure("author: neither the plan nor the requirements give a usable example")
     by_module: dict[str, list[PlannedCase]] = {}
     for case in cases:
         by_module.setdefault(_home_module(case.item, modules), []).append(case)
@@ -675,7 +669,11 @@ def answer(obj: Any) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Read one payload on stdin, print one JSON answer; a bad payload is one stderr line."""
+    """Read one payload on stdin and print one JSON answer (exit 0).
+
+    An invalid payload exits 2 and a payload the fixture cannot answer (no usable examples, no
+    canonical source file) exits 1, each with one line on stderr and nothing on stdout.
+    """
     del argv
     data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     try:
