@@ -7,7 +7,7 @@ API token fields) and ``modelUsage`` (per-model usage).
 
 import json
 
-from lorelab.workers import adapter_argv, bind_identity, build_prompt, call_worker
+from lorelab.workers import adapter_argv, build_prompt, call_worker
 from tests.workers.support import (
     architect_payload,
     env_with_path,
@@ -70,10 +70,7 @@ def _call(trial, tmp_path, payload, stdout, exit_code=0, argv_extra=(), env_extr
     record = install_standin(bin_dir, "claude", stdout, exit_code)
     env = {**env_with_path(bin_dir), **(env_extra or {})}
     argv = [*adapter_argv("claude"), *argv_extra]
-    identity = bind_identity(argv, cwd=trial, operator_identity=None, env=env)
-    call = call_worker(
-        argv, payload["role"], payload, cwd=trial, identity=identity, env=env, timeout_ms=30_000
-    )
+    call = call_worker(argv, payload["role"], payload, cwd=trial, env=env, timeout_ms=30_000)
     return call, record
 
 
