@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import click
 
-from lorelab.mcp import serve
-
 
 @click.command(name="mcp")
 @click.option(
@@ -27,4 +25,7 @@ def mcp_command(home: str | None, project_dir: str | None) -> None:
 
     Register it with Claude Code: claude mcp add lorelab -- lorelab mcp
     """
+    # Imported here: the MCP SDK is heavy, and only this command needs it.
+    from lorelab.mcp import serve
+
     serve(home, project_dir)

@@ -1,0 +1,211 @@
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from lorelab.cli.main import app
+
+PY = sys.executable
+
+
+@pytest.fixture
+def run(tmp_path):
+    home = tmp_path / "home"
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None, code: int = 0):
+        result = runner.invoke(app, ["memory", "--home", str(home), *args], input=input)
+        assert result.exit_code == code, (result.output, result.stderr)
+        if code != 0:
+            assert "Traceback" not in result.output + result.stderr
+        return result
+
+    return invoke
+
+
+def _json(result) -> object:
+    return json.loads(result.stdout)
+
+
+RECORD = {
+    "task": "Fix failing test_refund_partial_amount after Decimal rounding change",
+    "summary": "Quantized refunds with ROUND_HALF_UP; DB_PASSWORD=s3cr3tvalue1 in .env",
+    "outcome": "passed",
+    "verification": {"command": "pytest tests/test_refunds.py", "exit_code": 0},
+    "commands": [
+        {"command": "pip install babel==2.14", "exit_code": 0},
+        {"command": "pip install babel==3.0", "exit_code": 1},
+    ],
+    "qa": "approved",
+    "project": "payments-api",
+}
+
+
+def test_record_from_flags_file_and_stdin_gives_the_same_kind_of_result(run, tmp_path):
+    flags = run(
+        "record",
+        "--task",
+        RECORD["task"],
+        "--summary",
+        "Quantized refunds",
+        "--outcome",
+        "passed",
+        "--verify-command",
+        "pytest tests/test_refunds.py",
+        "--verify-exit-code",
+        "0",
+        "--ran",
+        "0:pip install babel==2.14",
+        "--qa",
+        "approved",
+        "--json",
+    )
+    assert _json(flags) == {"id": "exp-1", "verified": True, "redactions": {}}
+    path = tmp_path / "exp.json"
+    path.write_text(json.dumps(RECORD))
+    from_file = _json(run("record", "--input", str(path), "--json"))
+    assert from_file == {"id": "exp-2", "verified": True, "redactions": {"secret_assignment": 1}}
+    from_stdin = _json(run("record", "--input", "-", "--json", input=json.dumps(RECORD)))
+    assert from_stdin["id"] == "exp-3"
+    human = run("record", "--input", str(path))
+    assert human.stdout.startswith("recorded exp-4: verified; redactions: secret_assignment: 1")
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (("record", "--task", "t"), None, "record flags: summary: Field required"),
+        (("record", "--input", "-"), "{not json", "stdin: invalid JSON"),
+        (("record", "--input", "-", "--task", "x"), "{}", "either with --input or with flags"),
+        (("record", "--input", "/nonexistent/x.json"), None, "x.json"),
+        (("record", "--ran", "zero:pytest"), None, "expected EXIT_CODE:COMMAND"),
+        (("prepare", "x y z", "--budget-tokens", "5"), None, "budget_tokens"),
+        (("promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"), None, "name"),
+        (("show", "nope"), None, "not an item id"),
+        (("outcome", "plan-4", "--passed", "--rework-count", "0"), None, "does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_on_stderr_with_exit_code_2(run, args, stdin, message):
+    result = run(*args, input=stdin, code=2)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("lorelab: error:")
+    assert message in lines[0]
+
+
+def test_the_full_memory_cycle_works_from_the_command_line(run, tmp_path):
+    path = tmp_path / "exp.json"
+    path.write_text(json.dumps(RECORD))
+    run("record", "--input", str(path))
+    second = dict(RECORD, task="Partial refund rounding test fails again after a Decimal change")
+    path.write_text(json.dumps(second))
+    run("record", "--input", str(path))
+
+    brief = _json(run("prepare", "partial refund off by a cent, Decimal rounding", "--json"))
+    assert sorted(item["id"] for item in brief["experiences"]) == ["exp-1", "exp-2"]
+    assert brief["avoid_commands"][0]["command"] == "pip install babel==3.0"
+    assert "exp-1" in run("prepare", "partial refund off by a cent, Decimal rounding").stdout
+    empty = run("prepare", "Write the onboarding guide for new hires")
+    assert "(empty brief brief-3: nothing cleared the relevance floor" in empty.stdout
+
+    skill = _json(
+        run(
+            "promote",
+            "exp-1",
+            "exp-2",
+            "--name",
+            "refund-rounding",
+            "--description",
+            "Fix refund rounding tests.",
+            "--json",
+        )
+    )
+    assert skill["id"] == "skill-1"
+    plan = _json(run("start", "refund rounding decimal cents test", "--json"))
+    assert (plan["plan_id"], plan["skill_id"]) == ("plan-1", "skill-1")
+    outcome = _json(run("outcome", "plan-1", "--failed", "--rework-count", "2", "--json"))
+    assert (outcome["health"], outcome["state"]) == (1, "trusted")
+    health = _json(run("health", "skill-1", "--json"))
+    assert health["skills"][0]["failures"] == 1
+    assert "skill-1" in run("health").stdout
+
+    listed = _json(run("list", "--kind", "brief", "--json"))
+    assert listed["total"] == 4
+    assert "exp-2" in run("list").stdout
+    assert _json(run("show", "plan-1", "--json"))["outcome"]["rework_count"] == 2
+
+    out = tmp_path / "skills"
+    exported = _json(run("skills", "export", str(out), "--json"))
+    assert exported == [str(out / "refund-rounding" / "SKILL.md")]
+    front = (out / "refund-rounding" / "SKILL.md").read_text().split("---\n")[1]
+    assert yaml.safe_load(front)["name"] == "refund-rounding"
+    run("skills", "export", str(out), code=2)
+
+    snap = _json(run("snapshot", str(tmp_path / "frozen.db"), "--json"))
+    assert len(snap["sha256"]) == 64
+    run("snapshot", str(tmp_path / "frozen.db"), code=2)
+
+
+def test_locks_from_the_command_line_refuse_holdout_tasks(run, tmp_path):
+    holdout = tmp_path / "holdout.json"
+    holdout.write_text(json.dumps(["T-9"]))
+    run("lock", "set", "cond-1", "--task", RECORD["task"], "--tasks-file", str(holdout))
+    path = tmp_path / "exp.json"
+    path.write_text(json.dumps(RECORD))
+    refused = run("record", "--input", str(path), code=2)
+    assert "holdout task of active evaluation lock 'cond-1'" in refused.stderr
+    path.write_text(json.dumps(dict(RECORD, task="other", task_id="t-9")))
+    run("record", "--input", str(path), code=2)
+    shown = _json(run("lock", "show", "--json"))
+    assert shown[0]["holdout_tasks"] == [RECORD["task"], "T-9"]
+    assert "cond-1" in run("lock", "show").stdout
+    assert _json(run("lock", "clear", "cond-1", "--json"))["active"] is False
+    run("record", "--input", str(path))
+    run("lock", "set", "cond-2", code=2)
+
+
+def test_dream_check_and_promote_candidate_from_the_command_line(run, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    for task in ("Regenerate fixtures after the schema change", "Fixture regeneration again"):
+        data = {
+            "task": task,
+            "summary": "Generated and checked the fixture file.",
+            "outcome": "passed",
+            "verification": {
+                "command": f'{PY} -c \'assert open("out.txt").read() == "ok"\'',
+                "exit_code": 0,
+            },
+            "commands": [
+                {"command": f'{PY} -c \'open("out.txt", "w").write("ok")\'', "exit_code": 0}
+            ],
+        }
+        run("record", "--input", "-", input=json.dumps(data))
+    dream = _json(run("dream", "--json"))
+    [candidate] = dream["candidates"]
+    assert candidate["state"] == "candidate"
+    run("promote-candidate", candidate["id"], code=2)
+    checked = run("check", candidate["id"], "--dir", str(project), "--json")
+    assert _json(checked)["passed"] is True
+    skill = _json(run("promote-candidate", candidate["id"], "--name", "fixtures", "--json"))
+    assert (skill["name"], skill["origin"]) == ("fixtures", "dream")
+    assert not Path(project, "out.txt").exists()
+
+
+def test_a_failing_check_prints_its_results_and_exits_1(run, tmp_path):
+    for task in ("Lint the shell scripts in tools", "Shell script lint in tools again"):
+        data = {
+            "task": task,
+            "summary": "ran checks",
+            "outcome": "passed",
+            "verification": {"command": f"{PY} -c 'raise SystemExit(4)'", "exit_code": 0},
+            "commands": [{"command": f"{PY} -c 'pass'", "exit_code": 0}],
+        }
+        run("record", "--input", "-", input=json.dumps(data))
+    [candidate] = _json(run("dream", "--json"))["candidates"]
+    result = run("check", candidate["id"], "--dir", str(tmp_path), code=1)
+    assert "FAILED" in result.stdout
+    assert "[failed]" in result.stdout
