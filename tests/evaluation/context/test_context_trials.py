@@ -314,6 +314,7 @@ def test_a_fixture_baseline_is_incomparable_with_trials(write_fixture, tmp_path)
         [path],
         agent=agent("--model", "model-a"),
         output=tmp_path / "now",
+        boundaries=["compaction"],
         baseline=tmp_path / "base" / "context-receipt.json",
     )
     assert now.receipt.comparison is not None
