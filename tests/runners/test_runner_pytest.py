@@ -4,6 +4,7 @@ import pytest
 
 from lorelab.errors import InputFileError, UsageError
 from lorelab.runners import PytestRunner, get_runner, run_stability
+from lorelab.runners._pytest import has_own_config
 from lorelab.workspace import RunRoot
 
 SOURCE = {"src/__init__.py": "", "src/calc.py": "def add(a, b):\n    return a + b\n"}
@@ -285,3 +286,22 @@ def test_without_plugin_autoload_installed_plugins_stay_out(make):
         },
     )
     assert FAST.run(project, timeout_s=TIMEOUT).classification == "passed"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "own"),
+    [
+        ("pytest.ini", "", True),
+        ("pytest.toml", "", True),
+        ("pyproject.toml", "[tool.pytest.ini_options]\naddopts = '-q'\n", True),
+        ("pyproject.toml", "[tool.pytest]\n", True),
+        ("pyproject.toml", "[project]\nname = 'x'\n", False),
+        ("tox.ini", "[pytest]\n", True),
+        ("tox.ini", "[tox]\n", False),
+        ("setup.cfg", "[tool:pytest]\n", True),
+        ("setup.cfg", "[metadata]\n", False),
+    ],
+)
+def test_only_a_real_pytest_configuration_counts_as_the_projects_own(tmp_path, name, text, own):
+    (tmp_path / name).write_text(text)
+    assert has_own_config(tmp_path) is own

@@ -53,6 +53,8 @@ SET_ENV: Final = {
     "PYTHONNOUSERSITE": "1",
 }
 _CONFIG_MARKERS: Final = (
+    ("pytest.toml", None),
+    (".pytest.toml", None),
     ("pytest.ini", None),
     (".pytest.ini", None),
     ("pyproject.toml", re.compile(r"^\[tool\.pytest(\.ini_options)?\]", re.MULTILINE)),
