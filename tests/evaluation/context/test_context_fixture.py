@@ -49,6 +49,9 @@ def test_a_malformed_event_deep_in_a_child_trace_is_named_by_its_index():
         (ans(1, [("port", "1", []), ("port", "2", [])]), "states fact 'port' twice"),
         ({**msg(1, "x"), "index": -1}, "greater than or equal to 0"),
         ({**msg(1, "x"), "author": "robot"}, "author"),
+        ({**cmd(1, "make"), "exitCode": "2"}, r"event 1 .*exitCode.*valid integer"),
+        ({**msg(1, "x"), "index": True}, "valid integer"),
+        ({**msg(1, "x"), "text": 5}, "valid string"),
     ],
 )
 def test_invalid_events_are_refused_with_the_event_named(event, message):

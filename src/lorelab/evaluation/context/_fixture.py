@@ -33,8 +33,9 @@ SCHEMA_ID: Final = "https://lorelab.dev/schemas/context-fixture-1.json"
 
 
 class _Model(BaseModel):
+    # Strict: a fixture's "2" is not an exit code and its true is not an index.
     model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+        frozen=True, extra="forbid", strict=True, alias_generator=to_camel, populate_by_name=True
     )
 
 
