@@ -1,20 +1,20 @@
 """Ground truth of the shipped datasets, proven with real pytest runs, and the protocol
-fixture's end-to-end demonstration on them (real worker subprocesses, real pytest).
+fixture's end-to-end demonstration on them (real worker processes, real pytest).
 
 Every source variant (a reference source, or a reference source with one defect applied) gets
 one disposable project holding the reference tests and the fixture's tests of both arms, and is
 run by lorelab's pytest runner (real ``python -m pytest``, outcomes from JUnit XML), two at a
 time: reference sources twice (ground truth must be stable), each defect once. Detection is
 the runners' rule (``detect``) applied to one arm's cases at a time. The fixture answers the
-default dataset as a real worker process (``python -m lorelab.workers.adapters.fixture``); for
-the qualification dataset the same code is called in-process (``answer``) to keep it fast.
+default dataset as a real worker process called through the real transport (``call_worker``
+with the shipped ``fixture`` adapter); for the qualification dataset the same code is called
+in-process (``answer``) to keep the module fast.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,12 +40,13 @@ from lorelab.runners import (
     detect,
     run_parallel,
 )
+from lorelab.workers import adapter_argv, call_worker
 from lorelab.workers.adapters.fixture import answer
 from lorelab.workspace import FileEntry
 
 REFERENCE_RUNS = 2  # reference sources run twice: ground truth must be stable, not true once
 PYTEST_TIMEOUT_S = 120.0
-WORKER_TIMEOUT_S = 60
+WORKER_TIMEOUT_MS = 60_000
 ARMS = ("no-memory", "memory")
 
 # How each planted defect is meant to meet the protocol fixture (the datasets' design, which
@@ -109,24 +110,25 @@ class Variant:
 # --- the protocol fixture, run as a real worker process -------------------------------------
 
 
-def _call_worker(payload: Mapping[str, Any], *, process: bool) -> dict[str, Any]:
+def _call_worker(payload: dict[str, Any], *, process: bool) -> dict[str, Any]:
     if not process:
         response = answer(json.loads(json.dumps(payload)))
         assert response["evidenceKind"] == "protocol-fixture"
         return response
-    completed = subprocess.run(
-        [sys.executable, "-m", "lorelab.workers.adapters.fixture"],
-        input=json.dumps(payload).encode(),
-        capture_output=True,
-        timeout=WORKER_TIMEOUT_S,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr.decode()
-    response: dict[str, Any] = json.loads(completed.stdout)
-    assert response["evidenceKind"] == "protocol-fixture"
-    assert "usage" not in response
-    assert "model" not in response
-    return response
+    with tempfile.TemporaryDirectory() as trial:
+        call = call_worker(
+            adapter_argv("fixture"),
+            payload["role"],
+            payload,
+            cwd=Path(trial),
+            timeout_ms=WORKER_TIMEOUT_MS,
+        )
+    assert call.ok, call.receipt.failure_detail
+    assert call.receipt.evidence_kind == "protocol-fixture"
+    assert call.receipt.usage is None
+    assert call.receipt.model.claimed is None
+    assert call.response is not None
+    return call.response
 
 
 def _lessons(manifest: LearningManifest) -> list[dict[str, Any]]:
