@@ -661,9 +661,10 @@ def answer(obj: Any) -> dict[str, Any]:
         response = architect(payload)
     elif isinstance(payload, AuthorPayload):
         response = author(payload)
-    else:
-        assert isinstance(payload, ReviewerPayload)
+    elif isinstance(payload, ReviewerPayload):
         response = reviewer(payload)
+    else:  # ANSWERED_ROLES above keeps host payloads out
+        raise UsageError(f"payload: role {role!r} is not answered by the protocol fixture")
     result: dict[str, Any] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
     return result
 

@@ -56,7 +56,7 @@ def split_csv_line(line: str) -> list[str]:
 def _csv_variant(docstring: str, old: str, new: str) -> str:
     """The reference splitter with one exact fragment replaced: a planted defect."""
     if _CSV_REFERENCE.count(old) != 1:
-        raise AssertionError(f"CSV defect fragment must occur exactly once: {old!r}")
+        raise RuntimeError(f"dataset authoring: CSV defect fragment not unique: {old!r}")
     body = _CSV_REFERENCE.replace(old, new).replace(
         '"""Split one line of comma-separated values into its fields."""', f'"""{docstring}"""'
     )
