@@ -14,6 +14,7 @@ from lorelab.cli._common import (
     stderr_console,
     stdout_console,
 )
+from lorelab.cli.testgen import generate_command, learn_command, lessons_group
 from lorelab.runners import SuiteCheck, check_suite
 
 _TAIL_LINES = 20
@@ -21,7 +22,12 @@ _TAIL_LINES = 20
 
 @click.group(name="tests", cls=LorelabGroup)
 def tests_group() -> None:
-    """Run test suites and check whether they are stable."""
+    """Run test suites, learn lessons from validated tests, and generate new tests."""
+
+
+tests_group.add_command(learn_command)
+tests_group.add_command(lessons_group)
+tests_group.add_command(generate_command)
 
 
 def _print_table(path: Path, check: SuiteCheck) -> None:

@@ -1,0 +1,79 @@
+"""Learning: a historical example becomes a lesson only after its tests pass, stably."""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+from lorelab.io import read_model, sha256_bytes
+from lorelab.memory import MemoryStore
+from lorelab.runners import get_runner, run_stability
+from lorelab.testgen._models import ExampleValidation, HistoricalExample, LearnResult
+from lorelab.workspace import FileEntry, RunRoot
+
+DEFAULT_LEARN_RUNS: Final = 5
+DEFAULT_TIMEOUT_S: Final = 60.0
+
+
+def files_digest(files: list[FileEntry]) -> str:
+    """SHA-256 over the sorted paths and contents of ``files``."""
+    parts = [f"{entry.path}\0{entry.content}\0" for entry in sorted(files, key=lambda e: e.path)]
+    return sha256_bytes("".join(parts).encode("utf-8"))
+
+
+def read_example(path: str | os.PathLike[str]) -> HistoricalExample:
+    """Read a historical example file (bounded, strict JSON, validated)."""
+    return read_model(path, HistoricalExample, "manifest")
+
+
+def validate_example(
+    example: HistoricalExample,
+    root: RunRoot,
+    *,
+    runs: int = DEFAULT_LEARN_RUNS,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ExampleValidation:
+    """Run the example's tests against its own source ``runs`` times in a disposable project."""
+    project = root.create_project(f"example-{len(root.projects)}", [*example.files, *example.tests])
+    stability = run_stability(get_runner(example.runner), project, runs=runs, timeout_s=timeout_s)
+    if not stability.stable:
+        reason = f"unstable: {stability.first_difference}"
+    elif stability.classification != "passed":
+        reason = f"{stability.classification}: {stability.runs[0].reason}"
+    else:
+        count = len(stability.runs[0].cases)
+        return ExampleValidation(
+            valid=True,
+            reason=f"{count} cases passed in each of {runs} runs",
+            stability=stability,
+        )
+    return ExampleValidation(valid=False, reason=reason, stability=stability)
+
+
+def learn(
+    store: MemoryStore,
+    example: HistoricalExample,
+    root: RunRoot,
+    *,
+    runs: int = DEFAULT_LEARN_RUNS,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> LearnResult:
+    """Validate ``example`` and, only if it is valid, store it as a lesson."""
+    validation = validate_example(example, root, runs=runs, timeout_s=timeout_s)
+    if not validation.valid:
+        return LearnResult(lesson_id=None, validation=validation)
+    lesson_id = store.add_lesson(
+        example.id,
+        example.specification_id,
+        example.requirements,
+        list(example.files),
+        list(example.tests),
+        {
+            "runner": example.runner,
+            "runs": runs,
+            "cases": [case.id for case in validation.stability.runs[0].cases],
+            "sourceSha256": files_digest(list(example.files)),
+            "testsSha256": files_digest(list(example.tests)),
+        },
+    )
+    return LearnResult(lesson_id=lesson_id, validation=validation)

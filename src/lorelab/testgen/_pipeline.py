@@ -1,0 +1,118 @@
+"""``lorelab tests generate`` end to end: recall, three roles, candidate validation, apply."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lorelab.memory import open_store, store_path
+from lorelab.testgen._apply import apply_tests
+from lorelab.testgen._generate import CallSettings, GenerationTask, generate
+from lorelab.testgen._models import CandidateValidation, GenerateResult, Recall, RunnerName
+from lorelab.testgen._project import read_project, select_sources
+from lorelab.testgen._recall import DEFAULT_K, recall_lessons
+from lorelab.testgen._validate import validate_candidates
+from lorelab.workers import bind_identity
+from lorelab.workspace import FileEntry, RunRoot
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateOptions:
+    """Everything ``lorelab tests generate`` was asked to do."""
+
+    project: Path
+    requirements: str
+    sources: tuple[str, ...]
+    agent: tuple[str, ...]
+    runner: RunnerName
+    memory: bool = True
+    home: Path | None = None
+    k: int = DEFAULT_K
+    stability_runs: int = 5
+    timeout_s: float = 60.0
+    timeout_ms: int = 115_000
+    max_output_bytes: int = 65_536
+    keep_passing: bool = False
+    dry_run: bool = False
+    allow_conftest: bool = False
+    operator_identity: str | None = None
+
+
+def _recall(options: GenerateOptions) -> Recall | None:
+    if not options.memory:
+        return None
+    path = store_path(options.home, options.project)
+    if not path.exists():
+        # No store yet: memory is on but holds nothing; never create one as a side effect.
+        return Recall(lessons=[], below_floor=[], retrieval_ms=0)
+    store = open_store(options.home, options.project)
+    try:
+        return recall_lessons(store, options.requirements, options.k)
+    finally:
+        store.close()
+
+
+def generate_for_project(options: GenerateOptions) -> GenerateResult:
+    """Generate tests for a project; nothing touches it unless validation passes."""
+    project_files = read_project(options.project)
+    files = list(project_files.files)
+    sources = select_sources(options.project, files, options.sources)
+    recall = _recall(options)
+    with RunRoot() as root:
+        worker_cwd = root.create_project("worker", files)
+        identity = bind_identity(
+            list(options.agent), cwd=worker_cwd, operator_identity=options.operator_identity
+        )
+        generation = generate(
+            GenerationTask(options.requirements, options.runner, sources),
+            recall.lessons if recall is not None else None,
+            CallSettings(
+                agent=options.agent,
+                cwd=worker_cwd,
+                identity=identity,
+                timeout_ms=options.timeout_ms,
+                max_output_bytes=options.max_output_bytes,
+            ),
+        )
+        if generation.status != "approved" or not generation.files:
+            return GenerateResult(
+                runner=options.runner,
+                agent=list(options.agent),
+                recall=recall,
+                generation=generation,
+                validation=None,
+                apply=None,
+            )
+        authored = generation.files
+
+        def validate(name: str, tests: Sequence[FileEntry]) -> CandidateValidation:
+            return validate_candidates(
+                root,
+                name,
+                files,
+                tests,
+                runner=options.runner,
+                runs=options.stability_runs,
+                timeout_s=options.timeout_s,
+                allow_conftest=options.allow_conftest,
+            )[0]
+
+        validation = validate("candidate", authored)
+        applied = apply_tests(
+            options.project,
+            options.runner,
+            authored,
+            validation,
+            keep=options.keep_passing,
+            dry_run=options.dry_run,
+            revalidate=lambda kept: validate("kept", kept),
+        )
+    return GenerateResult(
+        runner=options.runner,
+        agent=list(options.agent),
+        recall=recall,
+        generation=generation,
+        validation=validation,
+        apply=applied,
+    )

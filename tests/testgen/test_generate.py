@@ -1,0 +1,289 @@
+import json
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+from tests.testgen.conftest import PASSING_TEST, REQUIREMENTS, SOURCE, scripted_worker
+
+from lorelab.cli.main import app
+from lorelab.memory import open_store
+from lorelab.testgen import GenerateOptions, generate_for_project
+from lorelab.workspace import FileEntry
+
+CLAMP_HISTORY_TESTS = textwrap.dedent(
+    """
+    from src.clamp import clamp
+
+
+    def test_value_inside_range_is_returned():
+        assert clamp(2, 0, 5) == 2
+
+
+    def test_boundary_values_are_kept():
+        assert clamp(5, 0, 5) == 5
+
+
+    def test_invalid_range_raises():
+        import pytest
+        with pytest.raises(ValueError):
+            clamp(1, 5, 0)
+    """
+).lstrip()
+
+
+def _options(project, tmp_path, agent, **overrides):
+    values = {
+        "project": project,
+        "requirements": REQUIREMENTS,
+        "sources": ("src/clip.py",),
+        "agent": tuple(agent),
+        "runner": "pytest",
+        "memory": False,
+        "stability_runs": 2,
+        "timeout_s": 60.0,
+    }
+    values.update(overrides)
+    return GenerateOptions(**values)
+
+
+def _generate(project, tmp_path, *extra):
+    result = CliRunner().invoke(
+        app,
+        [
+            "tests",
+            "generate",
+            str(project),
+            "--requirements",
+            str(tmp_path / "requirements.txt"),
+            "--source",
+            "src/clip.py",
+            "--agent",
+            "fixture",
+            "--stability-runs",
+            "2",
+            "--json",
+            *extra,
+        ],
+    )
+    return result, json.loads(result.stdout) if result.stdout.startswith("{") else None
+
+
+def _store_clamp_lesson(home):
+    store = open_store(home)
+    try:
+        store.add_lesson(
+            "history-clamp",
+            "clamp",
+            "Clamp a number into a closed range [low, high]; boundary values are kept and an "
+            "invalid range (low above high) raises ValueError.",
+            [],
+            [FileEntry(path="tests/test_clamp.py", content=CLAMP_HISTORY_TESTS)],
+            {"runs": 2},
+        )
+    finally:
+        store.close()
+
+
+def test_fixture_end_to_end_without_memory_writes_example_tests(project, tmp_path):
+    result, record = _generate(project, tmp_path, "--no-memory")
+    assert result.exit_code == 0, result.output
+    assert record["recall"] is None
+    assert record["generation"]["lessonsReachedAuthor"] == []
+    written = (project / "tests" / "test_clip.py").read_text()
+    assert "clip(5, 0, 3)" in written
+    assert "clip(3, 0, 3)" not in written  # edge cases need a lesson's case pattern
+
+
+def test_lessons_reach_the_author_and_change_its_output(project, tmp_path):
+    home = tmp_path / "home"
+    _store_clamp_lesson(home)
+    result, record = _generate(project, tmp_path, "--home", str(home))
+    assert result.exit_code == 0, result.output
+    assert [lesson["id"] for lesson in record["recall"]["lessons"]] == ["history-clamp"]
+    assert record["generation"]["lessonsReachedAuthor"] == ["history-clamp"]
+    written = (project / "tests" / "test_clip.py").read_text()
+    assert "clip(3, 0, 3)" in written  # boundary: a case pattern of the lesson
+    assert "ValueError" in written  # invalid: another one
+    cases = [case["id"] for case in record["validation"]["cases"]]
+    assert len(cases) == 4
+
+
+def test_unrelated_lesson_stays_below_the_floor(project, tmp_path):
+    home = tmp_path / "home"
+    store = open_store(home)
+    try:
+        store.add_lesson(
+            "history-csv",
+            "csv",
+            "Split a line of comma separated fields honouring double quotes.",
+            [],
+            [FileEntry(path="tests/test_csv.py", content="def test_quoted_field():\n    pass\n")],
+            {},
+        )
+    finally:
+        store.close()
+    result, record = _generate(project, tmp_path, "--home", str(home))
+    assert result.exit_code == 0, result.output
+    assert record["recall"]["lessons"] == []
+    assert record["generation"]["lessonsReachedAuthor"] == []
+
+
+def test_reviewer_rejection_ends_the_generation_and_applies_nothing(project, tmp_path):
+    agent = scripted_worker(
+        tmp_path,
+        files=[("tests/test_clip.py", PASSING_TEST)],
+        verdict="reject",
+        reasons=["the tests do not cover the invalid range"],
+    )
+    result = generate_for_project(_options(project, tmp_path, agent))
+    assert result.generation.status == "rejected", result.generation.reason
+    assert "invalid range" in result.generation.reason
+    assert [r.role for r in result.generation.roles] == ["architect", "author", "reviewer"]
+    assert result.validation is None
+    assert not (project / "tests").exists()
+
+
+def test_cli_exit_code_is_1_for_a_rejection(project, tmp_path):
+    agent = scripted_worker(
+        tmp_path, files=[("tests/test_clip.py", PASSING_TEST)], verdict="reject", reasons=["no"]
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "tests",
+            "generate",
+            str(project),
+            "--requirements",
+            str(tmp_path / "requirements.txt"),
+            "--source",
+            "src/clip.py",
+            "--agent",
+            json.dumps(agent),
+            "--no-memory",
+        ],
+    )
+    assert result.exit_code == 1
+    assert "reviewer rejected" in result.stdout
+
+
+def test_author_whose_test_fails_on_the_reference_gets_nothing_applied(project, tmp_path):
+    failing = PASSING_TEST + "\n\ndef test_wrong_expectation():\n    assert clip(5, 0, 3) == 5\n"
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", failing)])
+    result = generate_for_project(_options(project, tmp_path, agent))
+    assert result.generation.status == "approved"
+    assert not result.validation.valid
+    verdicts = {case.id: case.status for case in result.validation.cases}
+    assert verdicts["tests/test_clip.py::test_wrong_expectation"] == "failed"
+    assert verdicts["tests/test_clip.py::test_above_range_is_clipped"] == "passed"
+    assert not result.apply.applied
+    assert not (project / "tests").exists()
+
+
+def test_keep_passing_drops_the_failing_case_and_applies_the_rest(project, tmp_path):
+    failing = PASSING_TEST + "\n\ndef test_wrong_expectation():\n    assert clip(5, 0, 3) == 5\n"
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", failing)])
+    result = generate_for_project(_options(project, tmp_path, agent, keep_passing=True))
+    assert result.apply.applied
+    assert result.apply.dropped_cases == ["tests/test_clip.py::test_wrong_expectation"]
+    assert result.apply.kept_validation.valid
+    written = (project / "tests" / "test_clip.py").read_text()
+    assert "test_wrong_expectation" not in written
+    assert "test_above_range_is_clipped" in written
+
+
+@pytest.mark.parametrize(
+    "path", ["src/clip.py", "tests/conftest.py", "src/helper.py", "pytest.ini"]
+)
+def test_author_writing_source_or_configuration_is_refused(project, tmp_path, path):
+    agent = scripted_worker(
+        tmp_path, files=[(path, "x = 1\n"), ("tests/test_clip.py", PASSING_TEST)]
+    )
+    result = generate_for_project(_options(project, tmp_path, agent))
+    refused_in_transport = result.generation.status == "failed"
+    if refused_in_transport:
+        assert result.generation.roles[1].failure == "invalid-response"
+        assert path in result.generation.reason
+    else:
+        assert not result.validation.valid
+        assert any(path in violation for violation in result.validation.path_violations)
+    assert (project / "src" / "clip.py").read_text() == SOURCE.content
+    assert not (project / "tests").exists()
+
+
+def test_flaky_generated_test_is_caught_by_the_repeated_runs(project, tmp_path):
+    counter = tmp_path / "counter"
+    flaky = PASSING_TEST + textwrap.dedent(
+        f"""
+
+        def test_flaky_every_other_run():
+            from pathlib import Path
+            counter = Path({str(counter)!r})
+            count = int(counter.read_text()) if counter.exists() else 0
+            counter.write_text(str(count + 1))
+            assert count % 2 == 0
+        """
+    )
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", flaky)])
+    result = generate_for_project(_options(project, tmp_path, agent))
+    assert not result.validation.valid
+    assert result.validation.reason.startswith("unstable")
+    verdicts = {case.id: case.status for case in result.validation.cases}
+    assert verdicts["tests/test_clip.py::test_flaky_every_other_run"] == "flaky"
+    assert not result.apply.applied
+
+
+def test_order_dependent_pair_is_caught_by_the_reverse_run(project, tmp_path):
+    dependent = textwrap.dedent(
+        """
+        STATE = []
+
+
+        def test_first_sets_state():
+            STATE.append(1)
+            assert STATE == [1]
+
+
+        def test_second_needs_state():
+            assert STATE == [1]
+        """
+    ).lstrip()
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", dependent)])
+    result = generate_for_project(_options(project, tmp_path, agent))
+    assert result.validation.stability.stable
+    assert not result.validation.valid
+    assert "order-dependent" in result.validation.reason
+    verdicts = {case.id: case.status for case in result.validation.cases}
+    assert "order-dependent" in verdicts.values()
+    assert not result.apply.applied
+
+
+def test_existing_test_file_is_never_overwritten(project, tmp_path):
+    (project / "tests").mkdir()
+    (project / "tests" / "test_clip.py").write_text("# mine\n")
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", PASSING_TEST)])
+    result = generate_for_project(_options(project, tmp_path, agent))
+    assert not result.validation.valid
+    assert "already exists" in result.validation.path_violations[0]
+    assert (project / "tests" / "test_clip.py").read_text() == "# mine\n"
+
+
+def test_dry_run_writes_nothing(project, tmp_path):
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", PASSING_TEST)])
+    result = generate_for_project(_options(project, tmp_path, agent, dry_run=True))
+    assert result.validation.valid
+    assert result.apply.written == ["tests/test_clip.py"]
+    assert not result.apply.applied
+    assert not (project / "tests").exists()
+
+
+def test_worker_timeout_ends_the_generation_without_retry(project, tmp_path):
+    script = tmp_path / "slow.py"
+    script.write_text("import time\ntime.sleep(30)\n")
+    import sys
+
+    result = generate_for_project(
+        _options(project, tmp_path, [sys.executable, str(script)], timeout_ms=1000)
+    )
+    assert result.generation.status == "failed"
+    assert [r.failure for r in result.generation.roles] == ["timeout"]
+    assert "architect call failed (timeout)" in result.generation.reason
