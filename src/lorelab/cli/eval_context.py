@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Final
 
 import click
+from click.core import ParameterSource
 
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with
 from lorelab.errors import UsageError
@@ -17,6 +18,15 @@ from lorelab.evaluation.context import (
     fixture_json_schema,
     run_trials,
 )
+
+TRIAL_OPTIONS: Final = {
+    "agent": "--agent",
+    "boundaries": "--boundary",
+    "max_turns": "--max-turns",
+    "timeout_ms": "--timeout-ms",
+    "max_output_bytes": "--max-output-bytes",
+    "cwd": "--cwd",
+}
 
 
 class _ContextGroup(LorelabGroup):
@@ -141,11 +151,6 @@ def run_command(
     cwd: str | None,
 ) -> None:
     """Score FIXTURE files (or run trials from them) and write receipts to --output."""
-    trial_only: dict[str, Any] = {
-        "--agent": agent,
-        "--boundary": boundaries or None,
-        "--cwd": cwd,
-    }
     if trials:
         if agent is None:
             raise UsageError("--trials needs --agent NAME_OR_ARGV")
@@ -161,7 +166,12 @@ def run_command(
             cwd=cwd,
         )
     else:
-        given = [flag for flag, value in trial_only.items() if value is not None]
+        ctx = click.get_current_context()
+        given = [
+            flag
+            for name, flag in TRIAL_OPTIONS.items()
+            if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT
+        ]
         if given:
             raise UsageError(f"{', '.join(given)} only apply with --trials")
         result = evaluate_fixtures(fixtures, output=output, baseline=baseline)

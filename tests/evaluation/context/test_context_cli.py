@@ -165,10 +165,19 @@ def test_an_existing_output_directory_is_refused(write_fixture, tmp_path):
     assert "already exists" in result.output
 
 
-def test_trial_options_without_trials_are_usage_errors(write_fixture, tmp_path):
-    result = run(write_fixture(passing_trace()), "--output", tmp_path / "o", "--agent", "x")
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--agent", "x"], "--agent"),
+        (["--max-turns", "2", "--boundary", "restart"], "--boundary, --max-turns"),
+        (["--timeout-ms", "100"], "--timeout-ms"),
+    ],
+)
+def test_trial_options_without_trials_are_usage_errors(write_fixture, tmp_path, flags, named):
+    result = run(write_fixture(passing_trace()), "--output", tmp_path / "o", *flags)
     assert result.exit_code == 2
-    assert "--agent only apply with --trials" in result.output
+    assert f"{named} only apply with --trials" in result.output
+    assert not (tmp_path / "o").exists()
 
 
 def test_schema_prints_the_fixture_json_schema():

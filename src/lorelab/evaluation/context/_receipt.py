@@ -126,11 +126,6 @@ class RecordResult(_Model):
     qualification: Qualification = Field(description="What kind of evidence this is.")
     trial: TrialInfo | None = Field(default=None, description="Trial details; null for fixtures.")
 
-    @property
-    def key(self) -> str:
-        """What a comparison matches records by."""
-        return self.record_id
-
 
 class Summary(_Model):
     """Totals over every record."""
