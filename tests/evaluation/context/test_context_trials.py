@@ -70,6 +70,9 @@ def test_fixture_worker_trials_pass_and_are_labelled_synthetic_protocol_fixture(
         assert record.provenance.source_revision == "rev-1"
     trials = sorted(p.name for p in (tmp_path / "o" / "trials").iterdir())
     assert trials == ["0001-compaction.json", "0002-restart.json"]
+    written = json.loads((tmp_path / "o" / "context-receipt.json").read_text())
+    assert "before transportBudget" in written["byteAccounting"]["inputBytes"]
+    assert all(call["inputBytes"] > 0 for r in written["records"] for call in r["trial"]["calls"])
 
 
 def test_payloads_on_the_wire_never_carry_labels_or_expected_facts(write_fixture, tmp_path):

@@ -29,6 +29,14 @@ ENTRY_POINT: Final = "lorelab.cli.main"
 
 Mode = Literal["fixture", "trial"]
 
+BYTE_ACCOUNTING: Final[dict[str, str]] = {
+    "inputBytes": (
+        "UTF-8 length of the canonical JSON of the role payload before transportBudget is appended"
+    ),
+    "outputBytes": "UTF-8 length of the canonical JSON of the parsed response",
+    "canonicalJson": "UTF-8, ',' and ':' separators without whitespace, keys in given order",
+}
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(
@@ -211,6 +219,9 @@ class ContextReceipt(_Model):
     records: list[RecordResult] = Field(description="One result per scored record.")
     summary: Summary = Field(description="Totals.")
     comparison: Comparison | None = Field(default=None, description="Baseline comparison, if any.")
+    byte_accounting: dict[str, str] | None = Field(
+        default=None, description="What the trial calls' byte counts mean; null in fixture mode."
+    )
     exit_code: int = Field(description="The exit code the run ended with.")
 
 

@@ -13,6 +13,7 @@ from lorelab.errors import UsageError
 from lorelab.evaluation.context._compare import Baseline, compare, load_baseline
 from lorelab.evaluation.context._fixture import LoadedFixture, load_fixture
 from lorelab.evaluation.context._receipt import (
+    BYTE_ACCOUNTING,
     RECEIPT_JSON,
     RECEIPT_MARKDOWN,
     Comparison,
@@ -135,6 +136,7 @@ def finish(
         records=records,
         summary=summarise(records),
         comparison=comparison,
+        byte_accounting=dict(BYTE_ACCOUNTING) if mode == "trial" else None,
         exit_code=code,
     )
     out.write_json(RECEIPT_JSON, receipt)
