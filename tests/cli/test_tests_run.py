@@ -147,3 +147,19 @@ def test_the_installed_program_reports_bad_input_without_a_traceback(tmp_path):
     assert completed.returncode == 2
     assert completed.stderr.startswith("lorelab: error: project ")
     assert "Traceback" not in completed.stderr
+
+
+def test_the_table_prints_case_ids_with_brackets_verbatim(project):
+    path = project(
+        {
+            "tests/test_p.py": (
+                "import pytest\n\n"
+                "@pytest.mark.parametrize('x', ['[bold]', ':smile:'])\n"
+                "def test_p(x):\n    assert x == 'never'\n"
+            )
+        },
+    )
+    result = _invoke(path, "--stability-runs", "2")
+    assert result.exit_code == 1
+    assert "tests/test_p.py::test_p[[bold]]" in result.stdout
+    assert "test_p[:smile:]" in result.stdout

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from lorelab.cli._common import (
     LorelabGroup,
@@ -33,7 +34,12 @@ tests_group.add_command(generate_command)
 def _print_table(path: Path, check: SuiteCheck) -> None:
     report = check.report
     console = stdout_console()
-    table = Table(title=f"{path} ({report.runner})")
+
+    def say(text: str) -> None:
+        # Case ids and output hold brackets and colons: never read them as markup or emoji.
+        console.print(text, markup=False, emoji=False)
+
+    table = Table(title=Text(f"{path} ({report.runner})"))
     for column in ("run", "classification", "exit", "ms", "passed", "failed", "error", "skipped"):
         table.add_column(column, justify="left" if column == "classification" else "right")
     for number, run in enumerate(report.runs, start=1):
@@ -48,15 +54,15 @@ def _print_table(path: Path, check: SuiteCheck) -> None:
             *(str(counts[status]) for status in ("passed", "failed", "error", "skipped")),
         )
     console.print(table)
-    console.print(f"classification: {report.classification}")
-    console.print(f"stable: {'yes' if report.stable else 'no'}")
-    console.print(f"reason (run 1): {report.runs[0].reason}")
+    say(f"classification: {report.classification}")
+    say(f"stable: {'yes' if report.stable else 'no'}")
+    say(f"reason (run 1): {report.runs[0].reason}")
     if report.first_difference:
-        console.print(f"first difference: {report.first_difference}")
+        say(f"first difference: {report.first_difference}")
     if report.flaky_cases:
-        console.print("flaky cases:")
+        say("flaky cases:")
         for case_id in report.flaky_cases:
-            console.print(f"  {case_id}", markup=False)
+            say(f"  {case_id}")
     if not check.ok:
         # Show what the first run that went wrong printed: that is where the diagnosis is.
         bad = next(
@@ -65,9 +71,9 @@ def _print_table(path: Path, check: SuiteCheck) -> None:
         )
         number = check.stability.runs.index(bad) + 1
         lines = bad.output_tail.rstrip().splitlines()[-_TAIL_LINES:]
-        console.print(f"last lines of run {number}'s output:")
+        say(f"last lines of run {number}'s output:")
         for line in lines:
-            console.print(f"  {line}", markup=False)
+            say(f"  {line}")
 
 
 @tests_group.command(name="run")
