@@ -98,7 +98,7 @@ def test_a_symlinked_file_is_never_replaced_or_followed(tmp_path):
 def test_write_files_refuses_to_overwrite_unless_allowed(tmp_path):
     with RunRoot(tmp_path) as root:
         project = root.create_project("p", [_entry("src/a.py", "A = 1\n")])
-        with pytest.raises(OutputExistsError, match="src/a.py"):
+        with pytest.raises(OutputExistsError, match=r"src/a\.py"):
             write_files(project, [_entry("src/a.py", "A = 2\n")])
         assert (project / "src" / "a.py").read_text() == "A = 1\n"
         written = write_files(
@@ -115,7 +115,7 @@ def test_write_files_into_a_missing_project_is_a_clear_error(tmp_path):
 
 
 def test_an_oversized_file_is_refused(tmp_path):
-    with RunRoot(tmp_path) as root, pytest.raises(InvalidInput, match="big.txt"):
+    with RunRoot(tmp_path) as root, pytest.raises(InvalidInput, match=r"big\.txt"):
         root.create_project("p", [_entry("big.txt", "x" * (MAX_FILE_BYTES + 1))])
 
 
@@ -214,3 +214,13 @@ def test_cleanup_refuses_a_project_swapped_for_a_symlink(tmp_path):
     with pytest.raises(PathError, match="no longer a directory"):
         root.cleanup()
     assert (outside / "keep.txt").read_text() == "keep\n"
+
+
+def test_write_files_refuses_a_path_that_differs_from_an_existing_one_only_by_case(tmp_path):
+    with RunRoot(tmp_path) as root:
+        project = root.create_project("p", [_entry("Src/a.py"), _entry("README.md")])
+        with pytest.raises(PathError, match="'src' collides with existing 'Src'"):
+            write_files(project, [_entry("src/b.py")])
+        with pytest.raises(PathError, match=r"'readme\.md' collides"):
+            write_files(project, [_entry("readme.md")], allow_overwrite=True)
+        assert sorted(p.name for p in project.iterdir()) == ["README.md", "Src"]

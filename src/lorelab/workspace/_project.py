@@ -97,6 +97,17 @@ def _is_symlink(name: str, parent_fd: int | None) -> bool:
     return stat.S_ISLNK(st.st_mode)
 
 
+def _check_case_clash(dir_fd: int, name: str, *, shown: str) -> None:
+    """Refuse ``name`` if the directory already holds an entry equal to it ignoring case."""
+    key = name.casefold()
+    for existing in os.listdir(dir_fd):
+        if existing != name and existing.casefold() == key:
+            raise PathError(
+                f"path {shown!r}: {name!r} collides with existing {existing!r} "
+                "(equal ignoring case)"
+            )
+
+
 def _descend(root_fd: int, segments: Sequence[str], *, create: bool, shown: str) -> int:
     """Open (creating if asked, 0700) the directory ``segments`` below ``root_fd``."""
     fd = os.dup(root_fd)
@@ -104,6 +115,7 @@ def _descend(root_fd: int, segments: Sequence[str], *, create: bool, shown: str)
         for index, segment in enumerate(segments):
             where = "/".join(segments[: index + 1])
             if create:
+                _check_case_clash(fd, segment, shown=shown)
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(segment, 0o700, dir_fd=fd)
             next_fd = _open_dir(segment, fd, shown=f"path {shown!r}: {where!r}")
@@ -161,6 +173,7 @@ def _write_entries(
         *parents, name = path.split("/")
         dir_fd = _descend(project_fd, parents, create=True, shown=path)
         try:
+            _check_case_clash(dir_fd, name, shown=path)
             if allow_overwrite:
                 _replace(dir_fd, name, data, shown=path)
             else:
