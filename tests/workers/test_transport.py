@@ -360,3 +360,22 @@ def test_an_author_answer_is_checked_against_the_runner_and_limits(trial):
     call = call_worker(argv, "author", payload, cwd=trial)
     assert call.receipt.failure == "invalid-response"
     assert "not a pytest test path" in (call.receipt.failure_detail or "")
+
+
+def test_a_large_answer_written_just_before_exit_is_read_whole(trial):
+    payload = {
+        "protocol": "lorelab.worker/1",
+        "role": "author",
+        "task": architect_payload()["task"],
+        "lessons": [],
+        "plan": PLAN,
+        "limits": {"maxFiles": 1, "maxCases": 1},
+    }
+    content = "def test_upper():\n    assert True\n" + "# padding\n" * 5_200
+    answer = {"files": [{"path": "tests/test_clamp.py", "content": content}]}
+    argv = _worker(trial, f"sys.stdin.read()\nsys.stdout.write(json.dumps({answer!r}))\n")
+    call = call_worker(argv, "author", payload, cwd=trial, timeout_ms=20_000)
+    assert call.ok, call.receipt.failure_detail
+    assert call.response == answer
+    assert call.receipt.stdout_bytes == len(json.dumps(answer))
+    assert call.receipt.stdout_bytes > 57_000
