@@ -732,10 +732,10 @@ def _parse_program(
     """Screen and bind the arguments of ``items`` (``items[0]`` is already bound)."""
     cwd = binding.cwd
     if kind == "python":
-        _refuse_credentials(_operands_outside_inline(items, binding, "python"), cwd)
+        _refuse_credentials(_operands_outside_inline(items, "python"), cwd)
         return _parse_python(binding, items, launcher_path)
     if kind == "node":
-        _refuse_credentials(_operands_outside_inline(items, binding, "node"), cwd)
+        _refuse_credentials(_operands_outside_inline(items, "node"), cwd)
         return _parse_node(binding, items)
     if kind == "binary" and launcher_path.name == "env":
         # env [OPTION]... [NAME=VALUE]... PROGRAM [ARG]...: bind PROGRAM as env would find it.
@@ -773,9 +773,8 @@ def _parse_program(
     return _Parsed(list(items[1:]), frozenset())
 
 
-def _operands_outside_inline(items: Sequence[str], binding: _Binding, kind: str) -> list[str]:
+def _operands_outside_inline(items: Sequence[str], kind: str) -> list[str]:
     """The operands to screen before parsing: all but the values of inline-source flags."""
-    del binding
     skip: set[int] = set()
     for index, arg in enumerate(items[1:], start=1):
         if kind == "python" and arg.startswith("-") and not arg.startswith("--"):
