@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from lorelab.cli._common import LorelabGroup, echo_json
-from lorelab.evaluation.conditions import manifest_schema
+from lorelab.cli._common import LorelabGroup, echo_json, exit_with
+from lorelab.errors import UsageError
+from lorelab.evaluation.conditions import (
+    RunOptions,
+    finalize_conditions,
+    manifest_schema,
+    run_conditions,
+)
+from lorelab.io import loads_strict
 
 
 @click.group(name="conditions", cls=LorelabGroup)
@@ -17,3 +26,138 @@ def conditions_group() -> None:
 def schema_command() -> None:
     """Print the JSON Schema of the conditions manifest (eval/conditions.json)."""
     echo_json(manifest_schema())
+
+
+def _json_argv(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    value = loads_strict(text.encode("utf-8"), "--memory-argv")
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise UsageError("--memory-argv must be a non-empty JSON array of strings")
+    return value
+
+
+@conditions_group.command(name="run")
+@click.option(
+    "--manifest",
+    "manifest_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The conditions manifest (eval/conditions.json).",
+)
+@click.option(
+    "--host",
+    required=True,
+    help="A shipped adapter name (claude, codex, gemini, fixture-host) or a JSON argv array.",
+)
+@click.option(
+    "--output",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="A new directory for the receipts and the runs file (must not exist).",
+)
+@click.option(
+    "--memory-home",
+    type=click.Path(path_type=Path, dir_okay=True, file_okay=False),
+    default=None,
+    help="Memory home under test (lorelab profile): the store is HOME/memory.db.",
+)
+@click.option(
+    "--memory-argv",
+    default=None,
+    help="JSON argv that starts the memory's MCP server on stdio (overrides the profile's).",
+)
+@click.option(
+    "--seed-memory",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Record these seed experiences and promote their Skill before the lock (fresh memory).",
+)
+@click.option("--identity", default=None, help="Operator identity text bound into receipts.")
+@click.option(
+    "--verify-timeout-s",
+    type=click.FloatRange(min=1, max=3600),
+    default=300.0,
+    show_default=True,
+    help="Timeout of each verify command.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
+def run_command(
+    manifest_path: Path,
+    host: str,
+    output: Path,
+    memory_home: Path | None,
+    memory_argv: str | None,
+    seed_memory: Path | None,
+    identity: str | None,
+    verify_timeout_s: float,
+    as_json: bool,
+) -> None:
+    """Run every task under baseline, memory_guided, skill_planned and dreaming.
+
+    Writes receipts and beta2_runs.json (read it with `lorelab evaluate --input`). The
+    evaluation lock stays active until `lorelab eval conditions finalize`. Exit 0 when every
+    host call succeeded, 1 when some failed (kept as failed runs), 2 for bad input, 3 for a
+    preflight failure or a changed host identity.
+    """
+    summary = run_conditions(
+        RunOptions(
+            manifest_path=manifest_path,
+            host=host,
+            output=output,
+            memory_home=memory_home,
+            memory_argv=_json_argv(memory_argv),
+            seed_memory=seed_memory,
+            identity=identity,
+            verify_timeout_s=verify_timeout_s,
+        )
+    )
+    result = {
+        "output": str(summary.output),
+        "runs": summary.runs,
+        "passed": summary.passed,
+        "hostFailures": summary.host_failures,
+        "identityChanges": summary.identity_changes,
+        "evidenceKind": summary.evidence_kind,
+        "runsFile": str(summary.output / "beta2_runs.json"),
+    }
+    if as_json:
+        echo_json(result)
+    else:
+        label = f" [{summary.evidence_kind}: not evidence]" if summary.evidence_kind else ""
+        click.echo(
+            f"{summary.runs} runs, {summary.passed} passed, {summary.host_failures} host call "
+            f"failure(s){label}; receipts in {summary.output}"
+        )
+        click.echo(f"next: lorelab evaluate --input {result['runsFile']}")
+    exit_with(summary.exit_code)
+
+
+@conditions_group.command(name="finalize")
+@click.option(
+    "--output",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The directory a conditions run wrote.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def finalize_command(output: Path, as_json: bool) -> None:
+    """Clear the evaluation lock and record the memory-condition outcomes (with plan and Skill
+    ids) so audits and Skill health update. Runs once per run directory."""
+    summary = finalize_conditions(output)
+    result = {
+        "output": str(summary.output),
+        "status": summary.status,
+        "recorded": summary.recorded,
+        "outcomes": summary.outcomes,
+        "skipped": summary.skipped,
+        "errors": summary.errors,
+    }
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(
+            f"{summary.status}: {summary.recorded} outcome(s) recorded, {summary.outcomes} plan "
+            f"outcome(s) reported, {summary.skipped} skipped, {summary.errors} error(s)"
+        )
+    exit_with(summary.exit_code)

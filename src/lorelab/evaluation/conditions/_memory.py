@@ -1,0 +1,313 @@
+"""The memory under test, reached as an MCP client over stdio through a tool-name profile.
+
+A profile maps the protocol's operations (prepare, start, record, dream, ...) to one memory
+server's tool names, so any server exposing the same operations can be evaluated the same
+way. Two profiles are built in: ``lorelab`` (our own ``lorelab mcp``) and ``memcoder``
+(``memcoder_prepare``, ``memcoder_start``, ``memcoder_record``; its argument and result
+shapes are assumed to follow lorelab's, since no other description of them was available).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from lorelab.errors import PreflightError
+from mcp import Client
+
+OPERATIONS: Final = (
+    "prepare",
+    "start",
+    "record",
+    "dream",
+    "check",
+    "promote_candidate",
+    "promote_skill",
+    "report_outcome",
+    "show",
+    "lock_set",
+    "lock_clear",
+)
+REQUIRED_OPERATIONS: Final = ("prepare", "start", "record")
+TOOL_TIMEOUT_S: Final = 600.0
+HANDSHAKE_TIMEOUT_S: Final = 60.0
+CLI_TIMEOUT_S: Final = 120.0
+_STDERR_TAIL: Final = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryProfile:
+    """How the protocol's operations map to one memory server's MCP tools."""
+
+    name: str
+    tools: Mapping[str, str]
+    lock_via_lorelab_cli: bool = False
+
+    def tool(self, operation: str) -> str | None:
+        """The tool name for ``operation``, or ``None`` when the profile has none."""
+        return self.tools.get(operation)
+
+
+LORELAB_PROFILE: Final = MemoryProfile(
+    name="lorelab",
+    tools={
+        "prepare": "lore_prepare",
+        "start": "lore_start",
+        "record": "lore_record",
+        "dream": "lore_dream",
+        "check": "lore_check_candidate",
+        "promote_candidate": "lore_promote_candidate",
+        "promote_skill": "lore_promote_skill",
+        "report_outcome": "lore_report_outcome",
+        "show": "lore_show",
+        "lock_set": "lore_lock_set",
+        "lock_clear": "lore_lock_clear",
+    },
+    # lorelab's MCP server does not serve the evaluation lock; its own CLI writes it to the
+    # same store (``lorelab memory --home HOME lock set|clear``).
+    lock_via_lorelab_cli=True,
+)
+MEMCODER_PROFILE: Final = MemoryProfile(
+    name="memcoder",
+    tools={"prepare": "memcoder_prepare", "start": "memcoder_start", "record": "memcoder_record"},
+)
+PROFILES: Final[Mapping[str, MemoryProfile]] = {
+    LORELAB_PROFILE.name: LORELAB_PROFILE,
+    MEMCODER_PROFILE.name: MEMCODER_PROFILE,
+}
+
+
+class MemoryToolError(Exception):
+    """A memory tool answered with an error (or could not be called); carries one line."""
+
+    def __init__(self, operation: str, tool: str | None, message: str) -> None:
+        super().__init__(f"memory {operation} ({tool or 'no tool'}): {message}")
+        self.operation = operation
+        self.tool = tool
+        self.message = message
+
+
+class LockReceipt(BaseModel):
+    """How the evaluation lock was written or cleared."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    evaluation_id: str
+    method: str = Field(description="'mcp', 'lorelab-cli' or 'none' (the memory has no lock).")
+    active: bool | None = Field(description="Whether the lock is active afterwards; null unknown.")
+    holdout_tasks: list[str]
+    detail: str | None = None
+
+
+def lorelab_server_argv(home: Path, project: Path) -> list[str]:
+    """The default server argv of the lorelab profile: this Python running ``lorelab mcp``."""
+    return [sys.executable, "-m", "lorelab", "mcp", "--home", str(home), "--project", str(project)]
+
+
+def _lorelab_cli(home: Path, arguments: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lorelab", "memory", "--home", str(home), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _result_value(result: Any) -> Any:
+    if result.structured_content is not None:
+        return result.structured_content
+    texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+    joined = "\n".join(texts)
+    try:
+        return json.loads(joined)
+    except json.JSONDecodeError:
+        return {"text": joined}
+
+
+def _error_text(result: Any) -> str:
+    texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+    return " ".join(" ".join(texts).split()) or "the tool reported an error"
+
+
+@dataclass(slots=True)
+class MemoryUnderTest:
+    """An open MCP session to the memory under test, with its profile."""
+
+    profile: MemoryProfile
+    client: Client
+    listed: frozenset[str]
+    argv: list[str]
+    home: Path | None
+    stderr_path: Path
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def supports(self, operation: str) -> bool:
+        """Whether the profile maps ``operation`` and the server lists that tool."""
+        tool = self.profile.tool(operation)
+        return tool is not None and tool in self.listed
+
+    def stderr_tail(self) -> str:
+        """The last characters the server wrote on stderr."""
+        try:
+            return self.stderr_path.read_text(encoding="utf-8", errors="replace")[-_STDERR_TAIL:]
+        except OSError:
+            return ""
+
+    async def call(self, operation: str, arguments: Mapping[str, Any]) -> Any:
+        """Call the tool of ``operation``; a tool error raises :class:`MemoryToolError`."""
+        tool = self.profile.tool(operation)
+        if tool is None or tool not in self.listed:
+            raise MemoryToolError(operation, tool, "the memory server does not offer it")
+        try:
+            result = await self.client.call_tool(
+                tool, dict(arguments), read_timeout_seconds=TOOL_TIMEOUT_S
+            )
+        except (
+            MCPError,
+            TimeoutError,
+            anyio.BrokenResourceError,
+            anyio.ClosedResourceError,
+        ) as exc:
+            raise MemoryToolError(operation, tool, f"call failed: {exc}") from None
+        self.calls.append({"operation": operation, "tool": tool, "isError": result.is_error})
+        if result.is_error:
+            raise MemoryToolError(operation, tool, _error_text(result))
+        return _result_value(result)
+
+    async def set_lock(self, evaluation_id: str, holdout_tasks: Sequence[str]) -> LockReceipt:
+        """Lock the holdout tasks so the memory refuses to record them."""
+        tasks = list(holdout_tasks)
+        if self.supports("lock_set"):
+            await self.call("lock_set", {"evaluation_id": evaluation_id, "holdout_tasks": tasks})
+            return LockReceipt(
+                evaluation_id=evaluation_id, method="mcp", active=True, holdout_tasks=tasks
+            )
+        if self.profile.lock_via_lorelab_cli and self.home is not None:
+            with tempfile.NamedTemporaryFile(
+                "w", suffix=".json", encoding="utf-8", delete=False
+            ) as handle:
+                json.dump(tasks, handle)
+                tasks_file = handle.name
+            try:
+                done = await anyio.to_thread.run_sync(
+                    _lorelab_cli,
+                    self.home,
+                    ["lock", "set", evaluation_id, "--tasks-file", tasks_file, "--json"],
+                )
+            finally:
+                os.unlink(tasks_file)
+            if done.returncode != 0:
+                raise PreflightError(
+                    f"evaluation lock {evaluation_id}: the memory refused it: "
+                    f"{done.stderr.strip() or done.stdout.strip()}"
+                )
+            return LockReceipt(
+                evaluation_id=evaluation_id, method="lorelab-cli", active=True, holdout_tasks=tasks
+            )
+        return LockReceipt(
+            evaluation_id=evaluation_id,
+            method="none",
+            active=None,
+            holdout_tasks=tasks,
+            detail=(
+                "the memory offers no evaluation lock; only the runner withholds holdout "
+                "outcomes until finalize"
+            ),
+        )
+
+    async def clear_lock(self, evaluation_id: str, holdout_tasks: Sequence[str]) -> LockReceipt:
+        """Clear the evaluation lock written by :meth:`set_lock`."""
+        tasks = list(holdout_tasks)
+        if self.supports("lock_clear"):
+            await self.call("lock_clear", {"evaluation_id": evaluation_id})
+            return LockReceipt(
+                evaluation_id=evaluation_id, method="mcp", active=False, holdout_tasks=tasks
+            )
+        if self.profile.lock_via_lorelab_cli and self.home is not None:
+            done = await anyio.to_thread.run_sync(
+                _lorelab_cli, self.home, ["lock", "clear", evaluation_id, "--json"]
+            )
+            if done.returncode != 0:
+                raise MemoryToolError(
+                    "lock_clear", None, done.stderr.strip() or done.stdout.strip()
+                )
+            return LockReceipt(
+                evaluation_id=evaluation_id, method="lorelab-cli", active=False, holdout_tasks=tasks
+            )
+        return LockReceipt(
+            evaluation_id=evaluation_id,
+            method="none",
+            active=None,
+            holdout_tasks=tasks,
+            detail="the memory offers no evaluation lock",
+        )
+
+
+@asynccontextmanager
+async def open_memory(
+    profile: MemoryProfile,
+    argv: Sequence[str],
+    *,
+    home: Path | None,
+    cwd: Path,
+    stderr_path: Path,
+    env: Mapping[str, str] | None = None,
+) -> AsyncIterator[MemoryUnderTest]:
+    """Start the memory server with ``argv`` and open an MCP session to it.
+
+    The server's stderr goes to ``stderr_path``. A server that cannot be started, does not
+    answer the MCP handshake within the timeout, or lacks a required tool of the profile, is a
+    :class:`PreflightError`.
+    """
+    if not argv:
+        raise PreflightError("memory server argv is empty")
+    extra = dict(env or {})
+    # The SDK starts servers with a minimal environment; a server run by this Python must
+    # import the same lorelab as the runner (and as the lock CLI), so PYTHONPATH goes along.
+    if os.environ.get("PYTHONPATH") and "PYTHONPATH" not in extra:
+        extra["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    if home is not None:
+        extra["LORELAB_HOME"] = str(home)
+    params = StdioServerParameters(command=argv[0], args=list(argv[1:]), env=extra, cwd=cwd)
+    with open(stderr_path, "w", encoding="utf-8") as errlog:
+        async with AsyncExitStack() as stack:
+            client = Client(
+                stdio_client(params, errlog=errlog), read_timeout_seconds=HANDSHAKE_TIMEOUT_S
+            )
+            try:
+                await stack.enter_async_context(client)
+                listing = await client.list_tools()
+            except (OSError, MCPError, TimeoutError) as exc:
+                tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-400:].strip()
+                detail = f"; its stderr: {' '.join(tail.split())}" if tail else ""
+                raise PreflightError(
+                    f"memory server {argv[0]} could not be reached over MCP: {exc}{detail}"
+                ) from None
+            listed = frozenset(tool.name for tool in listing.tools)
+            missing = [
+                f"{op} ({profile.tool(op)})"
+                for op in REQUIRED_OPERATIONS
+                if profile.tool(op) not in listed
+            ]
+            if missing:
+                raise PreflightError(
+                    f"memory server {argv[0]} (profile {profile.name}) lacks required tools: "
+                    f"{', '.join(missing)}"
+                )
+            yield MemoryUnderTest(profile, client, listed, list(argv), home, stderr_path)

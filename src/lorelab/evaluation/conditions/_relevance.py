@@ -1,0 +1,43 @@
+"""The mechanical relevance rule and the token estimate the runner records for guidance.
+
+Guidance is *relevant* to a task when its text names one of the task's declared files, one
+of its declared commands, or its verify command (each compared after collapsing whitespace).
+No guidance is never relevant. The rule is deliberately mechanical: it says the guidance
+pointed at the right place, not that it helped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from lorelab.evaluation.conditions._manifest import TaskSpec
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def relevance_keys(task: TaskSpec) -> list[str]:
+    """What guidance must name to be relevant to ``task``, in declaration order."""
+    return list(dict.fromkeys(_flat(key) for key in (*task.files, *task.commands, task.verify)))
+
+
+def named_keys(text: str | None, keys: Iterable[str]) -> list[str]:
+    """The ``keys`` that ``text`` names."""
+    if not text:
+        return []
+    flat = _flat(text)
+    return [key for key in keys if key and key in flat]
+
+
+def is_relevant(text: str | None, task: TaskSpec) -> bool:
+    """Whether guidance ``text`` is relevant to ``task`` under the mechanical rule."""
+    return bool(named_keys(text, relevance_keys(task)))
+
+
+def estimate_tokens(text: str | None) -> int:
+    """ceil(UTF-8 bytes / 4): an estimate, never a tokenizer count; 0 for no guidance."""
+    if not text:
+        return 0
+    return math.ceil(len(text.encode("utf-8")) / 4)

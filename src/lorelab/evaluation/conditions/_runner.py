@@ -1,0 +1,810 @@
+"""The automated four-condition runner: ``lorelab eval conditions run``.
+
+For every task x condition: a fresh copy of the project, the verify command before the host
+edits, one host process per attempt through the worker transport (role ``host``), the verify
+command after each attempt, rework up to the manifest's budget. Memory is reached as an MCP
+client; the evaluation lock is written before any run. Order: baseline, memory_guided and
+skill_planned for every task; then one Dream (candidates checked in a sandbox, promoted only
+when their checks pass); then dreaming for every task. Receipts go to a fresh 0700 directory,
+the runs file among them; nothing is retried and no run is dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from lorelab.errors import IntegrityFailure, LorelabError, PreflightError, UsageError
+from lorelab.evaluation.conditions._manifest import (
+    MAX_HOST_CALL_MS,
+    ConditionsManifest,
+    TaskSpec,
+    load_manifest,
+    project_dir,
+)
+from lorelab.evaluation.conditions._memory import (
+    PROFILES,
+    MemoryProfile,
+    MemoryToolError,
+    MemoryUnderTest,
+    lorelab_server_argv,
+    open_memory,
+)
+from lorelab.evaluation.conditions._relevance import estimate_tokens, named_keys, relevance_keys
+from lorelab.evaluation.conditions._snapshot import Snapshot, take_snapshot
+from lorelab.evaluation.conditions._verify import VerifyResult, command_env, run_verify
+from lorelab.io import (
+    SCRIPT_HASH_CAP,
+    ReceiptDir,
+    create_output_dir,
+    read_json,
+    sha256_file,
+    validate_model,
+)
+from lorelab.workers import (
+    PROTOCOL,
+    VERIFICATION_SCOPE,
+    WorkerIdentity,
+    bind_identity,
+    call_worker,
+    is_fixture_agent,
+    resolve_agent,
+)
+
+RUNS_FILE: Final = "beta2_runs.json"
+RUN_FILE: Final = "run.json"
+PREFLIGHT_FILE: Final = "preflight.json"
+DREAM_FILE: Final = "dream.json"
+ABORTED_FILE: Final = "aborted.json"
+FIXTURE_KIND: Final = "protocol-fixture"
+VERIFY_TIMEOUT_S: Final = 300.0
+CHECK_TIMEOUT_S: Final = 120.0
+BRIEF_BUDGET_TOKENS: Final = 1200
+FIRST_PHASE: Final = ("baseline", "memory_guided", "skill_planned")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class SeedMemory(BaseModel):
+    """Experiences to record in a fresh memory before the evaluation, and the Skill to promote.
+
+    ``experiences`` and ``promoteSkill`` are handed to the memory's record and promote tools
+    unchanged (for lorelab: ``lore_record`` and ``lore_promote_skill`` arguments). The ids the
+    memory assigns must be the ones the manifest declares, or the run stops before any task.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    schema_version: int = Field(description="Seed-file format version (1).")
+    experiences: list[dict[str, Any]] = Field(min_length=1)
+    promote_skill: dict[str, Any] = Field(description="Arguments of the promote tool.")
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """Everything ``lorelab eval conditions run`` was asked to do."""
+
+    manifest_path: Path
+    host: str
+    output: Path
+    memory_home: Path | None = None
+    memory_argv: list[str] | None = None
+    seed_memory: Path | None = None
+    identity: str | None = None
+    verify_timeout_s: float = VERIFY_TIMEOUT_S
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """What the run wrote and how it ended."""
+
+    output: Path
+    runs: int
+    passed: int
+    host_failures: int
+    identity_changes: int
+    evidence_kind: str | None
+    exit_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class Guidance:
+    """What a memory condition handed the host, and what it came from."""
+
+    payload: dict[str, Any] | None
+    text: str | None
+    brief_id: str | None = None
+    plan_id: str | None = None
+    skill_id: str | None = None
+    served_ids: tuple[str, ...] = ()
+    note: str | None = None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class DreamOutcome:
+    """The Dream step: candidates, their sandbox checks, what was promoted."""
+
+    supported: bool
+    candidate_ids: list[str] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    promoted: dict[str, str] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def unchecked(self) -> set[str]:
+        return {cid for cid in self.candidate_ids if cid not in self.promoted}
+
+
+@dataclass(slots=True)
+class _Context:
+    manifest: ConditionsManifest
+    manifest_sha256: str
+    snapshot: Snapshot
+    root: Path
+    argv: list[str]
+    identity: WorkerIdentity
+    env: dict[str, str]
+    receipts: ReceiptDir
+    runs_dir: ReceiptDir
+    verify_timeout_s: float
+    fixture: bool
+    memory: MemoryUnderTest | None = None
+    dream: DreamOutcome | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    host_failures: int = 0
+    identity_changes: int = 0
+
+
+def _manifest_host_argv(manifest: ConditionsManifest) -> list[str] | None:
+    declared = manifest.host.argv
+    if declared is None:
+        return None
+    if len(declared) == 1:
+        # A one-element argv may name a shipped adapter, exactly as --host does.
+        try:
+            return resolve_agent(declared[0])
+        except UsageError:
+            return list(declared)
+    return list(declared)
+
+
+def resolve_host(manifest: ConditionsManifest, host: str) -> list[str]:
+    """The host argv from ``--host``; it must match the manifest's ``host.argv`` when set."""
+    argv = resolve_agent(host)
+    declared = _manifest_host_argv(manifest)
+    if declared is not None and declared != argv:
+        raise UsageError(
+            f"--host resolves to {argv} but the manifest declares host.argv {declared}; the "
+            "host must be identical for every condition and declared before any run"
+        )
+    return argv
+
+
+def resolve_memory(
+    manifest: ConditionsManifest, options: RunOptions, project: Path
+) -> tuple[MemoryProfile, list[str], Path | None]:
+    """The profile, server argv and memory home the run will use."""
+    profile = PROFILES[manifest.memory.profile]
+    home = Path(os.path.abspath(options.memory_home)) if options.memory_home else None
+    if home is not None and home.exists() and not home.is_dir():
+        raise UsageError(f"--memory-home {options.memory_home}: exists and is not a directory")
+    argv = options.memory_argv or manifest.memory.argv
+    if argv:
+        return profile, list(argv), home
+    if profile.name != "lorelab":
+        raise UsageError(
+            f"memory profile {profile.name} has no default server; give --memory-argv or "
+            "memory.argv in the manifest"
+        )
+    if home is None:
+        raise UsageError(
+            "the lorelab memory profile needs --memory-home DIR: the memory home under test"
+        )
+    return profile, lorelab_server_argv(home, project), home
+
+
+def _guidance_text_of_brief(brief: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+    text = brief.get("text")
+    served = [str(item.get("id")) for item in brief.get("experiences", []) if item.get("id")]
+    served += [str(item.get("id")) for item in brief.get("skills", []) if item.get("id")]
+    if brief.get("empty") is True or not isinstance(text, str) or not text.strip():
+        return None, served
+    return text, served
+
+
+def _plan_text(result: Mapping[str, Any]) -> str:
+    lines = [f"Plan {result.get('plan_id')} from Skill {result.get('skill_id')}:"]
+    for number, step in enumerate(result.get("steps", []), start=1):
+        command = step.get("command") if isinstance(step, Mapping) else str(step)
+        expected = step.get("expected_exit_code", 0) if isinstance(step, Mapping) else 0
+        lines.append(f"{number}. `{command}` (expect exit {expected})")
+    brief = result.get("brief")
+    if isinstance(brief, Mapping):
+        text, _ = _guidance_text_of_brief(brief)
+        if text:
+            lines += ["", text]
+    return "\n".join(lines)
+
+
+async def _guidance(ctx: _Context, task: TaskSpec, condition: str) -> Guidance:
+    if condition == "baseline":
+        return Guidance(None, None)
+    memory = ctx.memory
+    assert memory is not None
+    try:
+        if condition == "skill_planned":
+            result = await memory.call("start", {"task": task.prompt})
+            brief = result.get("brief") if isinstance(result.get("brief"), Mapping) else {}
+            _, served = _guidance_text_of_brief(brief)
+            plan_id = result.get("plan_id")
+            if not plan_id:
+                return Guidance(
+                    None,
+                    None,
+                    brief_id=brief.get("brief_id"),
+                    served_ids=tuple(served),
+                    note=f"no plan: {result.get('reason') or 'the memory gave none'}",
+                )
+            skill_id = result.get("skill_id")
+            plan_text = _plan_text(result)
+            payload = {"kind": "plan", "text": plan_text, "planId": plan_id, "skillId": skill_id}
+            return Guidance(
+                payload,
+                plan_text,
+                brief_id=brief.get("brief_id"),
+                plan_id=str(plan_id),
+                skill_id=str(skill_id) if skill_id else None,
+                served_ids=tuple(dict.fromkeys([str(skill_id), *served])),
+            )
+        include_skills = condition == "dreaming"
+        brief = await memory.call(
+            "prepare",
+            {
+                "task": task.prompt,
+                "include_skills": include_skills,
+                "budget_tokens": BRIEF_BUDGET_TOKENS,
+            },
+        )
+    except MemoryToolError as exc:
+        return Guidance(None, None, error=str(exc))
+    text, served = _guidance_text_of_brief(brief)
+    if text is None:
+        return Guidance(
+            None,
+            None,
+            brief_id=brief.get("brief_id"),
+            served_ids=tuple(served),
+            note=f"empty brief: {brief.get('reason') or 'nothing relevant'}",
+        )
+    return Guidance(
+        {"kind": "brief", "text": text},
+        text,
+        brief_id=brief.get("brief_id"),
+        served_ids=tuple(served),
+    )
+
+
+@dataclass(slots=True)
+class _Attempts:
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    verifications: list[VerifyResult] = field(default_factory=list)
+    passed: bool = False
+    failure: str | None = None
+    failure_detail: str | None = None
+    summary: str | None = None
+    commands: list[dict[str, Any]] = field(default_factory=list)
+    model: str | None = None
+    evidence_kind: str | None = None
+    note: str | None = None
+
+
+def _host_attempts(
+    ctx: _Context, task: TaskSpec, copy: Path, guidance: dict[str, Any] | None
+) -> _Attempts:
+    manifest = ctx.manifest
+    result = _Attempts()
+    deadline = time.monotonic() + manifest.host.time_budget_s
+    last: dict[str, Any] | None = None
+    prompt = manifest.render_prompt(task)
+    for attempt in range(1, manifest.rework_budget + 2):
+        remaining_ms = int((deadline - time.monotonic()) * 1000)
+        if remaining_ms <= 0:
+            result.note = f"time budget of {manifest.host.time_budget_s} s exhausted"
+            break
+        payload = {
+            "protocol": PROTOCOL,
+            "role": "host",
+            "task": {"id": task.id, "prompt": prompt},
+            "guidance": guidance,
+            "attempt": attempt,
+            "lastVerification": last,
+        }
+        call = call_worker(
+            ctx.argv,
+            "host",
+            payload,
+            cwd=copy,
+            timeout_ms=min(MAX_HOST_CALL_MS, remaining_ms),
+            attempt=attempt,
+            identity=ctx.identity,
+            env=ctx.env,
+        )
+        receipt = call.receipt
+        entry: dict[str, Any] = {"receipt": receipt.model_dump(mode="json", by_alias=True)}
+        if receipt.evidence_kind:
+            result.evidence_kind = receipt.evidence_kind
+        if receipt.model.claimed:
+            result.model = receipt.model.claimed
+        if not call.ok or call.response is None:
+            result.calls.append(entry)
+            result.failure = receipt.failure or "invalid-response"
+            result.failure_detail = receipt.failure_detail
+            break
+        response = call.response
+        result.summary = str(response.get("summary", ""))
+        result.commands += [c for c in response.get("commands", []) if isinstance(c, dict)]
+        entry["response"] = {"summary": result.summary, "commands": response.get("commands", [])}
+        verification = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
+        entry["verification"] = verification.as_json()
+        result.calls.append(entry)
+        result.verifications.append(verification)
+        if verification.exit_code == 0:
+            result.passed = True
+            break
+        last = {
+            "command": task.verify,
+            "exitCode": verification.exit_code,
+            "outputTail": verification.output_tail,
+        }
+    return result
+
+
+def _receipt_name(task: TaskSpec, condition: str) -> str:
+    return f"{task.id}--{condition}.json"
+
+
+async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, Any]:
+    copy = ctx.snapshot.materialise(ctx.root / f"{task.id}--{condition}")
+    try:
+        before = await anyio.to_thread.run_sync(
+            run_verify, task.verify, copy, ctx.env, ctx.verify_timeout_s
+        )
+        guidance = await _guidance(ctx, task, condition)
+        notes: list[str] = []
+        if guidance.note:
+            notes.append(guidance.note)
+        if guidance.error:
+            attempts = _Attempts(failure="memory-error", failure_detail=guidance.error)
+            notes.append(guidance.error)
+        else:
+            attempts = await anyio.to_thread.run_sync(
+                _host_attempts, ctx, task, copy, guidance.payload
+            )
+        if attempts.failure and attempts.failure != "memory-error":
+            notes.append(f"host call failed ({attempts.failure}): {attempts.failure_detail}")
+            ctx.host_failures += 1
+            if attempts.failure == "identity-changed":
+                ctx.identity_changes += 1
+        if attempts.note:
+            notes.append(attempts.note)
+        if attempts.verifications and not attempts.failure:
+            after = attempts.verifications[-1]
+        else:
+            # The host failed or never ran: verify once more so the record shows the tree's
+            # state, but the run stays failed (a failed call counts zero).
+            after = await anyio.to_thread.run_sync(
+                run_verify, task.verify, copy, ctx.env, ctx.verify_timeout_s
+            )
+        changed = await anyio.to_thread.run_sync(ctx.snapshot.changed_files, copy)
+    finally:
+        await anyio.to_thread.run_sync(shutil.rmtree, copy, True)
+    passed = attempts.passed and attempts.failure is None
+    host_calls = len(attempts.calls)
+    rework = max(0, host_calls - 1)
+    keys = relevance_keys(task)
+    named = named_keys(guidance.text, keys)
+    memory_condition = condition != "baseline"
+    evidence = FIXTURE_KIND if (ctx.fixture or attempts.evidence_kind == FIXTURE_KIND) else None
+    record: dict[str, Any] = {
+        "task_id": task.id,
+        "condition": condition,
+        "passed": passed,
+        "rework_count": rework,
+        "retrieval_relevant": bool(named) if memory_condition else None,
+        "guidance_tokens": estimate_tokens(guidance.text),
+        "notes": "; ".join(notes),
+        "holdout": task.holdout,
+        "plan_id": guidance.plan_id,
+        "skill_id": guidance.skill_id,
+        "brief_id": guidance.brief_id,
+        "verification_before": {
+            "exit_code": before.exit_code,
+            "output_sha256": before.output_sha256,
+        },
+        "verification_after": {"exit_code": after.exit_code, "output_sha256": after.output_sha256},
+        "changed_files": changed,
+        "host_calls": host_calls,
+        "host_failure": attempts.failure,
+        "evidence_kind": evidence,
+        "receipt": f"runs/{_receipt_name(task, condition)}",
+    }
+    if condition == "dreaming":
+        dream = ctx.dream or DreamOutcome(supported=False)
+        served = set(guidance.served_ids)
+        record.update(
+            {
+                "dream_candidate_ids": list(dream.candidate_ids),
+                "dream_checks": list(dream.checks),
+                "dream_promoted_ids": sorted(dream.promoted.values()),
+                "dream_items_served": sorted(served & set(dream.promoted.values())),
+                "unchecked_items_served": bool(served & dream.unchecked()),
+            }
+        )
+    receipt = {
+        "schemaVersion": 1,
+        "evaluationId": ctx.manifest.id,
+        "taskId": task.id,
+        "condition": condition,
+        "holdout": task.holdout,
+        "finishedAt": _now(),
+        "record": record,
+        "verificationBefore": before.as_json(),
+        "verificationAfter": after.as_json(),
+        "guidance": {
+            "payload": guidance.payload,
+            "briefId": guidance.brief_id,
+            "planId": guidance.plan_id,
+            "skillId": guidance.skill_id,
+            "servedIds": list(guidance.served_ids),
+            "tokensEstimate": estimate_tokens(guidance.text),
+            "relevanceKeys": keys,
+            "namedKeys": named,
+            "note": guidance.note,
+            "error": guidance.error,
+        }
+        if memory_condition
+        else None,
+        "hostSummary": attempts.summary,
+        "hostCommands": attempts.commands,
+        "hostModelClaimed": attempts.model,
+        "attempts": attempts.calls,
+        "changedFiles": changed,
+    }
+    ctx.runs_dir.write_json(_receipt_name(task, condition), receipt)
+    return record
+
+
+async def _dream(ctx: _Context) -> DreamOutcome:
+    memory = ctx.memory
+    assert memory is not None
+    if not memory.supports("dream"):
+        return DreamOutcome(supported=False, errors=["the memory offers no dream operation"])
+    outcome = DreamOutcome(supported=True)
+    try:
+        result = await memory.call("dream", {})
+    except MemoryToolError as exc:
+        outcome.errors.append(str(exc))
+        return outcome
+    for candidate in result.get("candidates", []):
+        candidate_id = str(candidate.get("id"))
+        outcome.candidate_ids.append(candidate_id)
+        check: dict[str, Any] = {"candidateId": candidate_id, "passed": False, "results": []}
+        if not memory.supports("check"):
+            check["error"] = "the memory offers no check operation; the candidate stays unused"
+            outcome.checks.append(check)
+            continue
+        try:
+            run = await memory.call(
+                "check", {"candidate_id": candidate_id, "timeout_seconds": CHECK_TIMEOUT_S}
+            )
+        except MemoryToolError as exc:
+            check["error"] = str(exc)
+            outcome.checks.append(check)
+            continue
+        check["passed"] = run.get("passed") is True
+        check["checkRunId"] = run.get("id")
+        check["results"] = [
+            {
+                "command": item.get("command"),
+                "expectedExitCode": item.get("expected_exit_code"),
+                "exitCode": item.get("exit_code"),
+                "status": item.get("status"),
+            }
+            for item in run.get("results", [])
+        ]
+        outcome.checks.append(check)
+        if check["passed"] and memory.supports("promote_candidate"):
+            try:
+                skill = await memory.call("promote_candidate", {"candidate_id": candidate_id})
+            except MemoryToolError as exc:
+                check["error"] = str(exc)
+                continue
+            outcome.promoted[candidate_id] = str(skill.get("id"))
+    return outcome
+
+
+async def _seed(memory: MemoryUnderTest, seed: SeedMemory) -> dict[str, Any]:
+    recorded = []
+    for experience in seed.experiences:
+        result = await memory.call("record", experience)
+        recorded.append({"id": result.get("id"), "verified": result.get("verified")})
+    skill = await memory.call("promote_skill", seed.promote_skill)
+    return {"experiences": recorded, "skill": {"id": skill.get("id"), "name": skill.get("name")}}
+
+
+async def _check_seeds(memory: MemoryUnderTest, manifest: ConditionsManifest) -> dict[str, Any]:
+    """Confirm in memory what the manifest declares: verified, approved seeds; their Skill."""
+    if not memory.supports("show"):
+        return {"checked": False, "reason": "the memory offers no show operation"}
+    problems: list[str] = []
+    for seed in manifest.seeds:
+        try:
+            shown = await memory.call("show", {"id": seed.experience_id})
+        except MemoryToolError as exc:
+            problems.append(f"seed experience {seed.experience_id}: {exc.message}")
+            continue
+        item = shown.get("item", shown)
+        if item.get("trust") != "verified":
+            problems.append(f"seed experience {seed.experience_id} is not verified")
+        if item.get("qa") != "approved":
+            problems.append(f"seed experience {seed.experience_id} is not QA-approved")
+    try:
+        shown = await memory.call("show", {"id": manifest.skill.id})
+        item = shown.get("item", shown)
+        sources = set(item.get("source_experience_ids", []))
+        declared = {origin.experience_id for origin in manifest.skill.promoted_from}
+        if item.get("kind") != "skill":
+            problems.append(f"{manifest.skill.id} is not a Skill")
+        elif sources != declared:
+            problems.append(
+                f"Skill {manifest.skill.id} was promoted from {sorted(sources)}, the manifest "
+                f"declares {sorted(declared)}"
+            )
+    except MemoryToolError as exc:
+        problems.append(f"Skill {manifest.skill.id}: {exc.message}")
+    if problems:
+        raise PreflightError("the memory does not hold the declared seeds: " + "; ".join(problems))
+    return {
+        "checked": True,
+        "seeds": [s.experience_id for s in manifest.seeds],
+        "skill": manifest.skill.id,
+    }
+
+
+def lock_tasks(manifest: ConditionsManifest) -> list[str]:
+    """What the lock names: each holdout's id, prompt and rendered prompt (how hosts see it)."""
+    tasks: list[str] = []
+    for task in manifest.tasks:
+        if task.holdout:
+            tasks += [task.id, task.prompt, manifest.render_prompt(task)]
+    return list(dict.fromkeys(tasks))
+
+
+def _runs_document(ctx: _Context) -> dict[str, Any]:
+    return {
+        "runs": ctx.records,
+        "evaluation_id": ctx.manifest.id,
+        "manifest_sha256": ctx.manifest_sha256,
+        "evidence_kind": FIXTURE_KIND if ctx.fixture else None,
+    }
+
+
+async def _execute(
+    ctx: _Context,
+    profile: MemoryProfile,
+    memory_argv: list[str],
+    home: Path | None,
+    seed: SeedMemory | None,
+    preflight: dict[str, Any],
+) -> None:
+    clean = ctx.snapshot.materialise(ctx.root / "memory-project")
+    async with open_memory(
+        profile,
+        memory_argv,
+        home=home,
+        cwd=clean,
+        stderr_path=ctx.root / "memory-server.stderr",
+    ) as memory:
+        ctx.memory = memory
+        preflight["memory"]["tools"] = sorted(memory.listed)
+        if seed is not None:
+            try:
+                preflight["seeding"] = await _seed(memory, seed)
+            except MemoryToolError as exc:
+                raise PreflightError(f"seeding the memory failed: {exc}") from None
+        try:
+            preflight["seedsInMemory"] = await _check_seeds(memory, ctx.manifest)
+            lock = await memory.set_lock(ctx.manifest.id, lock_tasks(ctx.manifest))
+        except MemoryToolError as exc:
+            raise PreflightError(str(exc)) from None
+        preflight["lock"] = lock.model_dump(mode="json", by_alias=True)
+        ctx.receipts.write_json(PREFLIGHT_FILE, preflight)
+        for task in ctx.manifest.tasks:
+            for condition in FIRST_PHASE:
+                ctx.records.append(await _one_run(ctx, task, condition))
+        ctx.dream = await _dream(ctx)
+        ctx.receipts.write_json(
+            DREAM_FILE,
+            {
+                "supported": ctx.dream.supported,
+                "candidateIds": ctx.dream.candidate_ids,
+                "checks": ctx.dream.checks,
+                "promoted": ctx.dream.promoted,
+                "errors": ctx.dream.errors,
+            },
+        )
+        for task in ctx.manifest.tasks:
+            ctx.records.append(await _one_run(ctx, task, "dreaming"))
+
+
+def run_async(function: Callable[..., Awaitable[None]], *args: Any) -> None:
+    """Run ``function`` in an event loop; a lorelab error or OS error inside a task group is
+    raised as itself, not wrapped in an exception group."""
+    try:
+        anyio.run(function, *args)
+    except BaseExceptionGroup as group:
+        leaf = _first_leaf(group)
+        if leaf is not None:
+            raise leaf from None
+        raise
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> LorelabError | OSError | None:
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_leaf(exc)
+            if found is not None:
+                return found
+        elif isinstance(exc, LorelabError | OSError):
+            return exc
+    return None
+
+
+def _read_seed(path: Path) -> SeedMemory:
+    return validate_model(SeedMemory, read_json(path, "manifest"), os.fspath(path))
+
+
+def run_conditions(options: RunOptions) -> RunSummary:
+    """Run every task x condition of the manifest; write receipts and the runs file.
+
+    Refusals before anything runs: bad manifest, host or memory options (exit 2); a host
+    that cannot be bound or a memory that cannot be reached (exit 3). Exit code in the
+    summary: 0 when every host call succeeded, 1 when some failed (they stay in the record as
+    failed runs), 3 when a bound identity changed.
+    """
+    manifest = load_manifest(options.manifest_path)
+    manifest_sha = sha256_file(options.manifest_path, cap=SCRIPT_HASH_CAP)
+    source = project_dir(manifest, options.manifest_path)
+    argv = resolve_host(manifest, options.host)
+    profile, memory_argv, home = resolve_memory(manifest, options, source)
+    seed = _read_seed(options.seed_memory) if options.seed_memory else None
+    snapshot = take_snapshot(source)
+    env = command_env()
+    root = Path(tempfile.mkdtemp(prefix="lorelab-conditions-"))
+    try:
+        preflight_copy = snapshot.materialise(root / "preflight")
+        identity = bind_identity(
+            argv, cwd=preflight_copy, operator_identity=options.identity, env=env
+        )
+        receipts = create_output_dir(options.output)
+        fixture = is_fixture_agent(argv)
+        receipts.write_json(
+            "manifest.json",
+            {"sha256": manifest_sha, "manifest": manifest.model_dump(mode="json", by_alias=True)},
+        )
+        preflight: dict[str, Any] = {
+            "schemaVersion": 1,
+            "evaluationId": manifest.id,
+            "startedAt": _now(),
+            "manifestSha256": manifest_sha,
+            "project": {
+                "source": str(source),
+                "sha256": snapshot.sha256,
+                "files": len(snapshot.files),
+            },
+            "host": {
+                "argv": argv,
+                "declared": manifest.host.model_dump(mode="json", by_alias=True),
+                "identity": identity.model_dump(mode="json", by_alias=True),
+                "evidenceKind": FIXTURE_KIND if fixture else None,
+            },
+            "verificationScope": VERIFICATION_SCOPE,
+            "verifyTimeoutS": options.verify_timeout_s,
+            "environment": {
+                "path": "the directory of lorelab's Python first, then the inherited PATH",
+                "removed": ["LORELAB_HOME"],
+                "set": {"PYTHONDONTWRITEBYTECODE": "1"},
+            },
+        }
+        preflight["memory"] = {
+            "profile": profile.name,
+            "argv": memory_argv,
+            "argvKind": "custom" if (options.memory_argv or manifest.memory.argv) else "default",
+            "home": str(home) if home else None,
+            "tools": None,
+            "projectForChecks": "a pristine copy of the project snapshot",
+        }
+        ctx = _Context(
+            manifest=manifest,
+            manifest_sha256=manifest_sha,
+            snapshot=snapshot,
+            root=root,
+            argv=argv,
+            identity=identity,
+            env=env,
+            receipts=receipts,
+            runs_dir=receipts.subdir("runs"),
+            verify_timeout_s=options.verify_timeout_s,
+            fixture=fixture,
+        )
+        try:
+            run_async(_execute, ctx, profile, memory_argv, home, seed, preflight)
+        except (LorelabError, OSError) as exc:
+            if not receipts.contains(PREFLIGHT_FILE):
+                receipts.write_json(PREFLIGHT_FILE, preflight)
+            receipts.write_json(
+                ABORTED_FILE,
+                {
+                    "schemaVersion": 1,
+                    "evaluationId": manifest.id,
+                    "abortedAt": _now(),
+                    "error": str(exc),
+                    "runsCompleted": len(ctx.records),
+                    "runs": ctx.records,
+                    "lockActive": "lock" in preflight,
+                    "statement": "the run did not complete; these runs are not a runs file",
+                },
+            )
+            if isinstance(exc, LorelabError):
+                raise
+            raise IntegrityFailure(f"the run stopped: {exc}") from None
+        receipts.write_json(RUNS_FILE, _runs_document(ctx))
+        exit_code = 3 if ctx.identity_changes else 1 if ctx.host_failures else 0
+        summary = RunSummary(
+            output=receipts.path,
+            runs=len(ctx.records),
+            passed=sum(1 for record in ctx.records if record["passed"]),
+            host_failures=ctx.host_failures,
+            identity_changes=ctx.identity_changes,
+            evidence_kind=FIXTURE_KIND if fixture else None,
+            exit_code=exit_code,
+        )
+        receipts.write_json(
+            RUN_FILE,
+            {
+                "schemaVersion": 1,
+                "status": "complete",
+                "evaluationId": manifest.id,
+                "finishedAt": _now(),
+                "runs": summary.runs,
+                "passed": summary.passed,
+                "hostFailures": summary.host_failures,
+                "identityChanges": summary.identity_changes,
+                "evidenceKind": summary.evidence_kind,
+                "exitCode": exit_code,
+                "runsFile": RUNS_FILE,
+                "lock": "active until `lorelab eval conditions finalize` clears it",
+                "finalized": False,
+            },
+        )
+        return summary
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
