@@ -1,7 +1,6 @@
 from decimal import Decimal
 
 import pytest
-
 from shop.money import format_amount, parse_amount
 
 

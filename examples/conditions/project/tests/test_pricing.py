@@ -1,7 +1,6 @@
 from decimal import Decimal
 
 import pytest
-
 from shop.pricing import apply_discount, line_total, order_total
 
 
@@ -10,7 +9,7 @@ def test_line_total_multiplies_price_and_quantity():
 
 
 def test_line_total_refuses_negative_quantity():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="negative"):
         line_total(Decimal("1.00"), -1)
 
 
@@ -23,7 +22,7 @@ def test_apply_discount_takes_the_percentage_off():
 
 
 def test_apply_discount_refuses_more_than_everything():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="between 0 and 100"):
         apply_discount(Decimal("10.00"), 101)
 
 

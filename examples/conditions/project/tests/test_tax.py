@@ -1,7 +1,6 @@
 from decimal import Decimal
 
 import pytest
-
 from shop.tax import rate_for, tax_for
 
 
