@@ -1,24 +1,174 @@
-"""``lorelab eval learning``: the learning evaluation's datasets and manifest schema."""
+"""``lorelab eval learning``: run the paired evaluation; export its datasets and manifest schema."""
 
 from __future__ import annotations
 
-import click
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
-from lorelab.cli._common import LorelabGroup, echo_json
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from lorelab.cli._common import (
+    LorelabGroup,
+    echo_json,
+    exit_with,
+    stderr_console,
+    stdout_console,
+)
 from lorelab.errors import UsageError
 from lorelab.evaluation.learning import DATASET_NAMES, get_dataset, manifest_schema
+from lorelab.evaluation.learning.controller import (
+    DEFAULT_REPEAT,
+    DEFAULT_STABILITY_RUNS,
+    LearningRequest,
+    read_manifest_input,
+    run_learning,
+)
+from lorelab.evaluation.learning.records import Summary
+from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolve_agent
 
 
 @click.group(name="learning", cls=LorelabGroup, invoke_without_command=True)
+@click.option("--output", type=click.Path(path_type=Path), help="Fresh receipt directory.")
+@click.option(
+    "--agent",
+    help="Worker: a shipped adapter name (fixture, claude, codex, gemini, pynguin) or a JSON argv.",
+)
+@click.option("--identity", "operator_identity", help="Operator's identity text for receipts.")
+@click.option("--repeat", type=int, default=DEFAULT_REPEAT, show_default=True, help="1 to 5.")
+@click.option("--seed", type=int, default=None, help="Order seed (drawn and recorded if absent).")
+@click.option("--max-calls", type=int, default=None, help="Role-call budget (at most 360).")
+@click.option(
+    "--fixtures",
+    "manifest_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A learning manifest (JSON) instead of a shipped dataset.",
+)
+@click.option("--dataset", type=click.Choice(DATASET_NAMES), default=None, help="Default: default.")
+@click.option("--max-output-bytes", type=int, default=DEFAULT_MAX_OUTPUT_BYTES, show_default=True)
+@click.option("--timeout-ms", type=int, default=DEFAULT_TIMEOUT_MS, show_default=True)
+@click.option(
+    "--stability-runs", type=int, default=DEFAULT_STABILITY_RUNS, show_default=True, help="2 to 5."
+)
+@click.option(
+    "--evidence-kind",
+    type=click.Choice(["live", "protocol-fixture"]),
+    default=None,
+    help="Default: live, or protocol-fixture for the fixture adapter (always).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of a table.")
 @click.pass_context
-def learning_group(ctx: click.Context) -> None:
-    """Paired memory vs no-memory test generation, scored by planted-defect recall."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        raise UsageError(
-            "lorelab eval learning: choose a subcommand (export-dataset, schema); "
-            "see the help above"
+def learning_group(
+    ctx: click.Context,
+    output: Path | None,
+    agent: str | None,
+    operator_identity: str | None,
+    repeat: int,
+    seed: int | None,
+    max_calls: int | None,
+    manifest_path: str | None,
+    dataset: str | None,
+    max_output_bytes: int,
+    timeout_ms: int,
+    stability_runs: int,
+    evidence_kind: str | None,
+    as_json: bool,
+) -> None:
+    """Paired memory vs no-memory test generation, scored by planted-defect recall.
+
+    Without a subcommand, runs the evaluation into the fresh directory --output with the
+    worker --agent. Exit 0 when every trial completed, 1 when ground truth failed or a trial
+    was incomplete, 2 for bad input, 3 when the worker's identity failed preflight.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if output is None or agent is None:
+        raise UsageError("lorelab eval learning: --output and --agent are required to run")
+    manifest, label = read_manifest_input(manifest_path, dataset)
+    request = LearningRequest(
+        manifest=manifest,
+        dataset=label,
+        agent=tuple(resolve_agent(agent)),
+        operator_identity=operator_identity,
+        repeat=repeat,
+        seed=seed,
+        max_calls=max_calls,
+        max_output_bytes=max_output_bytes,
+        timeout_ms=timeout_ms,
+        stability_runs=stability_runs,
+        evidence_kind="live"
+        if evidence_kind == "live"
+        else ("protocol-fixture" if evidence_kind else None),
+    )
+    with _progress(len(manifest.fixtures) * repeat * 2) as progress:
+        outcome = run_learning(request, output, progress)
+    if outcome.summary is not None:
+        if as_json:
+            echo_json(outcome.summary)
+        else:
+            _print_summary(outcome.summary)
+    click.echo(f"lorelab: {outcome.message} (receipts in {output})", err=True)
+    exit_with(outcome.exit_code)
+
+
+@contextmanager
+def _progress(trials: int) -> Iterator[Callable[[str], None]]:
+    console = stderr_console()
+    if not console.is_terminal:
+        yield lambda _message: None
+        return
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console
+    ) as bar:
+        task = bar.add_task("learning evaluation", total=trials)
+
+        def update(message: str) -> None:
+            bar.update(task, description=message[:60])
+            if message.startswith("trial "):
+                bar.advance(task)
+
+        yield update
+
+
+def _print_summary(summary: Summary) -> None:
+    console = stdout_console()
+    table = Table(title=f"learning evaluation ({summary.evidence_kind})")
+    for column in ("arm", "trials", "qualified", "defects", "detected", "recall", "calls"):
+        table.add_column(column)
+    for arm, data in summary.arms.items():
+        recall = "n/a" if data.defect_recall is None else f"{data.defect_recall:.3f}"
+        table.add_row(
+            arm,
+            str(data.trials),
+            str(data.qualified_trials),
+            str(data.defects),
+            str(data.detected),
+            recall,
+            f"{data.attempted_calls}/{data.calls}",
         )
+    console.print(table)
+    specs = Table(title="paired by specification (memory minus no-memory)")
+    for column in ("specification", "memory", "no-memory", "difference"):
+        specs.add_column(column)
+    for pair in summary.paired["specs"]:
+        specs.add_row(
+            pair["specification"],
+            f"{pair['memoryRecall']:.3f}",
+            f"{pair['noMemoryRecall']:.3f}",
+            f"{pair['difference']:+.3f}",
+        )
+    console.print(specs)
+    test = summary.paired["signTest"]
+    console.print(
+        f"sign test: +{test['positive']} -{test['negative']} ={test['ties']}, "
+        f"p = {test['pValue']:.4g}",
+        markup=False,
+    )
+    console.print(f"label: {summary.label} ({summary.label_reason})", markup=False)
+    console.print(summary.power_note, markup=False)
 
 
 @learning_group.command(name="export-dataset")

@@ -1,0 +1,165 @@
+"""The receipts the learning evaluation writes: settings, trials, summary, controller phases."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from lorelab.runners import DefectOutcome, Stability
+from lorelab.testgen import CandidateValidation, Generation
+
+Arm = Literal["memory", "no-memory"]
+EvidenceKind = Literal["live", "protocol-fixture"]
+ARMS: tuple[Arm, Arm] = ("memory", "no-memory")
+ACCOUNTING_VERSION = 2
+
+BYTE_ACCOUNTING: dict[str, str] = {
+    "inputBytes": (
+        "UTF-8 length of the canonical JSON of the role payload before transportBudget is appended"
+    ),
+    "outputBytes": "UTF-8 length of the canonical JSON of the parsed response",
+    "canonicalJson": "UTF-8, ',' and ':' separators without whitespace, keys in given order",
+}
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+class Settings(_Record):
+    """The settings of one run, as given and as resolved."""
+
+    agent: list[str] = Field(description="The worker argv, after resolving a shipped name.")
+    repeat: int = Field(description="Repetitions per specification and arm.")
+    seed: int = Field(description="The order seed; it controls scheduling only.")
+    seed_given: bool = Field(description="Whether --seed was given (else drawn and recorded).")
+    max_calls: int = Field(description="The role-call budget for the whole run.")
+    required_calls: int = Field(description="3 role calls x specifications x repeat x 2 arms.")
+    max_output_bytes: int
+    timeout_ms: int
+    stability_runs: int
+    test_timeout_s: float = Field(description="Per-execution timeout of every test run.")
+
+
+class ScheduledTrial(_Record):
+    """One entry of the schedule."""
+
+    position: int = Field(description="1-based position in the run order.")
+    specification: str
+    repetition: int
+    arm: Arm
+
+
+class DefectResult(_Record):
+    """One defect run against the generated tests."""
+
+    defect: str
+    outcome: DefectOutcome | None = Field(
+        description="Scored with the runners' detection rule; null when no valid baseline."
+    )
+    raw_failing_cases: list[str] = Field(
+        description="Cases that failed or errored on the defect (raw, whether counted or not)."
+    )
+    stability: Stability
+
+
+class LeakScan(_Record):
+    """Proof that reference tests and defect payloads stayed out of the worker's reach."""
+
+    payloads_clean: bool = Field(description="No payload contains reference or defect content.")
+    trial_root_clean: bool = Field(description="No file in the worker's cwd holds such content.")
+    memory_clean: bool = Field(description="No recalled lesson holds such content.")
+
+
+class TrialRecord(_Record):
+    """One specification x arm x repetition, in its own disposable project."""
+
+    schema_version: Literal[1] = 1
+    position: int
+    specification: str
+    repetition: int
+    arm: Arm
+    status: Literal["qualified", "rejected", "failed", "invalid", "unstable", "not-run"] = Field(
+        description=(
+            "qualified: approved and validated, detections count; rejected: the reviewer said "
+            "no; failed: a role call failed; invalid: the candidates failed validation or the "
+            "identity changed; unstable: the generated baseline was unstable; not-run: the "
+            "call budget was exhausted. Everything but qualified counts zero."
+        )
+    )
+    complete: bool = Field(
+        description="The trial ran every step without an infrastructure failure (timeout, "
+        "spawn failure, identity change, budget)."
+    )
+    reason: str | None
+    identity_checks: list[str] = Field(description="Changes found by identity checks; empty = ok.")
+    memory_store_sha256: str | None = Field(description="Hash of the store copy used; null off.")
+    lessons_recalled: list[str]
+    lessons_below_floor: list[str]
+    lessons_reached_author: list[str]
+    generation: Generation | None
+    validation: CandidateValidation | None
+    generated_baseline_cases: list[str] = Field(description="Case ids of the generated baseline.")
+    passing_cases: int = Field(description="Generated cases passing on the reference source.")
+    defects: list[DefectResult]
+    defects_total: int
+    detected: int = Field(description="Counted detections (zero unless qualified).")
+    recall: float = Field(description="detected / defectsTotal; 0 unless qualified.")
+    leak_scan: LeakScan | None
+    setup_ms: int
+    retrieval_ms: int | None = Field(description="Null in the no-memory arm.")
+    generation_ms: int | None
+    validation_ms: int | None
+    total_ms: int
+
+
+class ArmSummary(_Record):
+    """Totals for one arm."""
+
+    trials: int
+    qualified_trials: int
+    defects: int
+    detected: int
+    defect_recall: float | None
+    passing_cases: int
+    generation_ms: int
+    input_bytes: int
+    output_bytes: int
+    calls: int = Field(description="Role calls scheduled (3 per trial).")
+    attempted_calls: int = Field(description="Role calls handed to the transport.")
+    spawned_calls: int = Field(description="Role calls that started a process.")
+    billing_usd: float | None = Field(
+        serialization_alias="billingUSD",
+        description="Sum of reported cost; null unless every call reported.",
+    )
+
+
+class SpecPair(_Record):
+    """Per specification: mean recall difference, memory minus no-memory."""
+
+    specification: str
+    memory_recall: float
+    no_memory_recall: float
+    difference: float
+
+
+Label = Literal["positive", "negative", "inconclusive", "not-evidence"]
+
+
+class Summary(_Record):
+    """The run's summary: arms, the paired comparison and its label."""
+
+    schema_version: Literal[1] = 1
+    evidence_kind: EvidenceKind
+    manifest_sha256: str
+    arms: dict[str, ArmSummary]
+    paired: dict[str, Any]
+    label: Label
+    label_reason: str
+    power_note: str
+    byte_accounting: dict[str, str]
+    accounting_version: int = ACCOUNTING_VERSION

@@ -1,0 +1,186 @@
+"""The summary of a learning run: arm totals, the paired sign test over specifications, and a
+label that refuses to over-claim."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lorelab.evaluation.learning.manifest import LearningManifest
+from lorelab.evaluation.learning.records import (
+    ARMS,
+    BYTE_ACCOUNTING,
+    ArmSummary,
+    EvidenceKind,
+    Label,
+    Settings,
+    SpecPair,
+    Summary,
+    TrialRecord,
+)
+from lorelab.evaluation.stats import (
+    DEFAULT_ALPHA,
+    min_units_for_significance,
+    power_note,
+    sign_test,
+)
+
+MIN_LABEL_REPETITIONS = 3
+
+
+def _arm(records: Sequence[TrialRecord]) -> ArmSummary:
+    receipts = [r for t in records if t.generation for r in t.generation.roles]
+    defects = sum(t.defects_total for t in records)
+    detected = sum(t.detected for t in records)
+    calls = 3 * len(records)
+    costs = [r.usage.cost_usd if r.usage else None for r in receipts]
+    billing = (
+        sum(c for c in costs if c is not None)
+        if receipts and len(receipts) == calls and all(c is not None for c in costs)
+        else None
+    )
+    return ArmSummary(
+        trials=len(records),
+        qualified_trials=sum(1 for t in records if t.status == "qualified"),
+        defects=defects,
+        detected=detected,
+        defect_recall=detected / defects if defects else None,
+        passing_cases=sum(t.passing_cases for t in records),
+        generation_ms=sum(t.generation_ms or 0 for t in records),
+        input_bytes=sum(r.input_bytes for r in receipts),
+        output_bytes=sum(r.output_bytes or 0 for r in receipts),
+        calls=calls,
+        attempted_calls=len(receipts),
+        spawned_calls=sum(1 for r in receipts if r.spawned),
+        billing_usd=billing,
+    )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def build_summary(
+    manifest: LearningManifest,
+    manifest_sha256: str,
+    evidence_kind: EvidenceKind,
+    settings: Settings,
+    records: Sequence[TrialRecord],
+) -> Summary:
+    """Summarise ``records``; every trial counts, rejected and failed ones as zero."""
+    claimed_fixture = any(
+        r.evidence_kind == "protocol-fixture"
+        for t in records
+        if t.generation
+        for r in t.generation.roles
+    )
+    kind: EvidenceKind = "protocol-fixture" if claimed_fixture else evidence_kind
+    arms: dict[str, ArmSummary] = {arm: _arm([t for t in records if t.arm == arm]) for arm in ARMS}
+    pairs = []
+    for fixture in manifest.fixtures:
+        by_arm = {
+            arm: [t.recall for t in records if t.specification == fixture.id and t.arm == arm]
+            for arm in ARMS
+        }
+        memory, plain = _mean(by_arm["memory"]), _mean(by_arm["no-memory"])
+        pairs.append(
+            SpecPair(
+                specification=fixture.id,
+                memory_recall=memory,
+                no_memory_recall=plain,
+                difference=memory - plain,
+            )
+        )
+    test = sign_test([pair.difference for pair in pairs])
+    specs = len(pairs)
+    needed = min_units_for_significance(DEFAULT_ALPHA)
+    complete = all(t.complete for t in records)
+    label: Label
+    if kind == "protocol-fixture":
+        label, why = (
+            "not-evidence",
+            (
+                "a protocol-fixture run exercises the protocol; it is never evidence about memory"
+                + (
+                    ""
+                    if evidence_kind == kind
+                    else " (a worker response declared protocol-fixture)"
+                )
+            ),
+        )
+    elif specs < needed:
+        label, why = "inconclusive", f"{specs} specifications; at least {needed} are needed"
+    elif settings.repeat < MIN_LABEL_REPETITIONS:
+        label, why = (
+            "inconclusive",
+            (f"{settings.repeat} repetitions; at least {MIN_LABEL_REPETITIONS} are needed"),
+        )
+    elif not complete:
+        label, why = "inconclusive", "not every trial completed"
+    elif test.p_value >= DEFAULT_ALPHA:
+        label, why = (
+            "inconclusive",
+            f"sign test p = {test.p_value:.4g} is not below {DEFAULT_ALPHA}",
+        )
+    elif test.positive > test.negative:
+        label, why = "positive", f"memory better on {test.positive} of {specs} specifications"
+    else:
+        label, why = "negative", f"memory worse on {test.negative} of {specs} specifications"
+    return Summary(
+        evidence_kind=kind,
+        manifest_sha256=manifest_sha256,
+        arms=arms,
+        paired={
+            "specs": [pair.model_dump(mode="json", by_alias=True) for pair in pairs],
+            "signTest": test.as_json(),
+            "alpha": DEFAULT_ALPHA,
+            "tiesExcluded": True,
+        },
+        label=label,
+        label_reason=why,
+        power_note=power_note(specs, DEFAULT_ALPHA),
+        byte_accounting=BYTE_ACCOUNTING,
+    )
+
+
+def summary_markdown(summary: Summary) -> str:
+    """A readable rendering of ``summary`` for ``summary.md``."""
+    lines = [
+        "# Learning evaluation summary",
+        "",
+        f"- evidence kind: **{summary.evidence_kind}**",
+        f"- label: **{summary.label}** ({summary.label_reason})",
+        f"- manifest SHA-256: `{summary.manifest_sha256}`",
+        "",
+        "| arm | trials | qualified | defects | detected | recall | passing cases | calls "
+        "(attempted/spawned) | input bytes | output bytes | billing USD |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for arm, data in summary.arms.items():
+        recall = "n/a" if data.defect_recall is None else f"{data.defect_recall:.3f}"
+        billing = "unknown" if data.billing_usd is None else f"{data.billing_usd:.4f}"
+        lines.append(
+            f"| {arm} | {data.trials} | {data.qualified_trials} | {data.defects} | "
+            f"{data.detected} | {recall} | {data.passing_cases} | {data.calls} "
+            f"({data.attempted_calls}/{data.spawned_calls}) | {data.input_bytes} | "
+            f"{data.output_bytes} | {billing} |"
+        )
+    test = summary.paired["signTest"]
+    lines += [
+        "",
+        "| specification | memory recall | no-memory recall | difference |",
+        "|---|---|---|---|",
+    ]
+    for pair in summary.paired["specs"]:
+        lines.append(
+            f"| {pair['specification']} | {pair['memoryRecall']:.3f} | "
+            f"{pair['noMemoryRecall']:.3f} | {pair['difference']:+.3f} |"
+        )
+    lines += [
+        "",
+        f"Sign test (exact, two-sided, ties excluded): {test['positive']} positive, "
+        f"{test['negative']} negative, {test['ties']} ties, p = {test['pValue']:.4g}.",
+        "",
+        summary.power_note,
+        "",
+    ]
+    return "\n".join(lines)
