@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from lorelab.errors import PreflightError
+from lorelab.errors import IntegrityFailure, LorelabError, PreflightError
 from mcp import Client
 
 OPERATIONS: Final = (
@@ -285,29 +285,70 @@ async def open_memory(
     if home is not None:
         extra["LORELAB_HOME"] = str(home)
     params = StdioServerParameters(command=argv[0], args=list(argv[1:]), env=extra, cwd=cwd)
+    started = False
     with open(stderr_path, "w", encoding="utf-8") as errlog:
-        async with AsyncExitStack() as stack:
-            client = Client(
-                stdio_client(params, errlog=errlog), read_timeout_seconds=HANDSHAKE_TIMEOUT_S
-            )
-            try:
-                await stack.enter_async_context(client)
-                listing = await client.list_tools()
-            except (OSError, MCPError, TimeoutError) as exc:
-                tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-400:].strip()
-                detail = f"; its stderr: {' '.join(tail.split())}" if tail else ""
-                raise PreflightError(
-                    f"memory server {argv[0]} could not be reached over MCP: {exc}{detail}"
-                ) from None
-            listed = frozenset(tool.name for tool in listing.tools)
-            missing = [
-                f"{op} ({profile.tool(op)})"
-                for op in REQUIRED_OPERATIONS
-                if profile.tool(op) not in listed
-            ]
-            if missing:
-                raise PreflightError(
-                    f"memory server {argv[0]} (profile {profile.name}) lacks required tools: "
-                    f"{', '.join(missing)}"
+        try:
+            async with AsyncExitStack() as stack:
+                client = Client(
+                    stdio_client(params, errlog=errlog), read_timeout_seconds=HANDSHAKE_TIMEOUT_S
                 )
-            yield MemoryUnderTest(profile, client, listed, list(argv), home, stderr_path)
+                try:
+                    await stack.enter_async_context(client)
+                    listing = await client.list_tools()
+                except (OSError, MCPError, TimeoutError) as exc:
+                    raise _unreachable(argv, exc, stderr_path) from None
+                listed = frozenset(tool.name for tool in listing.tools)
+                missing = [
+                    f"{op} ({profile.tool(op)})"
+                    for op in REQUIRED_OPERATIONS
+                    if profile.tool(op) not in listed
+                ]
+                if missing:
+                    raise PreflightError(
+                        f"memory server {argv[0]} (profile {profile.name}) lacks required "
+                        f"tools: {', '.join(missing)}"
+                    )
+                started = True
+                yield MemoryUnderTest(profile, client, listed, list(argv), home, stderr_path)
+        except BaseExceptionGroup as group:
+            # The SDK's task groups wrap whatever ends the session; surface the cause itself.
+            leaf = _main_leaf(group)
+            if leaf is None:
+                raise
+            if isinstance(leaf, OSError | MCPError | TimeoutError) and not isinstance(
+                leaf, LorelabError
+            ):
+                if not started:
+                    raise _unreachable(argv, leaf, stderr_path) from None
+                raise IntegrityFailure(
+                    f"the memory server's MCP session ended unexpectedly: {leaf}"
+                ) from None
+            raise leaf from None
+
+
+def _unreachable(argv: Sequence[str], exc: BaseException, stderr_path: Path) -> PreflightError:
+    try:
+        tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-400:].strip()
+    except OSError:
+        tail = ""
+    detail = f"; its stderr: {' '.join(tail.split())}" if tail else ""
+    return PreflightError(f"memory server {argv[0]} could not be reached over MCP: {exc}{detail}")
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            found += _leaves(exc)
+        else:
+            found.append(exc)
+    return found
+
+
+def _main_leaf(group: BaseExceptionGroup[BaseException]) -> Exception | None:
+    """The exception that matters: a lorelab error first, else the first ordinary one."""
+    leaves = [leaf for leaf in _leaves(group) if isinstance(leaf, Exception)]
+    for leaf in leaves:
+        if isinstance(leaf, LorelabError | MemoryToolError):
+            return leaf
+    return leaves[0] if leaves else None
