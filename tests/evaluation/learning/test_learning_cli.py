@@ -68,15 +68,14 @@ def test_schema_prints_the_manifest_json_schema_from_the_models():
     assert schema["$defs"]["Defect"]["properties"]["expectedFailingCases"]["description"]
 
 
-def test_bare_learning_group_prints_help_and_exits_2_with_a_one_line_hint():
+def test_bare_learning_group_without_output_and_agent_is_a_usage_error():
     result = CliRunner().invoke(app, ["eval", "learning"])
     assert result.exit_code == 2
-    assert "export-dataset" in result.stdout
-    assert "schema" in result.stdout
+    assert result.stdout == ""
     hint = result.stderr.strip().splitlines()
     assert len(hint) == 1
     assert hint[0].startswith("lorelab: error: ")
-    assert "choose a subcommand" in hint[0]
+    assert "--output and --agent are required" in hint[0]
 
 
 def test_installed_program_exports_the_default_dataset_without_a_traceback():

@@ -1,0 +1,368 @@
+"""The learning evaluation's controller, end to end with real pytest runs and real workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lorelab.cli.main import app
+from lorelab.evaluation.learning import LearningManifest, get_dataset
+from lorelab.evaluation.learning.controller import LearningRequest, run_learning
+from lorelab.evaluation.learning.schedule import schedule
+from lorelab.workers import resolve_agent
+from lorelab.workspace import FileEntry
+
+
+def _one_spec(defects: int | None = None) -> LearningManifest:
+    """The default dataset cut to its first specification (normalize), for speed."""
+    manifest = get_dataset("default")
+    fixture = manifest.fixtures[0]
+    if defects is not None:
+        fixture = fixture.model_copy(update={"defects": fixture.defects[:defects]})
+    return manifest.model_copy(update={"fixtures": [fixture]})
+
+
+def _request(manifest: LearningManifest, agent: list[str], **overrides) -> LearningRequest:
+    values = {
+        "manifest": manifest,
+        "dataset": "test",
+        "agent": tuple(agent),
+        "repeat": 1,
+        "seed": 11,
+        "stability_runs": 2,
+        "timeout_ms": 60_000,
+    }
+    values.update(overrides)
+    return LearningRequest(**values)
+
+
+RECORDING_WORKER = textwrap.dedent(
+    """
+    import json, os, sys
+    from pathlib import Path
+    from lorelab.workers.adapters.fixture import answer
+
+    log = Path({log!r})
+    raw = sys.stdin.read()
+    payload = json.loads(raw)
+    count = len(list(log.iterdir()))
+    tree = {{}}
+    for directory, _, files in os.walk("."):
+        for name in files:
+            path = os.path.join(directory, name)
+            tree[path] = Path(path).read_text(errors="replace")
+    (log / f"{{count:03d}}.json").write_text(json.dumps({{"payload": raw, "tree": tree}}))
+    {extra}
+    print(json.dumps(answer(payload)))
+    """
+)
+
+
+def _recording_worker(tmp_path: Path, extra: str = "") -> tuple[list[str], Path]:
+    log = tmp_path / "log"
+    log.mkdir()
+    script = tmp_path / "recording_worker.py"
+    script.write_text(RECORDING_WORKER.format(log=str(log), extra=extra))
+    return [sys.executable, str(script)], log
+
+
+def _trials(output: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((output / "trials").iterdir())]
+
+
+def test_fixture_run_on_one_spec_writes_every_receipt_and_memory_helps(tmp_path):
+    output = tmp_path / "out"
+    outcome = run_learning(_request(_one_spec(), resolve_agent("fixture")), output)
+    assert outcome.exit_code == 0, outcome.message
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["evidenceKind"] == "protocol-fixture"
+    assert summary["label"] == "not-evidence"
+    memory, plain = summary["arms"]["memory"], summary["arms"]["no-memory"]
+    assert memory["trials"] == plain["trials"] == 1
+    assert memory["qualifiedTrials"] == plain["qualifiedTrials"] == 1
+    assert memory["detected"] > plain["detected"]
+    assert memory["calls"] == memory["attemptedCalls"] == memory["spawnedCalls"] == 3
+    assert memory["billingUSD"] is None  # the fixture reports no cost
+    trials = {t["arm"]: t for t in _trials(output)}
+    assert trials["memory"]["lessonsReachedAuthor"] == ["history-clamp"]
+    assert trials["no-memory"]["lessonsReachedAuthor"] == []
+    assert trials["no-memory"]["retrievalMs"] is None
+    assert (
+        trials["memory"]["memoryStoreSha256"]
+        == json.loads((output / "shared-preparation.json").read_text())["frozenStoreSha256"]
+    )
+    for key in ("setupMs", "generationMs", "validationMs", "totalMs"):
+        assert isinstance(trials["memory"][key], int)
+    manifest = json.loads((output / "manifest.json").read_text())
+    assert manifest["verificationScope"]["fullRuntimeAttestation"] is False
+    assert manifest["accountingVersion"] == 2
+    assert manifest["orderSeed"] == 11
+    assert "inputBytes" in manifest["byteAccounting"]
+    assert manifest["workerIdentity"]["declaredArgv"] == resolve_agent("fixture")
+    assert any(k.endswith("controller.py") for k in manifest["implementationHashes"])
+    controller = json.loads((output / "controller.json").read_text())
+    assert controller["outcome"] == "complete"
+    assert all(
+        controller[k] is not None for k in ("setupMs", "sharedPreparationMs", "groundTruthMs")
+    )
+    ground = sorted(p.name for p in (output / "ground-truth").iterdir())
+    assert "normalize.reference.run1.json" in ground
+    assert len(ground) == 2 * (1 + 3)
+    assert (output / "summary.md").read_text().startswith("# Learning evaluation summary")
+
+
+def test_every_receipt_is_0600_and_every_directory_0700(tmp_path):
+    old = os.umask(0)
+    try:
+        output = tmp_path / "out"
+        run_learning(_request(_one_spec(defects=1), resolve_agent("fixture")), output)
+    finally:
+        os.umask(old)
+    for directory, _dirs, files in os.walk(output):
+        assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700, directory
+        for name in files:
+            assert stat.S_IMODE(os.stat(Path(directory, name)).st_mode) == 0o600, name
+
+
+def test_reference_tests_and_defects_never_reach_payloads_trial_roots_or_memory(tmp_path):
+    manifest = _one_spec()
+    agent, log = _recording_worker(tmp_path)
+    output = tmp_path / "out"
+    outcome = run_learning(_request(manifest, agent), output)
+    assert outcome.exit_code == 0, outcome.message
+    records = [json.loads(p.read_text()) for p in sorted(log.iterdir())]
+    assert len(records) == 6  # 3 calls x 2 arms
+    forbidden = [t.content for f in manifest.fixtures for t in f.reference_tests]
+    forbidden += [e.content for f in manifest.fixtures for d in f.defects for e in d.files]
+    for record in records:
+        for text in forbidden:
+            assert text not in record["payload"]
+            assert all(text not in content for content in record["tree"].values())
+        assert "referenceTests" not in record["payload"]
+        assert "expectedFailingCases" not in record["payload"]
+    frozen = (output / "memory-frozen.sqlite").read_bytes()
+    for text in forbidden:
+        assert text.encode() not in frozen
+    # A response that declares protocol-fixture evidence downgrades a live run's label.
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["evidenceKind"] == "protocol-fixture"
+
+
+def test_author_whose_tests_fail_on_the_reference_is_rejected_and_counts_zero(tmp_path):
+    script = tmp_path / "bad_author.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import json, sys
+            payload = json.loads(sys.stdin.read())
+            role = payload["role"]
+            if role == "architect":
+                out = {"cases": [{"name": "wrong", "intent": "expects the wrong thing"}]}
+            elif role == "author":
+                out = {"files": [{"path": "tests/test_normalize.py", "content":
+                    "from src.normalize import normalize\\n\\n"
+                    "def test_wrong():\\n    assert normalize('A') == 'A'\\n"}]}
+            else:
+                out = {"verdict": "approve", "reasons": []}
+            print(json.dumps(out))
+            """
+        )
+    )
+    output = tmp_path / "out"
+    outcome = run_learning(_request(_one_spec(), [sys.executable, str(script)]), output)
+    assert outcome.exit_code == 0  # complete trials; the outcome is recorded, not retried
+    for trial in _trials(output):
+        assert trial["status"] == "invalid"
+        assert trial["detected"] == 0
+        assert trial["recall"] == 0
+        assert len(trial["generation"]["roles"]) == 3
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["arms"]["memory"]["qualifiedTrials"] == 0
+    assert summary["arms"]["memory"]["defectRecall"] == 0
+    assert summary["label"] == "inconclusive"
+
+
+def test_worker_that_times_out_fails_its_trials_without_retry(tmp_path):
+    script = tmp_path / "slow.py"
+    script.write_text("import time\ntime.sleep(60)\n")
+    output = tmp_path / "out"
+    outcome = run_learning(
+        _request(_one_spec(defects=1), [sys.executable, str(script)], timeout_ms=1500), output
+    )
+    assert outcome.exit_code == 1
+    for trial in _trials(output):
+        assert trial["status"] == "failed"
+        assert trial["complete"] is False
+        assert [r["failure"] for r in trial["generation"]["roles"]] == ["timeout"]
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary["arms"]["memory"]["attemptedCalls"] == 1
+    assert summary["arms"]["memory"]["calls"] == 3
+
+
+def test_worker_whose_script_changes_mid_run_is_invalid_and_never_retried(tmp_path):
+    agent, log = _recording_worker(
+        tmp_path,
+        extra=(
+            "if payload['role'] == 'author':\n"
+            "    with open(__file__, 'a') as handle:\n"
+            "        handle.write('# changed\\n')"
+        ),
+    )
+    output = tmp_path / "out"
+    outcome = run_learning(_request(_one_spec(defects=1), agent), output)
+    assert outcome.exit_code == 1
+    first, second = _trials(output)
+    assert first["status"] == "invalid"
+    assert any("changed" in change for change in first["identityChecks"])
+    assert [r["failure"] for r in first["generation"]["roles"]] == [None, "identity-changed"]
+    assert second["status"] == "invalid"
+    assert second["generation"] is None  # caught before the trial: no call at all
+    assert len(list(log.iterdir())) == 2  # architect + author once, nothing retried
+
+
+def test_defect_that_passes_its_expected_case_fails_ground_truth_and_no_worker_runs(tmp_path):
+    manifest = _one_spec()
+    fixture = manifest.fixtures[0]
+    harmless = fixture.defects[0].model_copy(
+        update={
+            "files": [
+                FileEntry(path=e.path, content=e.content + "\n# harmless\n") for e in fixture.files
+            ]
+        }
+    )
+    broken = fixture.model_copy(update={"defects": [harmless, *fixture.defects[1:]]})
+    manifest = manifest.model_copy(update={"fixtures": [broken]})
+    marker = tmp_path / "worker-ran"
+    script = tmp_path / "marker_worker.py"
+    script.write_text(f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n")
+    output = tmp_path / "out"
+    outcome = run_learning(_request(manifest, [sys.executable, str(script)]), output)
+    assert outcome.exit_code == 1
+    assert "ground truth failed" in outcome.message
+    assert not marker.exists()
+    labels = json.loads((output / "labels-normalize.json").read_text())
+    assert harmless.id in labels["reason"]
+    assert labels["executions"]["reference"]
+    assert not (output / "trials").exists()
+    assert json.loads((output / "controller.json").read_text())["outcome"] == "ground-truth-failed"
+
+
+def test_unresolvable_worker_fails_preflight_with_exit_3_and_receipts(tmp_path):
+    output = tmp_path / "out"
+    outcome = run_learning(_request(_one_spec(), ["no-such-worker-binary-xyz"]), output)
+    assert outcome.exit_code == 3
+    preflight = json.loads((output / "preflight.json").read_text())
+    assert preflight["ok"] is False
+    controller = json.loads((output / "controller.json").read_text())
+    assert controller["groundTruthMs"] is None
+    assert controller["sharedPreparationMs"] is None
+    assert not (output / "trials").exists()
+
+
+def test_same_seed_gives_the_same_schedule_and_different_seeds_differ():
+    specs = [f"s{i}" for i in range(6)]
+    assert schedule(specs, 3, 5) == schedule(specs, 3, 5)
+    orders = {
+        tuple((e.specification, e.arm) for e in schedule(specs, 3, seed)) for seed in range(8)
+    }
+    assert len(orders) > 1
+
+
+def test_schedule_is_counterbalanced_across_repetitions():
+    entries = schedule(["a", "b", "c"], 4, 3)
+    for spec in "abc":
+        firsts = [
+            next(e.arm for e in entries if e.specification == spec and e.repetition == r)
+            for r in range(1, 5)
+        ]
+        assert firsts == [firsts[0], firsts[1], firsts[0], firsts[1]]
+        assert firsts[0] != firsts[1]
+        assert sum(1 for e in entries if e.specification == spec) == 8
+    assert [e.position for e in entries] == list(range(1, 25))
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(app, ["eval", "learning", *args])
+
+
+def test_existing_output_directory_is_refused_with_exit_2(tmp_path):
+    (tmp_path / "out").mkdir()
+    result = _cli("--output", str(tmp_path / "out"), "--agent", "fixture")
+    assert result.exit_code == 2
+    assert "already exists" in result.stderr
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_max_calls_that_do_not_cover_the_protocol_are_refused_before_starting(tmp_path):
+    result = _cli("--output", str(tmp_path / "out"), "--agent", "fixture", "--max-calls", "10")
+    assert result.exit_code == 2
+    assert "does not cover" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_max_calls_above_360_are_refused(tmp_path):
+    result = _cli("--output", str(tmp_path / "o"), "--agent", "fixture", "--max-calls", "361")
+    assert result.exit_code == 2
+    assert "at most 360" in result.stderr
+
+
+def test_fixture_adapter_cannot_be_labelled_live(tmp_path):
+    result = _cli("--output", str(tmp_path / "o"), "--agent", "fixture", "--evidence-kind", "live")
+    assert result.exit_code == 2
+    assert "always runs as protocol-fixture" in result.stderr
+
+
+def test_manifest_with_overlapping_source_hashes_is_refused_with_exit_2(tmp_path):
+    manifest = get_dataset("default")
+    first = manifest.fixtures[0]
+    clash = first.model_copy(
+        update={
+            "id": "normalize-again",
+            "requirements": first.requirements + "\nThe same contract, stated twice.",
+            "defects": [d.model_copy(update={"id": f"{d.id}-again"}) for d in first.defects],
+        }
+    )
+    data = manifest.model_copy(update={"fixtures": [first, clash]}).model_dump(
+        mode="json", by_alias=True
+    )
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(data))
+    result = _cli("--output", str(tmp_path / "o"), "--agent", "fixture", "--fixtures", str(path))
+    assert result.exit_code == 2
+    assert "'normalize'" in result.stderr
+    assert "'normalize-again'" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", ["default", "qualification"])
+def test_cli_end_to_end_on_each_dataset_with_the_fixture(tmp_path, dataset):
+    output = tmp_path / "out"
+    result = _cli(
+        "--output",
+        str(output),
+        "--agent",
+        "fixture",
+        "--dataset",
+        dataset,
+        "--repeat",
+        "1",
+        "--seed",
+        "3",
+        "--json",
+    )
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["label"] == "not-evidence"
+    specs = len(get_dataset(dataset).fixtures)
+    assert len(summary["paired"]["specs"]) == specs
+    assert summary["arms"]["memory"]["trials"] == specs
+    assert summary["arms"]["memory"]["detected"] > summary["arms"]["no-memory"]["detected"]
+    assert summary["paired"]["signTest"]["negative"] == 0
