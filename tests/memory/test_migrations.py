@@ -1,4 +1,5 @@
 import sqlite3
+from collections import Counter
 
 import pytest
 
@@ -24,6 +25,17 @@ def schema_of(conn: sqlite3.Connection) -> str:
         "WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts_%' ORDER BY type, name"
     ).fetchall()
     return "".join(f"-- {kind} {name}\n{sql};\n\n" for kind, name, sql in rows)
+
+
+def _term_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    return dict(conn.execute("SELECT term, docs FROM experience_term_counts").fetchall())
+
+
+def _recount(conn: sqlite3.Connection) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for (terms,) in conn.execute("SELECT terms FROM experiences"):
+        counts.update(set(terms.split()))
+    return dict(counts)
 
 
 def test_a_new_store_has_the_pinned_schema(store):
@@ -57,6 +69,7 @@ def test_a_store_written_by_schema_0002_migrates_and_keeps_working(tmp_path):
         assert applied_migrations(store.connection) == [m.name for m in MIGRATIONS]
         assert schema_of(store.connection) == SCHEMA_PIN.read_text()
         assert store.list_items("experience").total == 3
+        assert _term_counts(store.connection) == _recount(store.connection)
         old = store.show("exp-1")
         assert old.provenance.host == "claude-code"
         brief = store.prepare(
@@ -69,6 +82,7 @@ def test_a_store_written_by_schema_0002_migrates_and_keeps_working(tmp_path):
         store.set_evaluation_lock("eval-after-migration", ["a holdout task"])
         new = store.record(experience())
         assert new.id == "exp-4"
+        assert _term_counts(store.connection) == _recount(store.connection)
         ok = store.connection.execute("PRAGMA integrity_check").fetchone()[0]
         assert ok == "ok"
 

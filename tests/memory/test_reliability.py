@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 from pathlib import Path
 
 from lorelab.memory import SqliteMemoryStore
@@ -79,6 +80,11 @@ def _check_consistent(db: Path) -> int:
         rows = conn.execute("SELECT count(*) FROM experiences").fetchone()[0]
         indexed = conn.execute("SELECT count(*) FROM experiences_fts_docsize").fetchone()[0]
         assert rows == indexed
+        counted = dict(conn.execute("SELECT term, docs FROM experience_term_counts"))
+        recounted: Counter[str] = Counter()
+        for (terms,) in conn.execute("SELECT terms FROM experiences"):
+            recounted.update(set(terms.split()))
+        assert counted == dict(recounted)
         return int(rows)
     finally:
         conn.close()

@@ -4,11 +4,11 @@ For a task, the *informative terms* are its distinct index terms (:func:`terms`)
 too common in the store: a term in more than ``max(common_min_docs, common_fraction * N)`` of
 the N indexed items says nothing about relevance. Each informative term weighs its BM25 IDF,
 ``ln(1 + (N' - df + 0.5) / (df + 0.5))`` with ``N' = max(N, idf_min_docs)``, so that in a small
-store a word shared by every item (the project's own vocabulary) still counts. Candidates come from the FTS5 index ranked by BM25;
-an item's *score* is the IDF-weighted share of the task's informative terms it contains (in
-[0, 1]). An item clears the floor when its score is at least ``min_coverage`` **and** it
-contains at least ``min_matched_terms`` informative terms. Nothing clearing the floor means
-an empty brief: say nothing rather than pad.
+store a word shared by every item (the project's own vocabulary) still counts. Candidates come
+from the FTS5 index ranked by BM25; an item's *score* is the IDF-weighted share of the task's
+informative terms it contains (in [0, 1]). An item clears the floor when its score is at least
+``min_coverage`` **and** it contains at least ``min_matched_terms`` informative terms. Nothing
+clearing the floor means an empty brief: say nothing rather than pad.
 
 The defaults were tuned on the labelled retrieval set (``benchmarks/retrieval_quality.py``).
 """
@@ -16,7 +16,7 @@ The defaults were tuned on the labelled retrieval set (``benchmarks/retrieval_qu
 from __future__ import annotations
 
 import math
-import sqlite3
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -33,6 +33,7 @@ class RelevancePolicy:
     common_min_docs: int = 20
     idf_min_docs: int = 1000
     pool: int = 50
+    candidates: int = 500
 
 
 DEFAULT_POLICY: Final = RelevancePolicy()
@@ -74,31 +75,26 @@ def idf(n_docs: int, doc_freq: int) -> float:
 
 
 def query_terms(
-    conn: sqlite3.Connection, vocab_table: str, task: str, n_docs: int, policy: RelevancePolicy
+    doc_freq: Callable[[Sequence[str]], dict[str, int]],
+    task: str,
+    n_docs: int,
+    policy: RelevancePolicy,
 ) -> QueryTerms:
-    """The informative terms of ``task`` against the index behind ``vocab_table``."""
+    """The informative terms of ``task``; ``doc_freq`` gives the indexed items holding each term."""
     distinct = unique_terms(task)
     if not distinct:
         return QueryTerms({}, (), ())
-    doc_freq: dict[str, int] = {}
-    # Bounded batches keep the statement under SQLite's variable limit for very long tasks.
-    for start in range(0, len(distinct), 500):
-        batch = distinct[start : start + 500]
-        marks = ",".join("?" * len(batch))
-        for term, doc in conn.execute(
-            f"SELECT term, doc FROM {vocab_table} WHERE term IN ({marks})", batch
-        ):
-            doc_freq[str(term)] = int(doc)
+    freq = doc_freq(distinct)
     limit = max(policy.common_min_docs, policy.common_fraction * n_docs)
     weights: dict[str, float] = {}
     dropped: list[str] = []
     for term in distinct:
-        df = doc_freq.get(term, 0)
+        df = freq.get(term, 0)
         if df > limit:
             dropped.append(term)
             continue
         weights[term] = idf(max(n_docs, df, policy.idf_min_docs), df)
-    present = tuple(term for term in weights if doc_freq.get(term, 0) > 0)
+    present = tuple(term for term in weights if freq.get(term, 0) > 0)
     return QueryTerms(weights, present, tuple(dropped))
 
 

@@ -194,6 +194,8 @@ class SqliteMemoryStore:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA busy_timeout=10000")
+        # 32 MiB of page cache: the FTS index and term counts of a 100k store stay in memory.
+        self._conn.execute("PRAGMA cache_size=-32768")
 
     # ---------------------------------------------------------------- plumbing
 
@@ -339,9 +341,11 @@ class SqliteMemoryStore:
     def record_many(self, requests: Sequence[RecordRequest]) -> list[RecordResult]:
         def write(conn: sqlite3.Connection) -> list[RecordResult]:
             results: list[RecordResult] = []
+            term_docs: Counter[str] = Counter()
             for request in requests:
                 row, redactions = self._prepare_record(conn, request)
                 number = self._insert_experience(conn, row)
+                term_docs.update(set(row["terms"].split()))
                 results.append(
                     RecordResult(
                         id=_format_id("exp", number),
@@ -349,6 +353,12 @@ class SqliteMemoryStore:
                         redactions=redactions,
                     )
                 )
+            # Same transaction as the rows: the counts can never disagree with the index.
+            conn.executemany(
+                "INSERT INTO experience_term_counts (term, docs) VALUES (?, ?) "
+                "ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs",
+                sorted(term_docs.items()),
+            )
             return results
 
         return self._write(write)
@@ -442,17 +452,22 @@ class SqliteMemoryStore:
         self, conn: sqlite3.Connection, task: str, project: str | None
     ) -> list[Scored]:
         n_docs = self._n_docs(conn, "experiences")
-        query = query_terms(conn, "experiences_vocab", task, n_docs, self.policy)
+        query = query_terms(
+            _counts(conn, "experience_term_counts", "term", "docs"), task, n_docs, self.policy
+        )
         match = query.match()
         if match is None or len(query.weights) < self.policy.min_matched_terms:
             return []
+        # The inner query ranks the best BM25 matches alone (cheap); the trust and project
+        # filters then apply to those candidates only.
         rows = conn.execute(
-            "SELECT e.id, e.terms, bm25(experiences_fts) AS r FROM experiences_fts "
-            "JOIN experiences e ON e.id = experiences_fts.rowid "
-            "WHERE experiences_fts MATCH ? AND e.trust = 'verified' "
-            "AND (?2 IS NULL OR e.project IS NULL OR e.project = ?2) "
-            "ORDER BY r LIMIT ?3",
-            (match, project, self.policy.pool),
+            "SELECT e.id, e.terms, c.r FROM ("
+            "SELECT rowid AS id, bm25(experiences_fts) AS r FROM experiences_fts "
+            "WHERE experiences_fts MATCH ?1 ORDER BY r LIMIT ?4"
+            ") AS c JOIN experiences e ON e.id = c.id "
+            "WHERE e.trust = 'verified' AND (?2 IS NULL OR e.project IS NULL OR e.project = ?2) "
+            "ORDER BY c.r LIMIT ?3",
+            (match, project, self.policy.pool, self.policy.candidates),
         ).fetchall()
         scored = [score(query, int(rowid), str(terms), float(r)) for rowid, terms, r in rows]
         return rank([item for item in scored if item.clears(self.policy)])
@@ -465,7 +480,7 @@ class SqliteMemoryStore:
         include_review_required: bool,
     ) -> list[Scored]:
         n_docs = self._n_docs(conn, "skills")
-        query = query_terms(conn, "skills_vocab", task, n_docs, self.policy)
+        query = query_terms(_counts(conn, "skills_vocab", "term", "doc"), task, n_docs, self.policy)
         match = query.match()
         if match is None or len(query.weights) < self.policy.min_matched_terms:
             return []
@@ -1152,6 +1167,28 @@ def _rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Row
     cursor = conn.execute(sql, params)
     names = [column[0] for column in cursor.description]
     return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+
+
+def _counts(
+    conn: sqlite3.Connection, table: str, term_column: str, count_column: str
+) -> Callable[[Sequence[str]], dict[str, int]]:
+    """A document-frequency lookup over ``table`` for :func:`query_terms`."""
+
+    def lookup(terms: Sequence[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        # Bounded batches keep each statement under SQLite's variable limit.
+        for start in range(0, len(terms), 500):
+            batch = list(terms[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            for term, count in conn.execute(
+                f"SELECT {term_column}, {count_column} FROM {table} "
+                f"WHERE {term_column} IN ({marks})",
+                batch,
+            ):
+                found[str(term)] = int(count)
+        return found
+
+    return lookup
 
 
 def _maybe_one(conn: sqlite3.Connection, table: str, number: int) -> Row | None:

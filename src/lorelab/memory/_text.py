@@ -7,12 +7,15 @@ intersection: the relevance floor never depends on a tokenizer we cannot see int
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Iterable
 from typing import Final
 
 _WORD: Final = re.compile(r"[^\W_]+", re.UNICODE)
+# Characters shlex.quote leaves alone, plus whitespace between words.
+_PLAIN_COMMAND: Final = re.compile(r"[\w@%+=:,./\s-]*", re.ASCII)
 
 # Words that say nothing about which past work is relevant. Kept short and explicit: a word
 # belongs here only if it appears in almost any coding task description.
@@ -55,6 +58,7 @@ _ES_AFTER: Final = ("x", "ch", "sh", "z", "ss")
 _UNDOUBLE: Final = frozenset(("ing", "ings", "ed", "edly"))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A small, deterministic suffix stripper: ``failing``/``failed``/``fails`` -> ``fail``.
 
@@ -92,22 +96,37 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def _term(word: str) -> str:
+    if len(word) < 2 or word in STOPWORDS:
+        return ""
+    stemmed = stem(word)
+    return "" if stemmed in STOPWORDS else stemmed
+
+
+# Word -> term ("" for a word that is not a term). Indexing sees the same words again and
+# again, so a plain dict (bounded) saves most of the work.
+_TERMS: dict[str, str] = {}
+_TERMS_MAX: Final = 200_000
+
+
 def terms(text: str) -> list[str]:
     """The index terms of ``text``: words, stemmed, stopwords and 1-character words removed."""
     out: list[str] = []
-    for word in words(text):
-        if len(word) < 2 or word in STOPWORDS:
-            continue
-        stemmed = stem(word)
-        if stemmed in STOPWORDS:
-            continue
-        out.append(stemmed)
+    cache = _TERMS
+    for word in _WORD.findall(text.lower()):
+        term = cache.get(word)
+        if term is None:
+            term = _term(word)
+            if len(cache) < _TERMS_MAX:
+                cache[word] = term
+        if term:
+            out.append(term)
     return out
 
 
 def term_string(parts: Iterable[str]) -> str:
     """The space-separated terms of several texts: what the full-text index stores."""
-    return " ".join(term for part in parts for term in terms(part))
+    return " ".join(terms("\n".join(parts)))
 
 
 def unique_terms(text: str) -> list[str]:
@@ -131,6 +150,9 @@ def normalise_command(command: str) -> str:
     Quoting that does not change the argv (``pytest 'tests'`` vs ``pytest tests``) does not
     change the result; a command ``shlex`` cannot split is whitespace-normalised instead.
     """
+    if _PLAIN_COMMAND.fullmatch(command):
+        # Nothing to unquote and nothing shlex.join would quote: same result, much faster.
+        return " ".join(command.split())
     try:
         argv = shlex.split(command)
     except ValueError:

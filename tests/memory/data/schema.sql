@@ -78,6 +78,9 @@ CREATE TABLE evaluation_locks (
     holdout_tasks TEXT NOT NULL
 );
 
+-- table experience_term_counts
+CREATE TABLE experience_term_counts (term TEXT PRIMARY KEY, docs INTEGER NOT NULL CHECK (docs > 0)) WITHOUT ROWID;
+
 -- table experiences
 CREATE TABLE experiences (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -109,9 +112,6 @@ CREATE TABLE experiences (
 CREATE VIRTUAL TABLE experiences_fts USING fts5(
     terms, content='experiences', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
 );
-
--- table experiences_vocab
-CREATE VIRTUAL TABLE experiences_vocab USING fts5vocab(experiences_fts, 'row');
 
 -- table lessons
 CREATE TABLE lessons (

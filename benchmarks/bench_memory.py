@@ -1,0 +1,238 @@
+"""Benchmark of the memory store: ``prepare`` latency at 1k/10k/100k experiences, and ingest rate.
+
+Run:  python benchmarks/bench_memory.py [--sizes 1000 10000 100000] [--queries 200]
+
+The experiences are SYNTHETIC: generated from a seeded vocabulary (Zipf-distributed words,
+realistic task templates, commands and files) so the index has a realistic term distribution.
+They measure speed only; retrieval quality is measured on the authored labelled set
+(``benchmarks/retrieval_quality.py``). Not part of the test suite: tests never depend on
+wall-clock time.
+
+Ingest is measured two ways: ``record`` (one experience per call and transaction, what an agent
+does) and ``record_many`` (batches of 500, a bulk import). ``prepare`` latency includes
+recording the brief for audit (a write transaction).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from lorelab.memory import (
+    CommandRun,
+    PrepareRequest,
+    RecordRequest,
+    SqliteMemoryStore,
+    Verification,
+)
+
+VERBS = ["Fix", "Repair", "Resolve", "Investigate", "Debug", "Patch", "Handle", "Stabilise"]
+PROBLEMS = [
+    "failing test {test}",
+    "flaky test {test} in CI",
+    "ImportError in {module} after upgrading {dep}",
+    "TypeError raised by {module}.{func}",
+    "lint errors ({rule}) in {module}",
+    "migration {migration} fails on {table}",
+    "CI job {job} timing out",
+    "memory leak in {module} worker",
+    "deprecation warnings from {dep} in {module}",
+    "wrong {field} returned by {func} endpoint",
+]
+TOOLS = ["pytest", "npx jest", "go test", "cargo test", "ruff check", "mypy", "npm run build"]
+
+
+class Vocabulary:
+    """Seeded synthetic vocabulary with a Zipf-like word distribution."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "qu", "sa", "do"]
+        self.words = sorted(
+            {
+                "".join(self.rng.choice(syllables) for _ in range(self.rng.randint(2, 4)))
+                for _ in range(30000)
+            }
+        )
+        self.cum_weights = list(
+            itertools.accumulate(1.0 / (rank + 1) for rank in range(len(self.words)))
+        )
+        self.modules = [f"{self.word()}_{self.word()}" for _ in range(3000)]
+        self.deps = [f"{self.word()}lib" for _ in range(400)]
+        self.tables = [f"{self.word()}s" for _ in range(600)]
+
+    def word(self) -> str:
+        return self.rng.choices(self.words, cum_weights=self.cum_weights)[0]
+
+    def sentence(self, n: int) -> str:
+        return " ".join(self.rng.choices(self.words, cum_weights=self.cum_weights, k=n))
+
+    def experience(self, number: int) -> RecordRequest:
+        rng = self.rng
+        module = rng.choice(self.modules)
+        problem = rng.choice(PROBLEMS).format(
+            test=f"test_{self.word()}_{self.word()}",
+            module=module,
+            dep=rng.choice(self.deps),
+            func=self.word(),
+            rule=f"{rng.choice('BEFW')}{rng.randint(100, 999)}",
+            migration=f"{rng.randint(1, 9999):04d}_{self.word()}",
+            table=rng.choice(self.tables),
+            job=f"{self.word()}-{self.word()}",
+            field=self.word(),
+        )
+        tool = rng.choice(TOOLS)
+        commands = [
+            CommandRun(command=f"{tool} {module.replace('_', '/')}", exit_code=rng.choice([0, 1])),
+            CommandRun(
+                command=f"pip install {rng.choice(self.deps)}=={rng.randint(1, 9)}.0", exit_code=0
+            ),
+        ]
+        return RecordRequest(
+            task=f"{rng.choice(VERBS)} {problem}",
+            summary=self.sentence(rng.randint(15, 40)),
+            outcome="passed" if rng.random() < 0.8 else "failed",
+            verification=Verification(
+                command=f"{tool} -q", exit_code=0 if rng.random() < 0.85 else 1
+            ),
+            commands=commands,
+            files=[f"src/{module.replace('_', '/')}.py", f"tests/test_{module}.py"],
+            project=f"project-{number % 7}",
+            qa="approved",
+        )
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def _queries(vocab: Vocabulary, store: SqliteMemoryStore, count: int) -> list[str]:
+    rng = random.Random(7)
+    conn = store.connection
+    total = conn.execute("SELECT max(id) FROM experiences").fetchone()[0]
+    related = []
+    for _ in range(count // 2):
+        task = conn.execute(
+            "SELECT task FROM experiences WHERE id = ?", (rng.randint(1, total),)
+        ).fetchone()[0]
+        words = task.split()
+        rng.shuffle(words)
+        related.append(" ".join(words[: max(3, len(words) - 2)]))
+    unrelated = [f"{rng.choice(VERBS)} {vocab.sentence(8)}" for _ in range(count - count // 2)]
+    return related + unrelated
+
+
+def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
+    vocab = Vocabulary(seed)
+    results: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory(prefix="lorelab-bench-") as tmp:
+        store = SqliteMemoryStore(Path(tmp) / "memory.db")
+        have = 0
+        single_rate = None
+        for size in sorted(sizes):
+            todo = [vocab.experience(n) for n in range(have, size)]
+            started, cpu = time.perf_counter(), time.process_time()
+            if single_rate is None:
+                # The first level is ingested one call (and transaction) at a time.
+                for request in todo:
+                    store.record(request)
+                ingest_mode = "record (1 per transaction)"
+            else:
+                for start in range(0, len(todo), 500):
+                    store.record_many(todo[start : start + 500])
+                ingest_mode = "record_many (500 per transaction)"
+            rate = len(todo) / (time.perf_counter() - started)
+            cpu_rate = len(todo) / (time.process_time() - cpu)
+            single_rate = single_rate or rate
+            have = size
+            texts = _queries(vocab, store, queries)
+            for text in texts[:10]:  # warm the page cache
+                store.prepare(PrepareRequest(task=text))
+            timings: list[float] = []
+            cpu_timings: list[float] = []
+            empty = 0
+            for text in texts:
+                begin, cpu = time.perf_counter(), time.process_time()
+                brief = store.prepare(PrepareRequest(task=text))
+                timings.append((time.perf_counter() - begin) * 1000)
+                cpu_timings.append((time.process_time() - cpu) * 1000)
+                empty += brief.empty
+            results.append(
+                {
+                    "experiences": size,
+                    "ingest_mode": ingest_mode,
+                    "ingest_per_second": round(rate),
+                    "ingest_per_cpu_second": round(cpu_rate),
+                    "prepare_ms_p50": round(statistics.median(timings), 2),
+                    "prepare_ms_p95": round(_percentile(timings, 95), 2),
+                    "prepare_cpu_ms_p50": round(statistics.median(cpu_timings), 2),
+                    "prepare_cpu_ms_p95": round(_percentile(cpu_timings, 95), 2),
+                    "prepare_calls": len(timings),
+                    "empty_briefs": empty,
+                    "load_average": os.getloadavg()[0],
+                }
+            )
+        # Per-call ingest at the largest size, on top of everything already stored.
+        extra = [vocab.experience(n) for n in range(have, have + 2000)]
+        started, cpu = time.perf_counter(), time.process_time()
+        for request in extra:
+            store.record(request)
+        per_call_at_top = len(extra) / (time.perf_counter() - started)
+        per_call_cpu_at_top = len(extra) / (time.process_time() - cpu)
+        store.close()
+    return {
+        "synthetic": True,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+        },
+        "levels": results,
+        "record_per_second_at_largest": round(per_call_at_top),
+        "record_per_cpu_second_at_largest": round(per_call_cpu_at_top),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=20240301)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    figures = run(args.sizes, args.queries, args.seed)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    print(f"machine: {figures['machine']}  (synthetic experiences; wall and CPU time)")
+    print(
+        f"{'experiences':>11} {'p50 ms':>7} {'p95 ms':>7} {'cpu p50':>8} {'cpu p95':>8} "
+        f"{'ingest/s':>9} {'cpu/s':>6} {'load':>5}  ingest mode"
+    )
+    for level in figures["levels"]:  # type: ignore[attr-defined]
+        print(
+            f"{level['experiences']:>11} {level['prepare_ms_p50']:>7} {level['prepare_ms_p95']:>7}"
+            f" {level['prepare_cpu_ms_p50']:>8} {level['prepare_cpu_ms_p95']:>8}"
+            f" {level['ingest_per_second']:>9} {level['ingest_per_cpu_second']:>6}"
+            f" {level['load_average']:>5.1f}  {level['ingest_mode']}"
+        )
+    print(
+        "record (1 per transaction) at the largest size: "
+        f"{figures['record_per_second_at_largest']}/s wall, "
+        f"{figures['record_per_cpu_second_at_largest']}/s CPU"
+    )
+
+
+if __name__ == "__main__":
+    main()
