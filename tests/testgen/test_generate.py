@@ -287,3 +287,21 @@ def test_worker_timeout_ends_the_generation_without_retry(project, tmp_path):
     assert result.generation.status == "failed"
     assert [r.failure for r in result.generation.roles] == ["timeout"]
     assert "architect call failed (timeout)" in result.generation.reason
+
+
+def test_conftest_is_written_only_when_explicitly_allowed(project, tmp_path):
+    conftest = "import pytest\n\n\n@pytest.fixture\ndef low():\n    return 0\n"
+    uses = (
+        "from src.clip import clip\n\n\n"
+        "def test_uses_fixture(low):\n    assert clip(-5, low, 3) == 0\n"
+    )
+    agent = scripted_worker(
+        tmp_path, files=[("tests/conftest.py", conftest), ("tests/test_clip.py", uses)]
+    )
+    refused = generate_for_project(_options(project, tmp_path, agent))
+    assert refused.generation.status == "failed"
+    assert "allowConftest" in refused.generation.reason
+    allowed = generate_for_project(_options(project, tmp_path, agent, allow_conftest=True))
+    assert allowed.validation.valid, allowed.validation.reason
+    assert allowed.apply.applied
+    assert (project / "tests" / "conftest.py").read_text() == conftest

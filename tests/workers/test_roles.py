@@ -66,11 +66,20 @@ def test_architect_case_names_must_be_unique():
 
 @pytest.mark.parametrize(
     "path",
-    ["src/clamp.py", "tests/conftest.py", "tests/test_a.js", "../tests/test_a.py", "test_a.py"],
+    ["src/clamp.py", "tests/test_a.js", "../tests/test_a.py", "test_a.py"],
 )
 def test_an_author_may_return_only_test_files(path):
     with pytest.raises(SchemaError):
         validate_response("author", {"files": [{"path": path, "content": "x"}]})
+
+
+def test_conftest_is_refused_unless_the_payload_allows_it():
+    files = [{"path": "tests/conftest.py", "content": "x = 1\n"}]
+    payload = author_payload()
+    with pytest.raises(SchemaError, match="allowConftest"):
+        validate_response("author", {"files": files}, payload=payload)
+    allowed = {**payload, "limits": {**payload["limits"], "allowConftest": True}}
+    validate_response("author", {"files": files}, payload=allowed)
 
 
 def test_author_paths_that_collide_by_case_are_invalid():

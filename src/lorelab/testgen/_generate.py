@@ -43,6 +43,7 @@ class CallSettings:
     max_output_bytes: int
     max_cases: int = DEFAULT_MAX_CASES
     max_files: int = DEFAULT_MAX_FILES
+    allow_conftest: bool = False
 
 
 def _task_json(task: GenerationTask) -> dict[str, Any]:
@@ -140,7 +141,11 @@ def generate(
             "task": task_payload,
             "lessons": lesson_payload,
             "plan": {"cases": [case.model_dump(by_alias=True) for case in plan]},
-            "limits": {"maxFiles": settings.max_files, "maxCases": settings.max_cases},
+            "limits": {
+                "maxFiles": settings.max_files,
+                "maxCases": settings.max_cases,
+                "allowConftest": settings.allow_conftest,
+            },
         },
     )
     if receipts[-1].spawned:

@@ -73,6 +73,7 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
                 identity=identity,
                 timeout_ms=options.timeout_ms,
                 max_output_bytes=options.max_output_bytes,
+                allow_conftest=options.allow_conftest,
             ),
         )
         if generation.status != "approved" or not generation.files:

@@ -26,6 +26,7 @@ MAX_TIMEOUT_MS: Final = 120_000
 Role = Literal["architect", "author", "reviewer", "host", "context"]
 Runner = Literal["pytest", "node"]
 
+CONFTEST_PATH: Final = "tests/conftest.py"
 _PYTEST_TEST_PATH: Final = re.compile(r"tests/test_[A-Za-z0-9_]+\.py")
 _NODE_TEST_PATH: Final = re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js")
 _TEST_PATHS: Final[dict[str, re.Pattern[str]]] = {
@@ -130,6 +131,10 @@ class AuthorLimits(_Wire):
 
     max_files: int = Field(ge=1, description="The most test files the author may return.")
     max_cases: int = Field(ge=1, description="The most test cases across all files.")
+    allow_conftest: bool = Field(
+        default=False,
+        description="Whether tests/conftest.py may be written (pytest); refused otherwise.",
+    )
 
 
 class _Payload(_Wire):
@@ -234,7 +239,9 @@ class AuthorResponse(_Response):
     def _test_paths(cls, value: list[FileEntry]) -> list[FileEntry]:
         for entry in value:
             if not (
-                _PYTEST_TEST_PATH.fullmatch(entry.path) or _NODE_TEST_PATH.fullmatch(entry.path)
+                _PYTEST_TEST_PATH.fullmatch(entry.path)
+                or _NODE_TEST_PATH.fullmatch(entry.path)
+                or entry.path == CONFTEST_PATH
             ):
                 raise ValueError(
                     f"{entry.path!r} is not a test path (tests/test_<name>.py or "
@@ -447,8 +454,16 @@ def _check_author_limits(response: AuthorResponse, payload: Mapping[str, Any]) -
         raise SchemaError(
             f"author response: {len(response.files)} files exceed limits.maxFiles {max_files}"
         )
+    allow_conftest = isinstance(limits, Mapping) and limits.get("allowConftest") is True
     if runner in _TEST_PATHS:
         for entry in response.files:
+            if entry.path == CONFTEST_PATH and runner == "pytest":
+                if not allow_conftest:
+                    raise SchemaError(
+                        f"author response: {CONFTEST_PATH!r} is refused unless "
+                        "limits.allowConftest is true"
+                    )
+                continue
             if not _TEST_PATHS[runner].fullmatch(entry.path):
                 raise SchemaError(
                     f"author response: {entry.path!r} is not a {runner} test path "
@@ -494,7 +509,8 @@ Reply shape:
 
 Rules:
 - Test files only, at most `limits.maxFiles` files and at most `limits.maxCases` test cases in
-  all. Never return source files, configuration files or helpers.
+  all. Never return source files, configuration files or helpers (exception, pytest only:
+  `tests/conftest.py` when `limits.allowConftest` is true).
 - pytest: paths `tests/test_<name>.py`; import the module under test as
   `from src.<name> import ...` (pytest runs from the project root). One `def test_...` function
   per case.
