@@ -217,6 +217,11 @@ def _succeeded(result: GenerateResult) -> bool:
     required=True,
     help="Worker: a shipped adapter name (fixture, claude, codex, gemini, pynguin) or a JSON argv.",
 )
+@click.option(
+    "--reviewer-agent",
+    default=None,
+    help="A separate worker for the reviewer role (for authors that cannot review, e.g. pynguin).",
+)
 @click.option("--runner", type=click.Choice(["pytest", "node"]), default=None)
 @click.option("--no-memory", is_flag=True, help="Recall no lessons (no store is opened).")
 @_home
@@ -236,6 +241,7 @@ def generate_command(
     requirements: Path,
     sources: tuple[str, ...],
     agent: str,
+    reviewer_agent: str | None,
     runner: str | None,
     no_memory: bool,
     home: Path | None,
@@ -287,6 +293,7 @@ def generate_command(
             dry_run=dry_run,
             allow_conftest=allow_conftest,
             operator_identity=operator_identity,
+            reviewer_agent=tuple(resolve_agent(reviewer_agent)) if reviewer_agent else None,
         )
     )
     if receipts is not None:

@@ -44,6 +44,9 @@ class CallSettings:
     max_cases: int = DEFAULT_MAX_CASES
     max_files: int = DEFAULT_MAX_FILES
     allow_conftest: bool = False
+    # A separate reviewer keeps review independent of an author that cannot review (Pynguin).
+    reviewer_agent: tuple[str, ...] | None = None
+    reviewer_identity: WorkerIdentity | None = None
 
 
 def _task_json(task: GenerationTask) -> dict[str, Any]:
@@ -89,14 +92,15 @@ def generate(
     def call(role: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         if sent is not None:
             sent.append(payload)
+        reviewer = settings.reviewer_agent if role == "reviewer" else None
         result = call_worker(
-            list(settings.agent),
+            list(reviewer or settings.agent),
             role,
             payload,
             cwd=settings.cwd,
             timeout_ms=settings.timeout_ms,
             max_output_bytes=settings.max_output_bytes,
-            identity=settings.identity,
+            identity=settings.reviewer_identity if reviewer else settings.identity,
         )
         receipts.append(result.receipt)
         return result.response

@@ -143,6 +143,9 @@ class GenerateResult(_Record):
     schema_version: Literal[1] = 1
     runner: RunnerName
     agent: list[str]
+    reviewer_agent: list[str] | None = Field(
+        description="The reviewer's argv when it is not the author's worker; null otherwise."
+    )
     recall: Recall | None = Field(description="Null without memory.")
     generation: Generation
     validation: CandidateValidation | None

@@ -37,6 +37,7 @@ class GenerateOptions:
     dry_run: bool = False
     allow_conftest: bool = False
     operator_identity: str | None = None
+    reviewer_agent: tuple[str, ...] | None = None
 
 
 def _recall(options: GenerateOptions) -> Recall | None:
@@ -64,6 +65,15 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
         identity = bind_identity(
             list(options.agent), cwd=worker_cwd, operator_identity=options.operator_identity
         )
+        reviewer_identity = (
+            bind_identity(
+                list(options.reviewer_agent),
+                cwd=worker_cwd,
+                operator_identity=options.operator_identity,
+            )
+            if options.reviewer_agent is not None
+            else None
+        )
         generation = generate(
             GenerationTask(options.requirements, options.runner, sources),
             recall.lessons if recall is not None else None,
@@ -74,12 +84,15 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
                 timeout_ms=options.timeout_ms,
                 max_output_bytes=options.max_output_bytes,
                 allow_conftest=options.allow_conftest,
+                reviewer_agent=options.reviewer_agent,
+                reviewer_identity=reviewer_identity,
             ),
         )
         if generation.status != "approved" or not generation.files:
             return GenerateResult(
                 runner=options.runner,
                 agent=list(options.agent),
+                reviewer_agent=list(options.reviewer_agent) if options.reviewer_agent else None,
                 recall=recall,
                 generation=generation,
                 validation=None,
@@ -112,6 +125,7 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
     return GenerateResult(
         runner=options.runner,
         agent=list(options.agent),
+        reviewer_agent=list(options.reviewer_agent) if options.reviewer_agent else None,
         recall=recall,
         generation=generation,
         validation=validation,

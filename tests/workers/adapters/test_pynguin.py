@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
@@ -162,22 +161,6 @@ def clamp(x: int, lo: int, hi: int) -> int:
         return hi
     return x
 """
-
-
-@pytest.fixture(scope="session")
-def pynguin_executable(tmp_path_factory) -> Path:
-    """Pynguin 0.48.0 in its own virtual environment (``LORELAB_TEST_PYNGUIN_VENV`` reuses one)."""
-    reuse = os.environ.get("LORELAB_TEST_PYNGUIN_VENV")
-    home = Path(reuse) if reuse else tmp_path_factory.mktemp("pynguin-venv") / "venv"
-    executable = home / "bin" / "pynguin"
-    if not executable.exists():
-        venv.EnvBuilder(with_pip=True, clear=True).create(home)
-        subprocess.run(
-            [str(home / "bin" / "python"), "-m", "pip", "install", "--quiet", "pynguin==0.48.0"],
-            check=True,
-            timeout=600,
-        )
-    return executable
 
 
 def _run_generated(tmp_path: Path, files) -> subprocess.CompletedProcess[str]:

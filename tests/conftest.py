@@ -1,0 +1,24 @@
+"""Fixtures shared by every test directory."""
+
+import os
+import subprocess
+import venv
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def pynguin_executable(tmp_path_factory) -> Path:
+    """Pynguin 0.48.0 in its own virtual environment (``LORELAB_TEST_PYNGUIN_VENV`` reuses one)."""
+    reuse = os.environ.get("LORELAB_TEST_PYNGUIN_VENV")
+    home = Path(reuse) if reuse else tmp_path_factory.mktemp("pynguin-venv") / "venv"
+    executable = home / "bin" / "pynguin"
+    if not executable.exists():
+        venv.EnvBuilder(with_pip=True, clear=True).create(home)
+        subprocess.run(
+            [str(home / "bin" / "python"), "-m", "pip", "install", "--quiet", "pynguin==0.48.0"],
+            check=True,
+            timeout=600,
+        )
+    return executable
