@@ -32,7 +32,7 @@ class RelevancePolicy:
     common_fraction: float = 0.1
     common_min_docs: int = 20
     idf_min_docs: int = 1000
-    pool: int = 50
+    pool: int = 200
     candidates: int = 500
 
 
@@ -46,14 +46,45 @@ class QueryTerms:
     weights: dict[str, float]
     present: tuple[str, ...]
     dropped_common: tuple[str, ...]
+    doc_freq: dict[str, int]
 
     @property
     def total(self) -> float:
         return sum(self.weights.values())
 
-    def match(self) -> str | None:
-        """The FTS5 MATCH expression over informative terms the index holds; None if none."""
-        return fts_query(self.present) if self.present else None
+    def match_terms(self, policy: RelevancePolicy) -> tuple[str, ...]:
+        """The terms worth matching: leaving the others out loses no item that could clear.
+
+        An item that matches none of the returned terms matches only terms from the left-out
+        set E. E is a run of the most common present terms chosen so that either it has
+        fewer than ``min_matched_terms`` terms or its weights sum to less than
+        ``min_coverage`` of the total: either way such an item cannot clear the floor. Leaving
+        the most common terms out is what keeps BM25 ranking cheap in a large store.
+        """
+        by_commonness = sorted(self.present, key=lambda term: (-self.doc_freq[term], term))
+        limit = policy.min_coverage * self.total
+        by_weight = 0
+        running = 0.0
+        for term in by_commonness:
+            if running + self.weights[term] >= limit:
+                break
+            running += self.weights[term]
+            by_weight += 1
+        skip = max(policy.min_matched_terms - 1, by_weight)
+        return tuple(by_commonness[skip:])
+
+    def match(self, policy: RelevancePolicy) -> str | None:
+        """The FTS5 MATCH expression; None when no item can clear the floor.
+
+        Items must hold one of :meth:`match_terms`; the second operand brings every present
+        term into BM25, so candidates are still ranked by the whole task.
+        """
+        kept = self.match_terms(policy)
+        if not kept:
+            return None
+        if len(kept) == len(self.present):
+            return fts_query(kept)
+        return f"({fts_query(kept)}) AND ({fts_query(self.present)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +114,7 @@ def query_terms(
     """The informative terms of ``task``; ``doc_freq`` gives the indexed items holding each term."""
     distinct = unique_terms(task)
     if not distinct:
-        return QueryTerms({}, (), ())
+        return QueryTerms({}, (), (), {})
     freq = doc_freq(distinct)
     limit = max(policy.common_min_docs, policy.common_fraction * n_docs)
     weights: dict[str, float] = {}
@@ -95,7 +126,7 @@ def query_terms(
             continue
         weights[term] = idf(max(n_docs, df, policy.idf_min_docs), df)
     present = tuple(term for term in weights if freq.get(term, 0) > 0)
-    return QueryTerms(weights, present, tuple(dropped))
+    return QueryTerms(weights, present, tuple(dropped), {t: freq.get(t, 0) for t in weights})
 
 
 def score(query: QueryTerms, rowid: int, doc_terms: str, bm25: float) -> Scored:

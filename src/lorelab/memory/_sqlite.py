@@ -455,7 +455,7 @@ class SqliteMemoryStore:
         query = query_terms(
             _counts(conn, "experience_term_counts", "term", "docs"), task, n_docs, self.policy
         )
-        match = query.match()
+        match = query.match(self.policy)
         if match is None or len(query.weights) < self.policy.min_matched_terms:
             return []
         # The inner query ranks the best BM25 matches alone (cheap); the trust and project
@@ -481,7 +481,7 @@ class SqliteMemoryStore:
     ) -> list[Scored]:
         n_docs = self._n_docs(conn, "skills")
         query = query_terms(_counts(conn, "skills_vocab", "term", "doc"), task, n_docs, self.policy)
-        match = query.match()
+        match = query.match(self.policy)
         if match is None or len(query.weights) < self.policy.min_matched_terms:
             return []
         rows = conn.execute(
