@@ -39,7 +39,7 @@ CANNOT_PROVE: Final = (
     "0 after the host's edits.",
     "Generalisation beyond this host, model, settings, project and memory contents.",
     "Usefulness of guidance: retrieval_relevant is a mechanical rule (the guidance names the "
-    "task's files or its verify command), not a judgement that the guidance helped.",
+    "task's declared files, commands or verify command), not a judgement that it helped.",
 )
 FIXTURE_STATEMENT: Final = (
     "These runs were produced by the deterministic protocol-fixture host; they exercise the "

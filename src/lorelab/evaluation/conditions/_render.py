@@ -25,44 +25,49 @@ def print_report(report: ConditionsReport, console: Console) -> None:
         f"{', '.join(report.holdouts)}"
     )
     table = Table(title="Per condition (all tasks)")
-    for column in ("condition", "runs", "pass rate", "mean rework", "relevance", "guidance tok"):
-        table.add_column(column, justify="left" if column == "condition" else "right")
+    table.add_column("condition", no_wrap=True)
+    for column in ("runs", "pass rate", "rework", "relevant", "tokens"):
+        table.add_column(column, justify="right", no_wrap=True)
     for row in report.conditions:
+        relevance = (
+            "n/a"
+            if row.condition == "baseline" and row.retrieval_relevance_rate is None
+            else _rate(row.retrieval_relevance_rate)
+        )
         table.add_row(
             row.condition,
             str(row.runs),
             _rate(row.pass_rate),
             _num(row.mean_rework),
-            _rate(row.retrieval_relevance_rate),
+            relevance,
             _num(row.mean_guidance_tokens, 1),
         )
     console.print(table)
-    paired = Table(title="Paired with baseline on the holdouts")
-    for column in (
-        "condition",
-        "pass delta",
-        "rework delta",
-        "neg. transfer",
-        "pollution",
-        "irrelevance",
-        "mean tokens",
-        "sign test (+/-/=)",
-        "p",
-    ):
-        paired.add_column(column, justify="left" if column == "condition" else "right")
+    paired = Table(title=f"Paired with baseline on the {len(report.holdouts)} holdouts")
+    paired.add_column("measure", no_wrap=True)
     for comparison in report.paired:
-        test = comparison.sign_test
-        paired.add_row(
-            comparison.condition,
-            f"{comparison.pass_rate_delta:+.2f}",
-            f"{comparison.rework_delta:+.2f}",
-            str(len(comparison.negative_transfer)),
-            _rate(comparison.pollution_rate),
-            _rate(comparison.irrelevance_rate),
-            _num(comparison.token_cost.mean_guidance_tokens, 1),
-            f"{test.positive}/{test.negative}/{test.ties}",
-            f"{test.p_value:.4g}",
-        )
+        paired.add_column(comparison.condition, justify="right", no_wrap=True)
+    rows: list[tuple[str, list[str]]] = [
+        ("pass-rate delta", [f"{c.pass_rate_delta:+.2f}" for c in report.paired]),
+        ("rework delta", [f"{c.rework_delta:+.2f}" for c in report.paired]),
+        ("negative transfer", [str(len(c.negative_transfer)) for c in report.paired]),
+        ("pollution rate", [_rate(c.pollution_rate) for c in report.paired]),
+        ("irrelevance rate", [_rate(c.irrelevance_rate) for c in report.paired]),
+        (
+            "mean guidance tokens",
+            [_num(c.token_cost.mean_guidance_tokens, 1) for c in report.paired],
+        ),
+        (
+            "sign test +/-/=",
+            [
+                f"{c.sign_test.positive}/{c.sign_test.negative}/{c.sign_test.ties}"
+                for c in report.paired
+            ],
+        ),
+        ("p (exact, two-sided)", [f"{c.sign_test.p_value:.3g}" for c in report.paired]),
+    ]
+    for name, values in rows:
+        paired.add_row(name, *values)
     console.print(paired)
     decision = report.decision
     console.print(
