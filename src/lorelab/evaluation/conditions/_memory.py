@@ -169,7 +169,7 @@ class MemoryUnderTest:
         except OSError:
             return ""
 
-    async def call(self, operation: str, arguments: Mapping[str, Any]) -> Any:
+    async def call(self, operation: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Call the tool of ``operation``; a tool error raises :class:`MemoryToolError`."""
         tool = self.profile.tool(operation)
         if tool is None or tool not in self.listed:
@@ -188,7 +188,12 @@ class MemoryUnderTest:
         self.calls.append({"operation": operation, "tool": tool, "isError": result.is_error})
         if result.is_error:
             raise MemoryToolError(operation, tool, _error_text(result))
-        return _result_value(result)
+        value = _result_value(result)
+        if not isinstance(value, dict):
+            raise MemoryToolError(
+                operation, tool, f"returned a JSON {type(value).__name__}, expected an object"
+            )
+        return value
 
     async def set_lock(self, evaluation_id: str, holdout_tasks: Sequence[str]) -> LockReceipt:
         """Lock the holdout tasks so the memory refuses to record them."""

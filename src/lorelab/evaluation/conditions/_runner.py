@@ -221,10 +221,22 @@ def resolve_memory(
     return profile, lorelab_server_argv(home, project), home
 
 
+def _items(value: Any) -> list[Mapping[str, Any]]:
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
 def _guidance_text_of_brief(brief: Mapping[str, Any]) -> tuple[str | None, list[str]]:
     text = brief.get("text")
-    served = [str(item.get("id")) for item in brief.get("experiences", []) if item.get("id")]
-    served += [str(item.get("id")) for item in brief.get("skills", []) if item.get("id")]
+    served = [
+        str(item["id"])
+        for key in ("experiences", "skills")
+        for item in _items(brief.get(key))
+        if item.get("id") is not None
+    ]
     if brief.get("empty") is True or not isinstance(text, str) or not text.strip():
         return None, served
     return text, served
@@ -232,7 +244,8 @@ def _guidance_text_of_brief(brief: Mapping[str, Any]) -> tuple[str | None, list[
 
 def _plan_text(result: Mapping[str, Any]) -> str:
     lines = [f"Plan {result.get('plan_id')} from Skill {result.get('skill_id')}:"]
-    for number, step in enumerate(result.get("steps", []), start=1):
+    steps = result.get("steps")
+    for number, step in enumerate(steps if isinstance(steps, list) else [], start=1):
         command = step.get("command") if isinstance(step, Mapping) else str(step)
         expected = step.get("expected_exit_code", 0) if isinstance(step, Mapping) else 0
         lines.append(f"{number}. `{command}` (expect exit {expected})")
@@ -252,27 +265,33 @@ async def _guidance(ctx: _Context, task: TaskSpec, condition: str) -> Guidance:
     try:
         if condition == "skill_planned":
             result = await memory.call("start", {"task": task.prompt})
-            brief = result.get("brief") if isinstance(result.get("brief"), Mapping) else {}
+            found = result.get("brief")
+            brief: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
             _, served = _guidance_text_of_brief(brief)
             plan_id = result.get("plan_id")
             if not plan_id:
                 return Guidance(
                     None,
                     None,
-                    brief_id=brief.get("brief_id"),
+                    brief_id=_opt_str(brief.get("brief_id")),
                     served_ids=tuple(served),
                     note=f"no plan: {result.get('reason') or 'the memory gave none'}",
                 )
-            skill_id = result.get("skill_id")
+            skill_id = _opt_str(result.get("skill_id"))
             plan_text = _plan_text(result)
-            payload = {"kind": "plan", "text": plan_text, "planId": plan_id, "skillId": skill_id}
+            payload = {
+                "kind": "plan",
+                "text": plan_text,
+                "planId": str(plan_id),
+                "skillId": skill_id,
+            }
             return Guidance(
                 payload,
                 plan_text,
-                brief_id=brief.get("brief_id"),
+                brief_id=_opt_str(brief.get("brief_id")),
                 plan_id=str(plan_id),
-                skill_id=str(skill_id) if skill_id else None,
-                served_ids=tuple(dict.fromkeys([str(skill_id), *served])),
+                skill_id=skill_id,
+                served_ids=tuple(dict.fromkeys([*([skill_id] if skill_id else []), *served])),
             )
         include_skills = condition == "dreaming"
         brief = await memory.call(
@@ -290,14 +309,14 @@ async def _guidance(ctx: _Context, task: TaskSpec, condition: str) -> Guidance:
         return Guidance(
             None,
             None,
-            brief_id=brief.get("brief_id"),
+            brief_id=_opt_str(brief.get("brief_id")),
             served_ids=tuple(served),
             note=f"empty brief: {brief.get('reason') or 'nothing relevant'}",
         )
     return Guidance(
         {"kind": "brief", "text": text},
         text,
-        brief_id=brief.get("brief_id"),
+        brief_id=_opt_str(brief.get("brief_id")),
         served_ids=tuple(served),
     )
 
@@ -503,7 +522,7 @@ async def _dream(ctx: _Context) -> DreamOutcome:
     except MemoryToolError as exc:
         outcome.errors.append(str(exc))
         return outcome
-    for candidate in result.get("candidates", []):
+    for candidate in _items(result.get("candidates")):
         candidate_id = str(candidate.get("id"))
         outcome.candidate_ids.append(candidate_id)
         check: dict[str, Any] = {"candidateId": candidate_id, "passed": False, "results": []}
@@ -528,7 +547,7 @@ async def _dream(ctx: _Context) -> DreamOutcome:
                 "exitCode": item.get("exit_code"),
                 "status": item.get("status"),
             }
-            for item in run.get("results", [])
+            for item in _items(run.get("results"))
         ]
         outcome.checks.append(check)
         if check["passed"] and memory.supports("promote_candidate"):
