@@ -108,6 +108,7 @@ def test_the_host_identity_is_bound_and_full_attestation_is_never_claimed(run):
     assert identity["operatorIdentity"] == "e2e test"
     assert identity["implementationHashes"]
     assert preflight["verificationScope"]["fullRuntimeAttestation"] is False
+    assert "transportBudget" in preflight["byteAccounting"]["inputBytes"]
     assert preflight["lock"]["active"] is True
     assert preflight["seeding"]["skill"]["id"] == MANIFEST.skill.id
     assert preflight["seedsInMemory"]["checked"] is True

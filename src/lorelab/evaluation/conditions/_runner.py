@@ -73,6 +73,12 @@ VERIFY_TIMEOUT_S: Final = 300.0
 CHECK_TIMEOUT_S: Final = 120.0
 BRIEF_BUDGET_TOKENS: Final = 1200
 FIRST_PHASE: Final = ("baseline", "memory_guided", "skill_planned")
+BYTE_ACCOUNTING: Final[dict[str, str]] = {
+    "inputBytes": (
+        "UTF-8 length of the canonical JSON of the host payload before transportBudget is appended"
+    ),
+    "outputBytes": "UTF-8 length of the canonical JSON of the parsed host response",
+}
 
 
 def _now() -> str:
@@ -480,6 +486,7 @@ async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, A
     receipt = {
         "schemaVersion": 1,
         "evaluationId": ctx.manifest.id,
+        "byteAccounting": BYTE_ACCOUNTING,
         "taskId": task.id,
         "condition": condition,
         "holdout": task.holdout,
@@ -734,6 +741,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
             "evaluationId": manifest.id,
             "startedAt": _now(),
             "manifestSha256": manifest_sha,
+            "byteAccounting": BYTE_ACCOUNTING,
             "project": {
                 "source": str(source),
                 "sha256": snapshot.sha256,
@@ -819,6 +827,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
                 "identityChanges": summary.identity_changes,
                 "evidenceKind": summary.evidence_kind,
                 "exitCode": exit_code,
+                "byteAccounting": BYTE_ACCOUNTING,
                 "runsFile": RUNS_FILE,
                 "lock": "active until `lorelab eval conditions finalize` clears it",
                 "finalized": False,
