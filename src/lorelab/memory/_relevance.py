@@ -10,6 +10,10 @@ informative terms it contains (in [0, 1]). An item clears the floor when its sco
 ``min_coverage`` **and** it contains at least ``min_matched_terms`` informative terms. Nothing
 clearing the floor means an empty brief: say nothing rather than pad.
 
+Candidate generation is bounded: among the items holding the terms worth matching
+(:meth:`QueryTerms.match_terms`), the ``scan_limit`` most recent are ranked by BM25, the best
+``candidates`` of those are filtered (trust, project) and the best ``pool`` are scored.
+
 The defaults were tuned on the labelled retrieval set (``benchmarks/retrieval_quality.py``).
 """
 
@@ -34,6 +38,7 @@ class RelevancePolicy:
     idf_min_docs: int = 1000
     pool: int = 200
     candidates: int = 500
+    scan_limit: int = 2000
 
 
 DEFAULT_POLICY: Final = RelevancePolicy()

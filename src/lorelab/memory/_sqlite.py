@@ -469,16 +469,19 @@ class SqliteMemoryStore:
         match = query.match(self.policy)
         if match is None or len(query.weights) < self.policy.min_matched_terms:
             return []
-        # The inner query ranks the best BM25 matches alone (cheap); the trust and project
-        # filters then apply to those candidates only.
+        # Innermost: the most recent matching items, which FTS5 yields in rowid order and stops
+        # at the limit, so BM25 is computed for a bounded number of rows. Then the best of
+        # those by BM25; only then the trust and project filters.
         rows = conn.execute(
             "SELECT e.id, e.terms, c.r FROM ("
+            "SELECT id, r FROM ("
             "SELECT rowid AS id, bm25(experiences_fts) AS r FROM experiences_fts "
-            "WHERE experiences_fts MATCH ?1 ORDER BY r LIMIT ?4"
+            "WHERE experiences_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?5"
+            ") ORDER BY r LIMIT ?4"
             ") AS c JOIN experiences e ON e.id = c.id "
             "WHERE e.trust = 'verified' AND (?2 IS NULL OR e.project IS NULL OR e.project = ?2) "
             "ORDER BY c.r LIMIT ?3",
-            (match, project, self.policy.pool, self.policy.candidates),
+            (match, project, self.policy.pool, self.policy.candidates, self.policy.scan_limit),
         ).fetchall()
         scored = [score(query, int(rowid), str(terms), float(r)) for rowid, terms, r in rows]
         return rank([item for item in scored if item.clears(self.policy)])
