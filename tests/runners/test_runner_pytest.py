@@ -305,3 +305,36 @@ def test_without_plugin_autoload_installed_plugins_stay_out(make):
 def test_only_a_real_pytest_configuration_counts_as_the_projects_own(tmp_path, name, text, own):
     (tmp_path / name).write_text(text)
     assert has_own_config(tmp_path) is own
+
+
+def test_a_root_conftest_is_loaded_when_the_project_has_no_configuration(make):
+    project = make(
+        "p",
+        {
+            "conftest.py": "import pytest\n\n@pytest.fixture\ndef answer():\n    return 42\n",
+            "tests/test_answer.py": "def test_answer(answer):\n    assert answer == 42\n",
+        },
+    )
+    execution = FAST.run(project, timeout_s=TIMEOUT)
+    assert execution.classification == "passed", execution.output_tail
+
+
+def test_source_modules_without_doctests_do_not_count_as_empty_test_files(make):
+    project = make(
+        "p",
+        {
+            "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+            "src/__init__.py": "",
+            "src/calc.py": "def add(a, b):\n    return a + b\n",
+            "src/doc.py": 'def one():\n    """\n    >>> one()\n    1\n    """\n    return 1\n',
+            "tests/test_calc.py": (
+                "from src.calc import add\n\ndef test_add():\n    assert add(1, 1) == 2\n"
+            ),
+        },
+    )
+    execution = FAST.run(project, timeout_s=TIMEOUT)
+    assert execution.classification == "passed", execution.reason
+    assert _ids(execution) == {
+        "src/doc.py::src.doc.one": "passed",
+        "tests/test_calc.py::test_add": "passed",
+    }

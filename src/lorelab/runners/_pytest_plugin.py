@@ -43,7 +43,8 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
     report = yield
-    if isinstance(collector, pytest.Module):
+    # A doctest module without doctests is not a test file that yielded nothing.
+    if isinstance(collector, pytest.Module) and type(collector).__name__ != "DoctestModule":
         entry = collector.config.stash[_MODULES].setdefault(
             collector.nodeid, {"outcome": None, "cases": 0}
         )
@@ -54,7 +55,7 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 def pytest_itemcollected(item: pytest.Item) -> None:
     item.config.stash[_ITEMS].append(item.nodeid)
     module = item.getparent(pytest.Module)
-    if module is not None:
+    if module is not None and type(module).__name__ != "DoctestModule":
         entry = item.config.stash[_MODULES].setdefault(module.nodeid, {"outcome": None, "cases": 0})
         entry["cases"] += 1
 
