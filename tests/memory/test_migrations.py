@@ -13,6 +13,7 @@ from lorelab.memory import (
     StartRequest,
     applied_migrations,
 )
+from lorelab.memory._sqlite import FOLD_BATCH
 from tests.memory.conftest import DATA, experience
 
 SCHEMA_PIN = DATA / "schema.sql"
@@ -32,10 +33,28 @@ def _term_counts(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def _recount(conn: sqlite3.Connection) -> dict[str, int]:
+    """Term counts recomputed from the experiences the watermark says they include."""
+    (through,) = conn.execute(
+        "SELECT value FROM memory_state WHERE key = 'term_counts_through'"
+    ).fetchone()
     counts: Counter[str] = Counter()
-    for (terms,) in conn.execute("SELECT terms FROM experiences"):
+    for (terms,) in conn.execute("SELECT terms FROM experiences WHERE id <= ?", (through,)):
         counts.update(set(terms.split()))
     return dict(counts)
+
+
+def test_term_counts_are_folded_in_batches_and_always_before_a_brief(store):
+    conn = store.connection
+    first = store.record(experience())
+    assert _term_counts(conn) == {}  # pending: not folded yet
+    store.prepare(PrepareRequest(task="refund rounding decimal"))
+    assert _term_counts(conn) == _recount(conn)
+    assert conn.execute("SELECT value FROM memory_state").fetchone()[0] == 1
+    store.record_many([experience() for _ in range(FOLD_BATCH)])
+    assert conn.execute("SELECT value FROM memory_state").fetchone()[0] == FOLD_BATCH + 1
+    assert _term_counts(conn) == _recount(conn)
+    assert _term_counts(conn)["refund"] == FOLD_BATCH + 1
+    assert first.id == "exp-1"
 
 
 def test_a_new_store_has_the_pinned_schema(store):
@@ -82,6 +101,7 @@ def test_a_store_written_by_schema_0002_migrates_and_keeps_working(tmp_path):
         store.set_evaluation_lock("eval-after-migration", ["a holdout task"])
         new = store.record(experience())
         assert new.id == "exp-4"
+        store.prepare(PrepareRequest(task="refund rounding after the migration"))
         assert _term_counts(store.connection) == _recount(store.connection)
         ok = store.connection.execute("PRAGMA integrity_check").fetchone()[0]
         assert ok == "ok"

@@ -80,9 +80,12 @@ def _check_consistent(db: Path) -> int:
         rows = conn.execute("SELECT count(*) FROM experiences").fetchone()[0]
         indexed = conn.execute("SELECT count(*) FROM experiences_fts_docsize").fetchone()[0]
         assert rows == indexed
+        # Term counts include exactly the experiences up to their watermark.
         counted = dict(conn.execute("SELECT term, docs FROM experience_term_counts"))
+        (through,) = conn.execute("SELECT value FROM memory_state").fetchone()
+        assert through <= rows
         recounted: Counter[str] = Counter()
-        for (terms,) in conn.execute("SELECT terms FROM experiences"):
+        for (terms,) in conn.execute("SELECT terms FROM experiences WHERE id <= ?", (through,)):
             recounted.update(set(terms.split()))
         assert counted == dict(recounted)
         return int(rows)

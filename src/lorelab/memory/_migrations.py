@@ -225,6 +225,15 @@ END;
 """
 
 
+# Term counts are folded in batches (see SqliteMemoryStore): the watermark is the last
+# experience id they include. Up to here they include every experience.
+_TERM_COUNTS_WATERMARK: Final = """
+CREATE TABLE memory_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO memory_state (key, value)
+    VALUES ('term_counts_through', (SELECT coalesce(max(id), 0) FROM experiences));
+"""
+
+
 def _experience_term_counts(conn: sqlite3.Connection) -> None:
     # Document frequencies read from fts5vocab cost time proportional to each term's postings;
     # a counted table answers in O(log n). Backfilled from the terms already stored.
@@ -248,6 +257,7 @@ MIGRATIONS: Final = (
     Migration("0004_evaluation_locks", _script(_EVALUATION_LOCKS)),
     Migration("0005_lessons", _script(_LESSONS)),
     Migration("0006_experience_term_counts", _experience_term_counts),
+    Migration("0007_term_counts_watermark", _script(_TERM_COUNTS_WATERMARK)),
 )
 
 MIGRATIONS_TABLE: Final = "_lorelab_migrations"

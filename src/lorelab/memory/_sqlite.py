@@ -107,6 +107,7 @@ BUSY_DEADLINE_SECONDS: Final = 60.0
 MAX_BRIEF_EXPERIENCES: Final = 5
 MAX_BRIEF_SKILLS: Final = 3
 MAX_AVOID: Final = 10
+FOLD_BATCH: Final = 256
 _SNAPSHOT_HASH_CAP: Final = 1 << 40
 _PREFIXES: Final = {
     "exp": "experience",
@@ -338,6 +339,38 @@ class SqliteMemoryStore:
         }
         return row, redactions
 
+    def _fold_term_counts(self, conn: sqlite3.Connection, *, force: bool) -> None:
+        """Bring the term counts up to the newest experience (in the caller's transaction).
+
+        Counting every term of every experience as it is recorded writes tens of scattered
+        pages per record; folding them in batches of :data:`FOLD_BATCH` (and always before a
+        retrieval, which needs them exact) costs a fraction of that. The watermark moves in
+        the same transaction as the counts, so they can never disagree.
+        """
+        through = int(
+            conn.execute(
+                "SELECT value FROM memory_state WHERE key = 'term_counts_through'"
+            ).fetchone()[0]
+        )
+        latest = self._n_docs(conn, "experiences")
+        if latest == through or (not force and latest - through < FOLD_BATCH):
+            return
+        counts: Counter[str] = Counter()
+        for (terms,) in conn.execute(
+            "SELECT terms FROM experiences WHERE id > ? AND id <= ?", (through, latest)
+        ):
+            counts.update(set(str(terms).split()))
+        # One statement over a JSON object of term -> docs is much cheaper than one per term.
+        conn.execute(
+            "INSERT INTO experience_term_counts (term, docs) "
+            "SELECT key, value FROM json_each(?) WHERE true "
+            "ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs",
+            (_dumps(dict(sorted(counts.items()))),),
+        )
+        conn.execute(
+            "UPDATE memory_state SET value = ? WHERE key = 'term_counts_through'", (latest,)
+        )
+
     def _insert_experience(self, conn: sqlite3.Connection, row: dict[str, Any]) -> int:
         columns = ", ".join(row)
         marks = ", ".join(f":{name}" for name in row)
@@ -350,11 +383,9 @@ class SqliteMemoryStore:
     def record_many(self, requests: Sequence[RecordRequest]) -> list[RecordResult]:
         def write(conn: sqlite3.Connection) -> list[RecordResult]:
             results: list[RecordResult] = []
-            term_docs: Counter[str] = Counter()
             for request in requests:
                 row, redactions = self._prepare_record(conn, request)
                 number = self._insert_experience(conn, row)
-                term_docs.update(set(row["terms"].split()))
                 results.append(
                     RecordResult(
                         id=_format_id("exp", number),
@@ -362,14 +393,7 @@ class SqliteMemoryStore:
                         redactions=redactions,
                     )
                 )
-            # Same transaction as the rows: the counts can never disagree with the index. One
-            # statement over a JSON object of term -> docs is much cheaper than one per term.
-            conn.execute(
-                "INSERT INTO experience_term_counts (term, docs) "
-                "SELECT key, value FROM json_each(?) WHERE true "
-                "ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs",
-                (_dumps(dict(sorted(term_docs.items()))),),
-            )
+            self._fold_term_counts(conn, force=False)
             return results
 
         return self._write(write)
@@ -462,6 +486,7 @@ class SqliteMemoryStore:
     def _search_experiences(
         self, conn: sqlite3.Connection, task: str, project: str | None
     ) -> list[Scored]:
+        self._fold_term_counts(conn, force=True)
         n_docs = self._n_docs(conn, "experiences")
         query = query_terms(
             _counts(conn, "experience_term_counts", "term", "docs"), task, n_docs, self.policy

@@ -132,6 +132,9 @@ CREATE VIRTUAL TABLE lessons_fts USING fts5(
     terms, content='lessons', content_rowid='seq', tokenize='unicode61 remove_diacritics 0'
 );
 
+-- table memory_state
+CREATE TABLE memory_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+
 -- table plans
 CREATE TABLE plans (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
