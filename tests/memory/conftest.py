@@ -33,7 +33,7 @@ def experience(
         if commands is not None
         else [
             ("pytest tests/test_refunds.py -x", 1),
-            ("pip install 'babel==2.14'", 0),
+            ("python scripts/regen_rates.py", 0),
             ("pytest tests/test_refunds.py -x", 0),
         ]
     )

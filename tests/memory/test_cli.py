@@ -36,8 +36,8 @@ RECORD = {
     "outcome": "passed",
     "verification": {"command": "pytest tests/test_refunds.py", "exit_code": 0},
     "commands": [
-        {"command": "pip install babel==2.14", "exit_code": 0},
-        {"command": "pip install babel==3.0", "exit_code": 1},
+        {"command": "python scripts/regen_rates.py", "exit_code": 0},
+        {"command": "python scripts/regen_rates.py --legacy", "exit_code": 1},
     ],
     "qa": "approved",
     "project": "payments-api",
@@ -58,7 +58,7 @@ def test_record_from_flags_file_and_stdin_gives_the_same_kind_of_result(run, tmp
         "--verify-exit-code",
         "0",
         "--ran",
-        "0:pip install babel==2.14",
+        "0:python scripts/regen_rates.py",
         "--qa",
         "approved",
         "--json",
@@ -106,7 +106,7 @@ def test_the_full_memory_cycle_works_from_the_command_line(run, tmp_path):
 
     brief = _json(run("prepare", "partial refund off by a cent, Decimal rounding", "--json"))
     assert sorted(item["id"] for item in brief["experiences"]) == ["exp-1", "exp-2"]
-    assert brief["avoid_commands"][0]["command"] == "pip install babel==3.0"
+    assert brief["avoid_commands"][0]["command"] == "python scripts/regen_rates.py --legacy"
     assert "exp-1" in run("prepare", "partial refund off by a cent, Decimal rounding").stdout
     empty = run("prepare", "Write the onboarding guide for new hires")
     assert "(empty brief brief-3: nothing cleared the relevance floor" in empty.stdout

@@ -30,9 +30,9 @@ def _pair(store: SqliteMemoryStore) -> tuple[str, str]:
     first = store.record(experience())
     second = store.record(
         experience(
-            task="Refund rounding test fails again after babel upgrade",
+            task="Refund rounding test fails again after rates script change",
             summary="Quantized refund amounts to cents with ROUND_HALF_UP.",
-            commands=[("pip install 'babel==2.14'", 0), ("pytest tests/test_refunds.py -x", 0)],
+            commands=[("python scripts/regen_rates.py", 0), ("pytest tests/test_refunds.py -x", 0)],
         )
     )
     return first.id, second.id
@@ -146,7 +146,12 @@ def test_a_lock_with_a_blank_task_or_id_is_refused(store):
 
 def test_prepare_returns_the_relevant_verified_experience_with_commands_to_avoid(store):
     good = store.record(
-        experience(commands=[("pip install 'babel==3.0'", 1), ("pytest tests/test_refunds.py", 0)])
+        experience(
+            commands=[
+                ("python scripts/regen_rates.py --legacy", 1),
+                ("pytest tests/test_refunds.py", 0),
+            ]
+        )
     )
     brief = store.prepare(PrepareRequest(task=REFUND_TASK, project="payments-api"))
     assert not brief.empty
@@ -154,7 +159,7 @@ def test_prepare_returns_the_relevant_verified_experience_with_commands_to_avoid
     assert [item.id for item in brief.experiences] == [good.id]
     assert 0 < brief.experiences[0].score <= 1
     assert [(a.command, a.exit_code) for a in brief.avoid_commands] == [
-        ("pip install 'babel==3.0'", 1)
+        ("python scripts/regen_rates.py --legacy", 1)
     ]
     assert good.id in brief.text
     assert brief.tokens_estimate == math.ceil(len(brief.text.encode("utf-8")) / 4)
@@ -242,7 +247,7 @@ def test_two_approved_verified_experiences_sharing_commands_become_a_skill(store
         )
     )
     assert [step.command for step in skill.steps] == [
-        "pip install babel==2.14",
+        "python scripts/regen_rates.py",
         "pytest tests/test_refunds.py -x",
         "pytest tests/test_refunds.py",
     ]
@@ -387,7 +392,7 @@ def test_a_dream_mines_a_candidate_from_commands_shared_by_verified_experiences(
     assert candidate.state == "candidate"
     assert candidate.source_experience_ids == ["exp-1", "exp-2"]
     assert [c.command for c in candidate.checks] == [
-        "pip install babel==2.14",
+        "python scripts/regen_rates.py",
         "pytest tests/test_refunds.py -x",
         "pytest tests/test_refunds.py",
     ]
@@ -407,7 +412,7 @@ def test_unchecked_or_failed_candidates_never_reach_prepare_start_or_promotion(s
     project = tmp_path / "project"
     project.mkdir()
     run = store.check_candidate(candidate.id, project, timeout_seconds=20)
-    assert run.passed is False  # pip install in an empty copy cannot make pytest pass
+    assert run.passed is False  # the script is missing from the empty copy
     assert store.candidate(candidate.id).state == "check_failed"
     with pytest.raises(UsageError, match="check_failed"):
         store.promote_candidate(PromoteCandidateRequest(candidate_id=candidate.id))

@@ -464,7 +464,13 @@ def _list_table(result: ListResult) -> None:
         state = str(
             data.get("trust") or data.get("state") or ("active" if data.get("active") else "")
         )
-        text = str(data.get("task") or data.get("name") or data.get("holdout_tasks") or "")
+        text = str(
+            data.get("task")
+            or data.get("name")
+            or data.get("requirements")
+            or data.get("holdout_tasks")
+            or ""
+        )
         table.add_row(ident, item.kind, state, text[:80])
     stdout_console().print(table)
 
