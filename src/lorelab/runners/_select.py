@@ -12,10 +12,14 @@ from lorelab.runners._node import NodeRunner
 from lorelab.runners._pytest import PytestRunner
 
 
-def get_runner(name: str) -> TestRunner:
-    """The runner called ``name`` (``pytest`` or ``node``)."""
+def get_runner(name: str, *, plugin_autoload: bool = True) -> TestRunner:
+    """The runner called ``name`` (``pytest`` or ``node``).
+
+    ``plugin_autoload=False`` keeps installed pytest plugins out of the executions, so an
+    outcome depends only on pytest and the project; the evaluations use it.
+    """
     if name == "pytest":
-        return PytestRunner()
+        return PytestRunner(plugin_autoload=plugin_autoload)
     if name == "node":
         return NodeRunner()
     raise UsageError(f"runner {name!r}: unknown; choose one of {', '.join(RUNNER_NAMES)}")

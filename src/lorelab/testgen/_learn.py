@@ -32,10 +32,12 @@ def validate_example(
     *,
     runs: int = DEFAULT_LEARN_RUNS,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    plugin_autoload: bool = True,
 ) -> ExampleValidation:
     """Run the example's tests against its own source ``runs`` times in a disposable project."""
     project = root.create_project(f"example-{len(root.projects)}", [*example.files, *example.tests])
-    stability = run_stability(get_runner(example.runner), project, runs=runs, timeout_s=timeout_s)
+    runner = get_runner(example.runner, plugin_autoload=plugin_autoload)
+    stability = run_stability(runner, project, runs=runs, timeout_s=timeout_s)
     if not stability.stable:
         reason = f"unstable: {stability.first_difference}"
     elif stability.classification != "passed":

@@ -78,6 +78,7 @@ def validate_candidates(
     runs: int,
     timeout_s: float,
     allow_conftest: bool = False,
+    plugin_autoload: bool = True,
 ) -> tuple[CandidateValidation, Path | None]:
     """Validate ``tests`` against the unmodified ``base`` files in a new project ``name``.
 
@@ -111,7 +112,7 @@ def validate_candidates(
     if not tests:
         return done(False, "no test files to validate", []), None
     project = root.create_project(name, [*base, *tests])
-    test_runner = get_runner(runner)
+    test_runner = get_runner(runner, plugin_autoload=plugin_autoload)
     stability = run_stability(test_runner, project, runs=runs, timeout_s=timeout_s)
     if not stability.stable:
         return done(False, f"unstable: {stability.first_difference}", [], stability), project

@@ -232,7 +232,8 @@ class _Controller:
         self.evidence_kind = evidence_kind
         self.receipts = receipts
         self.progress = progress
-        self.runner = get_runner(self.manifest.runner)
+        # Installed pytest plugins must not change an evaluation's outcomes.
+        self.runner = get_runner(self.manifest.runner, plugin_autoload=False)
         self.phases = _Phases()
         self.calls_used = 0
         self.forbidden = _forbidden_texts(self.manifest)
@@ -308,6 +309,7 @@ class _Controller:
                         root,
                         runs=self.settings.stability_runs,
                         timeout_s=self.settings.test_timeout_s,
+                        plugin_autoload=False,
                     )
                     results.append({"id": entry.id, **validation.model_dump(by_alias=True)})
                     self.progress(
@@ -568,6 +570,7 @@ class _Controller:
                 runner=self.manifest.runner,
                 runs=self.settings.stability_runs,
                 timeout_s=self.settings.test_timeout_s,
+                plugin_autoload=False,
             )
             baseline = validation.stability
             if (
