@@ -185,6 +185,16 @@ def test_tool_errors_are_error_results_and_the_server_keeps_serving(tmp_path):
                     "more than once",
                 ),
                 ("lore_show", {"id": "cand-1"}, "does not exist"),
+                (
+                    "lore_checkpoint",
+                    {
+                        "scope": "task-1",
+                        "boundary": "restart",
+                        "summary": "s",
+                        "failed_commands": [{"command": "make", "exit_code": 0}],
+                    },
+                    "nonzero exit code",
+                ),
                 ("lore_nope", {}, "Unknown tool"),
             ]
             for name, arguments, message in cases:

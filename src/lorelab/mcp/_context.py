@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lorelab.context import (
     CheckpointStore,
@@ -31,6 +31,13 @@ class FailedCommandInput(_Input):
 
     command: str = Field(min_length=1, max_length=2000)
     exit_code: int = Field(description="Its nonzero exit code.")
+
+    @field_validator("exit_code")
+    @classmethod
+    def _nonzero(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError("a failed command has a nonzero exit code")
+        return value
 
 
 class CheckpointRequest(_Input):
