@@ -13,13 +13,15 @@ ADAPTER_PACKAGE: Final = "lorelab.workers.adapters"
 SHIPPED_ADAPTERS: Final[dict[str, str]] = {
     "fixture": "fixture",
     "fixture-host": "fixture_host",
+    "fixture-context": "fixture_context",
     "claude": "claude",
     "codex": "codex",
     "gemini": "gemini",
     "pynguin": "pynguin",
 }
 _FIXTURE_MODULES: Final = frozenset(
-    f"{ADAPTER_PACKAGE}.{SHIPPED_ADAPTERS[name]}" for name in ("fixture", "fixture-host")
+    f"{ADAPTER_PACKAGE}.{SHIPPED_ADAPTERS[name]}"
+    for name in ("fixture", "fixture-host", "fixture-context")
 )
 
 

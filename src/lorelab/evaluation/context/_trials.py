@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -82,9 +81,7 @@ _VERB: Final = {"compaction": "compacted", "restart": "restarted"}
 
 
 def resolve_context_agent(agent: str) -> list[str]:
-    """``fixture-context`` names the shipped context fixture; anything else goes to the workers."""
-    if agent == FIXTURE_CONTEXT_AGENT:
-        return [sys.executable, "-m", FIXTURE_CONTEXT_MODULE]
+    """A shipped adapter's name (``fixture-context`` for the offline fixture) or a JSON argv."""
     return resolve_agent(agent)
 
 
