@@ -11,6 +11,7 @@ from lorelab.workers import SHIPPED_ADAPTERS, is_fixture_agent, resolve_agent
     [
         ("fixture", "fixture"),
         ("fixture-host", "fixture_host"),
+        ("fixture-context", "fixture_context"),
         ("claude", "claude"),
         ("codex", "codex"),
         ("gemini", "gemini"),
@@ -52,6 +53,7 @@ def test_anything_else_is_refused(text):
 def test_fixture_agents_are_recognised_however_python_is_named():
     assert is_fixture_agent(resolve_agent("fixture"))
     assert is_fixture_agent(resolve_agent("fixture-host"))
+    assert is_fixture_agent(resolve_agent("fixture-context"))
     assert is_fixture_agent(["python3", "-u", "-m", "lorelab.workers.adapters.fixture"])
     assert not is_fixture_agent(resolve_agent("claude"))
     assert not is_fixture_agent(["python3", "fixture.py"])
