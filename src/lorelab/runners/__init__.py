@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     )
     from lorelab.runners._node import NodeRunner
     from lorelab.runners._pool import ExecutionJob, StabilityJob, run_parallel
+    from lorelab.runners._process import ProcessResult, run_process
     from lorelab.runners._pytest import PytestRunner
     from lorelab.runners._select import detect_runner, get_runner
     from lorelab.runners._stability import assess, detect, is_valid_baseline, run_stability
@@ -48,6 +49,8 @@ _WHERE = {
     "ExecutionJob": "_pool",
     "StabilityJob": "_pool",
     "run_parallel": "_pool",
+    "ProcessResult": "_process",
+    "run_process": "_process",
     "PytestRunner": "_pytest",
     "detect_runner": "_select",
     "get_runner": "_select",
@@ -67,6 +70,7 @@ __all__ = [
     "ExecutionJob",
     "NodeRunner",
     "ProcessRecord",
+    "ProcessResult",
     "PytestRunner",
     "RunSummary",
     "RunnerName",
@@ -82,6 +86,7 @@ __all__ = [
     "get_runner",
     "is_valid_baseline",
     "run_parallel",
+    "run_process",
     "run_stability",
 ]
 

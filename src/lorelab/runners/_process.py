@@ -8,6 +8,7 @@ is killed before the leader is reaped, which also removes children a test left r
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import selectors
 import signal
@@ -37,6 +38,8 @@ class ProcessResult:
     timed_out: bool
     duration_ms: int
     output_tail: bytes
+    output_sha256: str
+    output_bytes: int
 
 
 def _signal_name(number: int) -> str:
@@ -63,13 +66,17 @@ def _open_pidfd(pid: int) -> int | None:
 
 
 class _Tail:
-    """Keeps the last ``limit`` bytes written to it."""
+    """Keeps the last ``limit`` bytes written to it, and hashes and counts everything."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.data = bytearray()
+        self.digest = hashlib.sha256()
+        self.total = 0
 
     def add(self, chunk: bytes) -> None:
+        self.digest.update(chunk)
+        self.total += len(chunk)
         self.data += chunk
         if len(self.data) > 2 * self.limit:
             del self.data[: len(self.data) - self.limit]
@@ -101,7 +108,8 @@ def run_process(
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd`` with ``env``; kill its whole group at exit or at ``timeout_s``.
 
-    Stdin is empty; stdout and stderr share one pipe, of which the last ``tail_bytes`` are kept.
+    Stdin is empty; stdout and stderr share one pipe, of which the last ``tail_bytes`` are kept
+    (all of it is hashed and counted). A program that cannot be started raises ``OSError``.
     """
     tail = _Tail(tail_bytes)
     start = time.monotonic()
@@ -172,4 +180,6 @@ def run_process(
         timed_out=timed_out,
         duration_ms=duration_ms,
         output_tail=tail.value(),
+        output_sha256=tail.digest.hexdigest(),
+        output_bytes=tail.total,
     )
