@@ -16,7 +16,7 @@ from lorelab.context import (
     scope_key,
     write_checkpoint,
 )
-from lorelab.errors import IntegrityFailure, OutputExistsError, SchemaError, UsageError
+from lorelab.errors import IntegrityFailure, OutputExistsError, PathError, SchemaError, UsageError
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -149,3 +149,37 @@ def test_handoff_brief_keeps_a_command_with_backticks_in_one_code_span(tmp_path)
         failed_commands=[FailedCommand(command="echo `date`", exit_code=1)],
     )
     assert "`` echo `date` `` (exit 1)" in handoff_brief(checkpoint)
+
+
+def test_every_directory_the_store_creates_is_private_whatever_the_umask(tmp_path):
+    previous = os.umask(0o022)
+    try:
+        written = _write(CheckpointStore(tmp_path / "a" / "b" / "home"))
+    finally:
+        os.umask(previous)
+    created = [
+        tmp_path / "a",
+        tmp_path / "a" / "b",
+        tmp_path / "a" / "b" / "home",
+        tmp_path / "a" / "b" / "home" / "checkpoints",
+        tmp_path / "a" / "b" / "home" / "checkpoints" / scope_key("task-1"),
+    ]
+    assert [oct(stat.S_IMODE(os.stat(d).st_mode)) for d in created] == [oct(0o700)] * 5
+    stored = created[-1] / f"{written.id}.json"
+    assert stat.S_IMODE(os.stat(stored).st_mode) == 0o600
+
+
+def test_an_existing_directory_keeps_its_mode(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chmod(home, 0o755)
+    _write(CheckpointStore(home))
+    assert stat.S_IMODE(os.stat(home).st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(home / "checkpoints").st_mode) == 0o700
+
+
+def test_a_home_that_is_a_file_is_a_path_error_not_a_traceback(tmp_path):
+    home = tmp_path / "home"
+    home.write_text("not a directory")
+    with pytest.raises(PathError, match="not a directory"):
+        _write(CheckpointStore(home))

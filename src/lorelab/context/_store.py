@@ -1,8 +1,9 @@
 """A small persistent store of checkpoints under a memory home: one immutable JSON file each.
 
 Layout: ``<home>/checkpoints/<scope key>/<checkpoint id>.json``, where the scope key is the
-first 32 hex digits of the SHA-256 of the scope. Directories are 0700 and files 0600; every
-file is written once, atomically (temporary file, fsync, hard link), and never replaced.
+first 32 hex digits of the SHA-256 of the scope. Every directory the store creates (the home
+and its parents included) is 0700 and every file 0600; every file is written once, atomically
+(temporary file, fsync, hard link), and never replaced.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from lorelab.context._checkpoint import (
     RequestContext,
     new_checkpoint_id,
 )
-from lorelab.errors import IntegrityFailure, OutputExistsError, UsageError
+from lorelab.errors import IntegrityFailure, OutputExistsError, PathError, UsageError
 from lorelab.io import (
     ReceiptDir,
     json_bytes,
@@ -41,10 +42,25 @@ def scope_key(scope: str) -> str:
 
 
 def _private_dir(path: Path) -> None:
-    # mkdir's mode is filtered by the umask, so the mode is set explicitly afterwards.
-    if not path.is_dir():
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(path, 0o700)
+    """Create ``path`` and every missing parent 0700; directories that exist are left alone."""
+    missing: list[Path] = []
+    current = path
+    while not os.path.isdir(current):
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(directory):
+                raise PathError(f"{directory}: exists and is not a directory") from None
+            continue  # created concurrently by someone else: not ours to chmod
+        except OSError as exc:
+            raise PathError(f"{directory}: cannot create the directory: {exc.strerror}") from None
+        # mkdir's mode is filtered by the umask, so the mode is set explicitly afterwards.
+        os.chmod(directory, 0o700)
 
 
 class CheckpointStore:
