@@ -34,30 +34,31 @@ def adapter_argv(name: str) -> list[str]:
     return [sys.executable, "-m", f"{ADAPTER_PACKAGE}.{SHIPPED_ADAPTERS[name]}"]
 
 
-def resolve_agent(name_or_json_argv: str) -> list[str]:
+def resolve_agent(name_or_json_argv: str, flag: str = "--agent") -> list[str]:
     """Turn ``--agent`` text into an argv: a shipped adapter's name or a JSON array of strings.
 
     Anything else (a shell command line, an empty array, a non-string element) is refused with
-    a :class:`UsageError`; lorelab never runs a worker through a shell.
+    a :class:`UsageError` naming ``flag`` (the option the caller read it from); lorelab never
+    runs a worker through a shell.
     """
     text = name_or_json_argv.strip()
     if text in SHIPPED_ADAPTERS:
         return adapter_argv(text)
     if not text.startswith("["):
         raise UsageError(
-            f"--agent {name_or_json_argv!r} is neither a shipped adapter "
+            f"{flag} {name_or_json_argv!r} is neither a shipped adapter "
             f"({', '.join(SHIPPED_ADAPTERS)}) nor a JSON array of strings such as "
             '["python3", "worker.py"]'
         )
     try:
-        value = loads_strict(text.encode("utf-8"), "--agent")
+        value = loads_strict(text.encode("utf-8"), flag)
     except JSONInputError as exc:
         raise UsageError(str(exc)) from None
     if not isinstance(value, list) or not value:
-        raise UsageError("--agent must be a non-empty JSON array of strings")
+        raise UsageError(f"{flag} must be a non-empty JSON array of strings")
     for item in value:
         if not isinstance(item, str) or not item or "\x00" in item:
-            raise UsageError(f"--agent element {item!r} must be a non-empty string without NUL")
+            raise UsageError(f"{flag} element {item!r} must be a non-empty string without NUL")
     return list(value)
 
 
