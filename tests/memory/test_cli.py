@@ -209,3 +209,36 @@ def test_a_failing_check_prints_its_results_and_exits_1(run, tmp_path):
     result = run("check", candidate["id"], "--dir", str(tmp_path), code=1)
     assert "FAILED" in result.stdout
     assert "[failed]" in result.stdout
+
+
+def test_a_dream_over_non_ascii_tasks_exports_as_a_valid_agent_skill(run, tmp_path):
+    # The audit's reproduction: tasks "ééé aaa zzz" once gave the name 'aaa-zzz-', and the
+    # export then crashed with a traceback after creating an empty folder.
+    project = tmp_path / "project"
+    project.mkdir()
+    for task in ("ééé aaa zzz", "ééé zzz aaa"):
+        run(
+            "record",
+            "--task",
+            task,
+            "--summary",
+            "s",
+            "--outcome",
+            "passed",
+            "--verify-command",
+            f"{PY} -c pass",
+            "--verify-exit-code",
+            "0",
+            "--ran",
+            f"0:{PY} -c 'print(1)'",
+        )
+    [candidate] = _json(run("dream", "--json"))["candidates"]
+    assert candidate["name"] == "aaa-zzz"
+    run("check", candidate["id"], "--dir", str(project))
+    skill = _json(run("promote-candidate", candidate["id"], "--json"))
+    out = tmp_path / "out"
+    assert _json(run("skills", "export", str(out), "--json")) == [
+        str(out / skill["name"] / "SKILL.md")
+    ]
+    front = yaml.safe_load((out / "aaa-zzz" / "SKILL.md").read_text().split("---\n")[1])
+    assert front["name"] == "aaa-zzz"

@@ -1,13 +1,15 @@
+import errno
 from pathlib import Path
 
 import pytest
 import yaml
 
-from lorelab.errors import OutputExistsError
+from lorelab.errors import InputFileError, OutputExistsError, SchemaError
 from lorelab.memory import (
     PromoteRequest,
     Skill,
     SkillStep,
+    _export,
     export_skills,
     skill_markdown,
 )
@@ -60,9 +62,46 @@ def test_export_never_overwrites_an_existing_skill_folder(tmp_path):
     assert not (tmp_path / "other").exists()
 
 
-def test_skill_markdown_refuses_an_invalid_name():
-    with pytest.raises(ValueError, match="skill name"):
-        skill_markdown(_skill("Bad_Name", "d"))
+@pytest.mark.parametrize("name", ["Bad_Name", "aaa-zzz-", "-lead", "two--hyphens", "x" * 65])
+def test_skill_markdown_refuses_an_invalid_name_with_a_lorelab_error(name):
+    with pytest.raises(SchemaError, match="cannot be exported as an Agent Skill: skill name"):
+        skill_markdown(_skill(name, "d"))
+
+
+def test_skill_markdown_refuses_a_description_over_the_agent_skills_limit():
+    with pytest.raises(SchemaError, match="1,025 characters; the Agent Skills limit is 1,024"):
+        skill_markdown(_skill("fine-name", "d" * 1025))
+
+
+def test_an_invalid_skill_refuses_the_whole_export_before_anything_is_created(tmp_path):
+    out = tmp_path / "new" / "skills"
+    with pytest.raises(SchemaError, match="aaa-zzz-"):
+        export_skills([_skill("good-one", "d"), _skill("aaa-zzz-", "d")], out)
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_write_failing_part_way_removes_the_folders_the_export_created(tmp_path, monkeypatch):
+    out = tmp_path / "new" / "skills"
+    real_open = open
+    calls = []
+
+    def full_disk(path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(_export, "open", full_disk, raising=False)
+    with pytest.raises(InputFileError, match="No space left on device; nothing was exported"):
+        export_skills([_skill("first", "d"), _skill("second", "d")], out)
+    assert len(calls) == 2
+    assert not (tmp_path / "new").exists()
+
+
+def test_an_export_directory_that_cannot_be_created_is_one_lorelab_error(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputFileError, match="cannot write the Skills export"):
+        export_skills([_skill("first", "d")], tmp_path / "file" / "skills")
 
 
 def test_store_skills_export_with_their_sources(store, tmp_path):

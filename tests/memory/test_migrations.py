@@ -7,6 +7,7 @@ from lorelab.errors import InputFileError, PreflightError
 from lorelab.memory import (
     MIGRATIONS,
     DreamRequest,
+    OutcomeRequest,
     PrepareRequest,
     PromoteRequest,
     SqliteMemoryStore,
@@ -140,6 +141,27 @@ def test_rows_are_never_deleted(store):
         )
     )
     store.add_lesson("lesson-1", None, "clamp(x, lo, hi)", [], [], {"passed": True})
-    for table in ("experiences", "skills", "candidates", "lessons"):
+    plan = store.start(StartRequest(task="refund rounding test fails after babel bump"))
+    assert plan.plan_id is not None
+    store.report_outcome(OutcomeRequest(plan_id=plan.plan_id, passed=True, rework_count=0))
+    store.set_evaluation_lock("eval-1", ["a holdout task"])
+    store.connection.execute(
+        "INSERT INTO candidate_checks (created_at, candidate_id, passed, results, "
+        "timeout_seconds, copy_method) VALUES ('t', 1, 0, '[]', 1.0, 'copy')"
+    )
+    items = (
+        "experiences",
+        "skills",
+        "candidates",
+        "lessons",
+        "briefs",
+        "plans",
+        "skill_health_events",
+        "candidate_checks",
+        "evaluation_locks",
+        "evaluation_lock_tasks",
+    )
+    for table in items:
+        assert store.connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0] > 0
         with pytest.raises(sqlite3.IntegrityError, match="never deleted"):
             store.connection.execute(f"DELETE FROM {table}")

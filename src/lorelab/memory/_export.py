@@ -9,13 +9,20 @@ scalars, so no description can break the front matter.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from lorelab.errors import OutputExistsError, PathError
-from lorelab.memory._models import HEALTH_CAP, Skill, check_skill_name
+from lorelab.errors import InputFileError, OutputExistsError, PathError, SchemaError
+from lorelab.memory._models import (
+    HEALTH_CAP,
+    Skill,
+    skill_description_problem,
+    skill_name_problem,
+)
 
 
 def _quoted(value: str) -> str:
@@ -27,8 +34,12 @@ def _fence(command: str) -> str:
 
 
 def skill_markdown(skill: Skill) -> str:
-    """The ``SKILL.md`` text of ``skill``."""
-    check_skill_name(skill.name)
+    """The ``SKILL.md`` text of ``skill``; a :class:`SchemaError` if it is no valid Agent Skill."""
+    for problem in (skill_name_problem(skill.name), skill_description_problem(skill.description)):
+        if problem is not None:
+            raise SchemaError(
+                f"{skill.id} ({skill.name!r}) cannot be exported as an Agent Skill: {problem}"
+            )
     sources = " ".join(skill.source_experience_ids)
     lines = [
         "---",
@@ -67,22 +78,41 @@ def skill_markdown(skill: Skill) -> str:
 def export_skills(skills: Sequence[Skill], directory: str | os.PathLike[str]) -> list[Path]:
     """Write each Skill as ``directory/<name>/SKILL.md``; returns the files written.
 
-    ``directory`` is created if missing. A folder that already exists for one of the Skills
-    is refused before anything is written: an export never overwrites.
+    ``directory`` is created if missing. Every ``SKILL.md`` is rendered (and so validated)
+    and every target folder checked before anything is created: an invalid Skill or a folder
+    that already exists refuses the whole export with nothing written, and an export never
+    overwrites. If writing fails part-way (a full disk, a permission), the folders this
+    export created are removed again, so no partial export is left looking complete.
     """
     root = Path(directory)
     if root.exists() and not root.is_dir():
         raise PathError(f"{root}: exists and is not a directory")
-    targets = [(skill, root / skill.name) for skill in skills]
-    for _, folder in targets:
+    rendered = [(root / skill.name, skill_markdown(skill)) for skill in skills]
+    for folder, _ in rendered:
         if os.path.lexists(folder):
             raise OutputExistsError(f"{folder}: already exists; an export never overwrites")
-    root.mkdir(parents=True, exist_ok=True)
+    # The directories this export will create, deepest first, to remove again on failure.
+    made = [path for path in (root, *root.parents) if not path.exists()]
+    created: list[Path] = []
     written: list[Path] = []
-    for skill, folder in targets:
-        folder.mkdir(mode=0o755)
-        path = folder / "SKILL.md"
-        with open(path, "x", encoding="utf-8") as handle:
-            handle.write(skill_markdown(skill))
-        written.append(path)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        for folder, text in rendered:
+            folder.mkdir(mode=0o755)
+            created.append(folder)
+            path = folder / "SKILL.md"
+            with open(path, "x", encoding="utf-8") as handle:
+                handle.write(text)
+            written.append(path)
+    except OSError as exc:
+        for folder in reversed(created):
+            shutil.rmtree(folder, ignore_errors=True)
+        for path in made:
+            # Only if empty: whatever else is in it now is not this export's to remove.
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        where = exc.filename if exc.filename is not None else root
+        raise InputFileError(
+            f"{where}: cannot write the Skills export: {exc.strerror or exc}; nothing was exported"
+        ) from None
     return written

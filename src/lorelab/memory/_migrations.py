@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from lorelab.errors import PreflightError
+from lorelab.memory._models import fit_skill_name, skill_name_problem, slug_skill_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +251,44 @@ def _experience_term_counts(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE experiences_vocab")
 
 
+# Items added before this migration had no delete-refusing trigger; every item table has
+# one now (the derived term counts and full-text indexes are not items).
+_NO_DELETE_TABLES: Final = (
+    "briefs",
+    "plans",
+    "skill_health_events",
+    "candidate_checks",
+    "evaluation_locks",
+    "evaluation_lock_tasks",
+)
+_REFUSE_DELETES: Final = "".join(
+    f"CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table} BEGIN\n"
+    f"    SELECT RAISE(ABORT, '{table.replace('_', ' ')} are never deleted');\nEND;\n"
+    for table in _NO_DELETE_TABLES
+)
+
+
+def _valid_skill_names(conn: sqlite3.Connection) -> None:
+    # Dreams before this migration could name a candidate (and so a Skill promoted from it
+    # without a new name) with a stray hyphen, such as 'aaa-zzz-', which no host can load.
+    # Such names are rewritten by the rule Dreams use now (runs of other characters become
+    # one hyphen, ends stripped), kept distinct; valid names are never touched.
+    taken = {str(row[0]) for row in conn.execute("SELECT name FROM skills")}
+    taken |= {str(row[0]) for row in conn.execute("SELECT name FROM candidates")}
+    for table, fallback in (("skills", "skill"), ("candidates", "candidate")):
+        rows = conn.execute(f"SELECT id, name FROM {table} ORDER BY id").fetchall()
+        for number, name in rows:
+            if skill_name_problem(str(name)) is None:
+                continue
+            base = fit_skill_name(slug_skill_name(str(name))) or f"{fallback}-{number}"
+            fixed, suffix = base, 2
+            while fixed in taken:
+                fixed = fit_skill_name(base, f"-{suffix}")
+                suffix += 1
+            taken.add(fixed)
+            conn.execute(f"UPDATE {table} SET name = ? WHERE id = ?", (fixed, number))
+
+
 MIGRATIONS: Final = (
     Migration("0001_experiences_and_briefs", _script(_EXPERIENCES)),
     Migration("0002_skills_plans_and_health", _script(_SKILLS_AND_PLANS)),
@@ -258,6 +297,8 @@ MIGRATIONS: Final = (
     Migration("0005_lessons", _script(_LESSONS)),
     Migration("0006_experience_term_counts", _experience_term_counts),
     Migration("0007_term_counts_watermark", _script(_TERM_COUNTS_WATERMARK)),
+    Migration("0008_refuse_deletes_everywhere", _script(_REFUSE_DELETES)),
+    Migration("0009_valid_skill_names", _valid_skill_names),
 )
 
 MIGRATIONS_TABLE: Final = "_lorelab_migrations"

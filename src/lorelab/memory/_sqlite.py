@@ -35,7 +35,6 @@ from lorelab.memory._models import (
     HEALTH_CAP,
     HEALTH_START,
     SKILL_DESCRIPTION_MAX,
-    SKILL_NAME_MAX,
     AvoidCommand,
     Brief,
     BriefExperience,
@@ -71,6 +70,10 @@ from lorelab.memory._models import (
     StartRequest,
     StartResult,
     Verification,
+    fit_skill_name,
+    skill_description_problem,
+    skill_name_problem,
+    slug_skill_name,
 )
 from lorelab.memory._procedure import (
     MIN_SHARED_COMMANDS,
@@ -671,6 +674,16 @@ class SqliteMemoryStore:
         origin: str,
         candidate_id: int | None,
     ) -> int:
+        # Every Skill must export as a valid Agent Skill, whichever way it was made: the
+        # name and the description (after redaction, which can lengthen it) are checked here.
+        problem = skill_name_problem(name)
+        if problem is not None:
+            raise UsageError(f"Skill name {name!r}: {problem}; choose another name")
+        problem = skill_description_problem(description)
+        if problem is not None:
+            raise UsageError(
+                f"{problem} (after redacting secrets); shorten the description and retry"
+            )
         if conn.execute("SELECT 1 FROM skills WHERE name = ?", (name,)).fetchone() is not None:
             raise UsageError(f"a Skill named {name!r} already exists; choose another name")
         projects = {row["project"] for row in sources}
@@ -878,12 +891,20 @@ class SqliteMemoryStore:
     # ---------------------------------------------------------------- dreams
 
     def _candidate_name(self, conn: sqlite3.Connection, sources: list[Row]) -> str:
+        # Only ASCII words can be part of an Agent Skills name; filtering whole words (rather
+        # than characters out of the joined name) never leaves a stray hyphen behind.
         counts: Counter[str] = Counter()
         for row in sources:
-            counts.update({w for w in words(row["task"]) if len(w) >= 3 and w not in STOPWORDS})
+            counts.update(
+                {
+                    w
+                    for w in words(row["task"])
+                    if w.isascii() and len(w) >= 3 and w not in STOPWORDS
+                }
+            )
         common = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:3]
-        base = "-".join(word for word, _ in common)[: SKILL_NAME_MAX - 4].strip("-")
-        base = re.sub(r"[^a-z0-9-]+", "", base) or "shared-procedure"
+        base = fit_skill_name(slug_skill_name("-".join(word for word, _ in common)))
+        base = base or "shared-procedure"
         name = base
         suffix = 2
         while (
@@ -893,7 +914,7 @@ class SqliteMemoryStore:
             ).fetchone()
             is not None
         ):
-            name = f"{base}-{suffix}"
+            name = fit_skill_name(base, f"-{suffix}")
             suffix += 1
         return name
 

@@ -184,9 +184,29 @@ CREATE VIRTUAL TABLE skills_fts USING fts5(
 -- table skills_vocab
 CREATE VIRTUAL TABLE skills_vocab USING fts5vocab(skills_fts, 'row');
 
+-- trigger briefs_no_delete
+CREATE TRIGGER briefs_no_delete BEFORE DELETE ON briefs BEGIN
+    SELECT RAISE(ABORT, 'briefs are never deleted');
+END;
+
+-- trigger candidate_checks_no_delete
+CREATE TRIGGER candidate_checks_no_delete BEFORE DELETE ON candidate_checks BEGIN
+    SELECT RAISE(ABORT, 'candidate checks are never deleted');
+END;
+
 -- trigger candidates_no_delete
 CREATE TRIGGER candidates_no_delete BEFORE DELETE ON candidates BEGIN
     SELECT RAISE(ABORT, 'candidates are never deleted');
+END;
+
+-- trigger evaluation_lock_tasks_no_delete
+CREATE TRIGGER evaluation_lock_tasks_no_delete BEFORE DELETE ON evaluation_lock_tasks BEGIN
+    SELECT RAISE(ABORT, 'evaluation lock tasks are never deleted');
+END;
+
+-- trigger evaluation_locks_no_delete
+CREATE TRIGGER evaluation_locks_no_delete BEFORE DELETE ON evaluation_locks BEGIN
+    SELECT RAISE(ABORT, 'evaluation locks are never deleted');
 END;
 
 -- trigger experiences_no_delete
@@ -197,6 +217,16 @@ END;
 -- trigger lessons_no_delete
 CREATE TRIGGER lessons_no_delete BEFORE DELETE ON lessons BEGIN
     SELECT RAISE(ABORT, 'lessons are never deleted');
+END;
+
+-- trigger plans_no_delete
+CREATE TRIGGER plans_no_delete BEFORE DELETE ON plans BEGIN
+    SELECT RAISE(ABORT, 'plans are never deleted');
+END;
+
+-- trigger skill_health_events_no_delete
+CREATE TRIGGER skill_health_events_no_delete BEFORE DELETE ON skill_health_events BEGIN
+    SELECT RAISE(ABORT, 'skill health events are never deleted');
 END;
 
 -- trigger skills_no_delete
