@@ -110,3 +110,9 @@ def test_syntax_error_names_file_line_and_column():
 def test_lone_surrogate_is_refused():
     with pytest.raises(JSONInputError, match="lone surrogate"):
         loads_strict(b'["\\ud800"]', "m.json")
+
+
+@pytest.mark.parametrize("text", ["1e309", "[-1e400]", '{"x": 1.5e999}'])
+def test_numbers_out_of_float_range_are_refused(text):
+    with pytest.raises(JSONInputError, match="out of range"):
+        loads_strict(text.encode(), "m.json")

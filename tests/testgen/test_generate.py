@@ -305,3 +305,105 @@ def test_conftest_is_written_only_when_explicitly_allowed(project, tmp_path):
     assert allowed.validation.valid, allowed.validation.reason
     assert allowed.apply.applied
     assert (project / "tests" / "conftest.py").read_text() == conftest
+
+
+def test_skipped_and_xfail_cases_are_not_passing_cases(project, tmp_path):
+    skipping = PASSING_TEST + textwrap.dedent(
+        """
+
+        import pytest
+
+
+        def test_skipped():
+            pytest.skip("not today")
+
+
+        @pytest.mark.xfail(reason="expected to fail")
+        def test_expected_failure():
+            assert clip(5, 0, 3) == 5
+        """
+    )
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", skipping)])
+    result = generate_for_project(_options(project, tmp_path, agent))
+    assert not result.validation.valid
+    assert "skipped" in result.validation.reason
+    verdicts = {case.id: case.status for case in result.validation.cases}
+    assert verdicts["tests/test_clip.py::test_skipped"] == "skipped"
+    assert not result.apply.applied
+
+
+def test_the_projects_own_failing_tests_do_not_block_or_get_judged(project, tmp_path):
+    (project / "tests").mkdir()
+    (project / "tests" / "test_old.py").write_text("def test_old_broken():\n    assert False\n")
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", PASSING_TEST)])
+    result = generate_for_project(_options(project, tmp_path, agent, keep_passing=True))
+    assert result.validation.valid, result.validation.reason
+    assert all(case.id.startswith("tests/test_clip.py::") for case in result.validation.cases)
+    assert result.apply.applied
+    assert result.apply.dropped_cases == []
+
+
+def test_lessons_for_another_runner_are_not_recalled(project, tmp_path):
+    home = tmp_path / "home"
+    store = open_store(home)
+    try:
+        store.add_lesson(
+            "history-clamp-js",
+            "clamp-js",
+            "Clamp a number into a closed range [low, high]; boundary values are kept and an "
+            "invalid range (low above high) raises a RangeError.",
+            [],
+            [
+                FileEntry(
+                    path="test/clamp.test.js",
+                    content="test('boundary values are kept', () => {});\n",
+                )
+            ],
+            {},
+        )
+    finally:
+        store.close()
+    result, record = _generate(project, tmp_path, "--home", str(home))
+    assert result.exit_code == 0, result.output
+    assert record["recall"]["lessons"] == []
+
+
+def test_bad_settings_refuse_before_the_output_directory_is_created(project, tmp_path):
+    output = tmp_path / "receipts"
+    result, _ = _generate(project, tmp_path, "--timeout-ms", "0", "--output", str(output))
+    assert result.exit_code == 2
+    assert not output.exists()
+    missing = json.dumps(["no-such-program-anywhere-xyz"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "tests",
+            "generate",
+            str(project),
+            "--requirements",
+            str(tmp_path / "requirements.txt"),
+            "--source",
+            "src/clip.py",
+            "--agent",
+            missing,
+            "--output",
+            str(output),
+        ],
+    )
+    assert result.exit_code == 2
+    assert not output.exists()
+
+
+def test_applied_tests_follow_the_umask_not_receipt_permissions(project, tmp_path):
+    import os
+    import stat
+
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", PASSING_TEST)])
+    old = os.umask(0o022)
+    try:
+        result = generate_for_project(_options(project, tmp_path, agent))
+    finally:
+        os.umask(old)
+    assert result.apply.applied
+    assert stat.S_IMODE((project / "tests" / "test_clip.py").stat().st_mode) == 0o644
+    assert stat.S_IMODE((project / "tests").stat().st_mode) == 0o755

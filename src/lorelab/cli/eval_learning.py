@@ -153,21 +153,21 @@ def _print_summary(summary: Summary) -> None:
     specs = Table(title="paired by specification (memory minus no-memory)")
     for column in ("specification", "memory", "no-memory", "difference"):
         specs.add_column(column)
-    for pair in summary.paired["specs"]:
+    for pair in summary.paired.specs:
         specs.add_row(
-            pair["specification"],
-            f"{pair['memoryRecall']:.3f}",
-            f"{pair['noMemoryRecall']:.3f}",
-            f"{pair['difference']:+.3f}",
+            pair.specification,
+            f"{pair.memory_recall:.3f}",
+            f"{pair.no_memory_recall:.3f}",
+            f"{pair.difference:+.3f}",
         )
     console.print(specs)
-    test = summary.paired["signTest"]
+    test = summary.paired.sign_test
     console.print(
         f"sign test: +{test['positive']} -{test['negative']} ={test['ties']}, "
         f"p = {test['pValue']:.4g}",
         markup=False,
     )
-    console.print(f"label: {summary.label} ({summary.label_reason})", markup=False)
+    console.print(f"label: {summary.paired.label} ({summary.paired.label_reason})", markup=False)
     console.print(summary.power_note, markup=False)
 
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 from rich.table import Table
 
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with, stdout_console
-from lorelab.errors import InputFileError
+from lorelab.errors import InputFileError, OutputExistsError, UsageError
 from lorelab.io import create_output_dir, read_bounded
-from lorelab.memory import open_store
+from lorelab.memory import open_store, store_path
 from lorelab.testgen import (
     DEFAULT_K,
     DEFAULT_LEARN_RUNS,
@@ -25,7 +26,13 @@ from lorelab.testgen import (
     read_project,
     select_sources,
 )
-from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolve_agent
+from lorelab.workers import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    DEFAULT_TIMEOUT_MS,
+    MAX_OUTPUT_BYTES_CAP,
+    MAX_TIMEOUT_MS,
+    resolve_agent,
+)
 from lorelab.workspace import RunRoot
 
 _home = click.option(
@@ -35,6 +42,12 @@ _home = click.option(
     help="Memory home: the store is HOME/memory.db (overrides $LORELAB_HOME).",
 )
 _runs_range = click.IntRange(2, 5)
+
+
+def refuse_existing_output(output: Path | None) -> None:
+    """Refuse an output path that exists before any work starts; it is created at the end."""
+    if output is not None and os.path.lexists(output):
+        raise OutputExistsError(f"{output}: output path already exists; choose a new directory")
 
 
 def _learn_table(result: LearnResult) -> None:
@@ -85,15 +98,15 @@ def learn_command(
     Exit 0 when stored, 1 when the tests did not pass stably (the executions are reported).
     """
     parsed = read_example(example)
-    receipts = create_output_dir(output) if output is not None else None
+    refuse_existing_output(output)
     store = open_store(home, project)
     try:
         with RunRoot() as root:
             result = learn(store, parsed, root, runs=stability_runs, timeout_s=timeout_s)
     finally:
         store.close()
-    if receipts is not None:
-        receipts.write_json("learn.json", result)
+    if output is not None:
+        create_output_dir(output).write_json("learn.json", result)
     if as_json:
         echo_json(result)
     else:
@@ -111,12 +124,14 @@ def lessons_group() -> None:
 @click.option("--project", type=click.Path(path_type=Path, file_okay=False), default=None)
 @click.option("--json", "as_json", is_flag=True)
 def lessons_list(home: Path | None, project: Path | None, as_json: bool) -> None:
-    """List every lesson, oldest first."""
-    store = open_store(home, project)
-    try:
-        lessons = store.list_lessons()
-    finally:
-        store.close()
+    """List every lesson, oldest first (an absent store lists nothing and is not created)."""
+    lessons = []
+    if store_path(home, project).exists():
+        store = open_store(home, project)
+        try:
+            lessons = store.list_lessons()
+        finally:
+            store.close()
     if as_json:
         echo_json([lesson.model_dump(mode="json", by_alias=True) for lesson in lessons])
         return
@@ -136,6 +151,9 @@ def lessons_list(home: Path | None, project: Path | None, as_json: bool) -> None
 @click.option("--project", type=click.Path(path_type=Path, file_okay=False), default=None)
 def lessons_show(lesson_id: str, home: Path | None, project: Path | None) -> None:
     """Show one lesson as JSON."""
+    where = store_path(home, project)
+    if not where.exists():
+        raise UsageError(f"no memory store at {where}; lesson {lesson_id!r} does not exist")
     store = open_store(home, project)
     try:
         echo_json(store.get_lesson(lesson_id))
@@ -228,8 +246,18 @@ def _succeeded(result: GenerateResult) -> bool:
 @click.option("--lessons", "k", type=click.IntRange(1, 10), default=DEFAULT_K, show_default=True)
 @click.option("--stability-runs", type=_runs_range, default=5, show_default=True)
 @click.option("--timeout-s", type=click.FloatRange(min=0, min_open=True), default=60.0)
-@click.option("--timeout-ms", type=int, default=DEFAULT_TIMEOUT_MS, show_default=True)
-@click.option("--max-output-bytes", type=int, default=DEFAULT_MAX_OUTPUT_BYTES, show_default=True)
+@click.option(
+    "--timeout-ms",
+    type=click.IntRange(1, MAX_TIMEOUT_MS),
+    default=DEFAULT_TIMEOUT_MS,
+    show_default=True,
+)
+@click.option(
+    "--max-output-bytes",
+    type=click.IntRange(1, MAX_OUTPUT_BYTES_CAP),
+    default=DEFAULT_MAX_OUTPUT_BYTES,
+    show_default=True,
+)
 @click.option("--keep-passing", is_flag=True, help="Keep only validated cases.")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 @click.option("--allow-conftest", is_flag=True, help="Let the author add tests/conftest.py.")
@@ -274,7 +302,7 @@ def generate_command(
         files = read_project(project).files
         runner = detect_runner(select_sources(project, files, sources))
     resolved_runner: RunnerName = "node" if runner == "node" else "pytest"
-    receipts = create_output_dir(output) if output is not None else None
+    refuse_existing_output(output)
     result = generate_for_project(
         GenerateOptions(
             project=project,
@@ -296,8 +324,8 @@ def generate_command(
             reviewer_agent=tuple(resolve_agent(reviewer_agent)) if reviewer_agent else None,
         )
     )
-    if receipts is not None:
-        receipts.write_json("generation.json", result)
+    if output is not None:
+        create_output_dir(output).write_json("generation.json", result)
     if as_json:
         echo_json(result)
     else:

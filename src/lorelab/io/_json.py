@@ -8,6 +8,7 @@ themselves, and no NaN or Infinity.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Final
 
 from pydantic import BaseModel
@@ -32,6 +33,13 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text[:40]} is out of range for a 64-bit float")
+    return value
 
 
 def _position(text: str, index: int) -> str:
@@ -68,7 +76,8 @@ def loads_strict(data: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any
     """Parse ``data`` as strict JSON; any problem is a :class:`JSONInputError` naming ``source``.
 
     Refused: bytes that are not UTF-8 (a BOM included), NaN and Infinity, duplicate keys in an
-    object, nesting deeper than ``max_depth``, lone surrogates, and anything ``json`` rejects.
+    object, numbers beyond the float range, nesting deeper than ``max_depth``, lone surrogates,
+    and anything ``json`` rejects.
     """
     try:
         text = data.decode("utf-8")
@@ -78,7 +87,9 @@ def loads_strict(data: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any
         raise JSONInputError(f"{source}: starts with a byte order mark; expected plain UTF-8")
     _check_depth(text, source, max_depth)
     try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
+        value = json.loads(
+            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_finite
+        )
     except _Duplicate as exc:
         raise JSONInputError(f"{source}: duplicate key {json.dumps(str(exc))}") from None
     except json.JSONDecodeError as exc:

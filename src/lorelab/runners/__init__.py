@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from lorelab.runners._pool import ExecutionJob, StabilityJob, run_parallel
     from lorelab.runners._process import ProcessResult, run_process
     from lorelab.runners._pytest import PytestRunner
-    from lorelab.runners._select import detect_runner, get_runner
+    from lorelab.runners._select import detect_runner, get_runner, is_test_file
     from lorelab.runners._stability import assess, detect, is_valid_baseline, run_stability
 
 _WHERE = {
@@ -54,6 +54,7 @@ _WHERE = {
     "PytestRunner": "_pytest",
     "detect_runner": "_select",
     "get_runner": "_select",
+    "is_test_file": "_select",
     "assess": "_stability",
     "detect": "_stability",
     "is_valid_baseline": "_stability",
@@ -84,6 +85,7 @@ __all__ = [
     "detect",
     "detect_runner",
     "get_runner",
+    "is_test_file",
     "is_valid_baseline",
     "run_parallel",
     "run_process",

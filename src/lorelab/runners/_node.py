@@ -63,7 +63,7 @@ _SEPARATOR: Final = " > "
 _FAILED_TYPES: Final = frozenset({"testCodeFailure", "testTimeoutFailure"})
 
 
-def _is_test_file(relative: str) -> bool:
+def is_node_test_file(relative: str) -> bool:
     """Node 20's default patterns: ``*.test.js``, ``*-test.js``, ``*_test.js``, ``test-*.js``,
     ``test.js`` (each also ``.cjs``/``.mjs``), and any script under a ``test`` directory."""
     parts = relative.split("/")
@@ -92,7 +92,7 @@ def _walk(root: Path, prefix: str = "") -> Iterator[str]:
 
 def discover(project: Path) -> list[str]:
     """Test files node 20 would run in ``project``, as sorted '/'-separated relative paths."""
-    return sorted(relative for relative in _walk(project) if _is_test_file(relative))
+    return sorted(relative for relative in _walk(project) if is_node_test_file(relative))
 
 
 def _node_binary() -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from lorelab.errors import UsageError
 from lorelab.runners._base import TestRunner
 from lorelab.runners._models import RUNNER_NAMES, RunnerName
-from lorelab.runners._node import NodeRunner
+from lorelab.runners._node import NodeRunner, is_node_test_file
 from lorelab.runners._pytest import PytestRunner
 
 
@@ -41,3 +41,14 @@ def detect_runner(project: Path) -> tuple[RunnerName, str]:
     if _has_node_test_file(project):
         return "node", "*.test.js files found"
     return "pytest", "no package.json or *.test.js found"
+
+
+def is_test_file(runner: str, path: str) -> bool:
+    """Whether ``runner`` collects the canonical relative ``path`` by its default patterns.
+
+    pytest: ``test_*.py`` or ``*_test.py``; node: node 20's defaults (see the node runner).
+    """
+    if runner == "node":
+        return is_node_test_file(path)
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))

@@ -156,7 +156,7 @@ def apply_tests(
             kept_validation=kept_validation,
             reason="dry run: nothing written",
         )
-    write_files(project, chosen)
+    write_files(project, chosen, private=False)
     return ApplyResult(
         applied=True,
         dry_run=False,

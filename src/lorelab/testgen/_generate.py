@@ -8,7 +8,7 @@ Nothing is retried.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -68,17 +68,23 @@ def _lesson_json(lesson: RecalledLesson) -> dict[str, Any]:
     }
 
 
+class _Refused(Exception):
+    """A payload stopped by the caller's guard before it reached the transport."""
+
+
 def generate(
     task: GenerationTask,
     lessons: Sequence[RecalledLesson] | None,
     settings: CallSettings,
     *,
     sent: list[dict[str, Any]] | None = None,
+    guard: Callable[[str, dict[str, Any]], str | None] | None = None,
 ) -> Generation:
     """Run architect, author and reviewer once each; ``lessons`` is None without memory.
 
     Every payload actually handed to the transport is appended to ``sent`` when given, so a
-    caller can prove what did (and did not) reach the worker.
+    caller can prove what did (and did not) reach the worker. ``guard`` sees each payload
+    first; a reason it returns stops the generation (status ``refused``) before that call.
     """
     started = time.perf_counter()
     offered = list(lessons or [])
@@ -90,6 +96,9 @@ def generate(
     reached: list[str] = []
 
     def call(role: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        refusal = guard(role, payload) if guard is not None else None
+        if refusal is not None:
+            raise _Refused(f"the {role} payload was refused before it was sent: {refusal}")
         if sent is not None:
             sent.append(payload)
         reviewer = settings.reviewer_agent if role == "reviewer" else None
@@ -123,54 +132,57 @@ def generate(
         receipt = receipts[-1]
         return finish("failed", f"{role} call failed ({receipt.failure}): {receipt.failure_detail}")
 
-    architect = call(
-        "architect",
-        {
-            "protocol": PROTOCOL,
-            "role": "architect",
-            "task": task_payload,
-            "lessons": lesson_payload,
-            "limits": {"maxCases": settings.max_cases},
-        },
-    )
-    if architect is None:
-        return failed("architect")
-    plan = [Case.model_validate(case) for case in architect["cases"]]
-
-    author = call(
-        "author",
-        {
-            "protocol": PROTOCOL,
-            "role": "author",
-            "task": task_payload,
-            "lessons": lesson_payload,
-            "plan": {"cases": [case.model_dump(by_alias=True) for case in plan]},
-            "limits": {
-                "maxFiles": settings.max_files,
-                "maxCases": settings.max_cases,
-                "allowConftest": settings.allow_conftest,
+    try:
+        architect = call(
+            "architect",
+            {
+                "protocol": PROTOCOL,
+                "role": "architect",
+                "task": task_payload,
+                "lessons": lesson_payload,
+                "limits": {"maxCases": settings.max_cases},
             },
-        },
-    )
-    if receipts[-1].spawned:
-        reached = [lesson.id for lesson in offered]
-    if author is None:
-        return failed("author")
-    files = [FileEntry.model_validate(entry) for entry in author["files"]]
+        )
+        if architect is None:
+            return failed("architect")
+        plan = [Case.model_validate(case) for case in architect["cases"]]
 
-    reviewer = call(
-        "reviewer",
-        {
-            "protocol": PROTOCOL,
-            "role": "reviewer",
-            "task": task_payload,
-            "tests": [entry.model_dump() for entry in files],
-        },
-    )
-    if reviewer is None:
-        return failed("reviewer")
-    review = Review(verdict=reviewer["verdict"], reasons=list(reviewer["reasons"]))
-    if review.verdict != "approve":
-        reasons = "; ".join(review.reasons) or "no reason given"
-        return finish("rejected", f"reviewer rejected the tests: {reasons}", review)
-    return finish("approved", None, review)
+        author = call(
+            "author",
+            {
+                "protocol": PROTOCOL,
+                "role": "author",
+                "task": task_payload,
+                "lessons": lesson_payload,
+                "plan": {"cases": [case.model_dump(by_alias=True) for case in plan]},
+                "limits": {
+                    "maxFiles": settings.max_files,
+                    "maxCases": settings.max_cases,
+                    "allowConftest": settings.allow_conftest,
+                },
+            },
+        )
+        if receipts[-1].spawned:
+            reached = [lesson.id for lesson in offered]
+        if author is None:
+            return failed("author")
+        files = [FileEntry.model_validate(entry) for entry in author["files"]]
+
+        reviewer = call(
+            "reviewer",
+            {
+                "protocol": PROTOCOL,
+                "role": "reviewer",
+                "task": task_payload,
+                "tests": [entry.model_dump() for entry in files],
+            },
+        )
+        if reviewer is None:
+            return failed("reviewer")
+        review = Review(verdict=reviewer["verdict"], reasons=list(reviewer["reasons"]))
+        if review.verdict != "approve":
+            reasons = "; ".join(review.reasons) or "no reason given"
+            return finish("rejected", f"reviewer rejected the tests: {reasons}", review)
+        return finish("approved", None, review)
+    except _Refused as exc:
+        return finish("refused", str(exc))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Final
 
+from lorelab.errors import UsageError
 from lorelab.io import read_model, sha256_bytes
 from lorelab.memory import MemoryStore
 from lorelab.runners import get_runner, run_stability
@@ -52,6 +53,12 @@ def validate_example(
     return ExampleValidation(valid=False, reason=reason, stability=stability)
 
 
+def check_new_lesson(store: MemoryStore, lesson_id: str) -> None:
+    """Refuse (before anything runs) a lesson id the store already holds."""
+    if any(lesson.id == lesson_id for lesson in store.list_lessons()):
+        raise UsageError(f"lesson {lesson_id!r} already exists in the store; lessons are kept")
+
+
 def learn(
     store: MemoryStore,
     example: HistoricalExample,
@@ -61,6 +68,7 @@ def learn(
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> LearnResult:
     """Validate ``example`` and, only if it is valid, store it as a lesson."""
+    check_new_lesson(store, example.id)
     validation = validate_example(example, root, runs=runs, timeout_s=timeout_s)
     if not validation.valid:
         return LearnResult(lesson_id=None, validation=validation)

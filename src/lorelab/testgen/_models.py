@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from lorelab.errors import PathError
 from lorelab.runners import Execution, Stability
 from lorelab.workers import RoleReceipt
 from lorelab.workers.roles import Case
-from lorelab.workspace import FileEntry
+from lorelab.workspace import FileEntry, check_distinct
 
 RunnerName = Literal["pytest", "node"]
+EXAMPLE_TEST_PATHS: Final[dict[str, re.Pattern[str]]] = {
+    "pytest": re.compile(r"tests/test_[A-Za-z0-9_]+\.py"),
+    "node": re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js"),
+}
 
 
 class _Record(BaseModel):
@@ -30,7 +36,26 @@ class HistoricalExample(_Record):
     requirements: str = Field(min_length=1, description="The specification's requirements text.")
     runner: RunnerName = Field(default="pytest", description="The runner its tests are for.")
     files: list[FileEntry] = Field(min_length=1, description="The source files under test.")
-    tests: list[FileEntry] = Field(min_length=1, description="The test files to validate.")
+    tests: list[FileEntry] = Field(
+        min_length=1,
+        description="The test files to validate: tests/test_<name>.py (pytest) or "
+        "test/<name>.test.js (node); no conftest or configuration.",
+    )
+
+    @model_validator(mode="after")
+    def _paths(self) -> HistoricalExample:
+        pattern = EXAMPLE_TEST_PATHS[self.runner]
+        for entry in self.tests:
+            if not pattern.fullmatch(entry.path):
+                raise ValueError(f"tests: {entry.path!r} is not a {self.runner} test path")
+        for entry in self.files:
+            if pattern.fullmatch(entry.path) or entry.path.rsplit("/", 1)[-1] == "conftest.py":
+                raise ValueError(f"files: {entry.path!r} is a test or conftest file, not source")
+        try:
+            check_distinct([entry.path for entry in [*self.files, *self.tests]])
+        except PathError as exc:
+            raise ValueError(str(exc)) from None
+        return self
 
 
 class ExampleValidation(_Record):
@@ -67,7 +92,7 @@ class Recall(_Record):
     retrieval_ms: int = Field(description="Milliseconds spent recalling.")
 
 
-GenerationStatus = Literal["approved", "rejected", "failed"]
+GenerationStatus = Literal["approved", "rejected", "failed", "refused"]
 
 
 class Review(_Record):
@@ -81,7 +106,10 @@ class Generation(_Record):
     """Three role calls (architect, author, reviewer) and what came of them."""
 
     status: GenerationStatus = Field(
-        description="approved; rejected (by the reviewer); failed (a call failed or was invalid)."
+        description=(
+            "approved; rejected (by the reviewer); failed (a call failed or was invalid); "
+            "refused (the caller's guard stopped a payload before it was sent)."
+        )
     )
     reason: str | None = Field(description="Why the generation ended early; null if approved.")
     memory: bool = Field(description="Whether lessons could be offered (memory arm).")

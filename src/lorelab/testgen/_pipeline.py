@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lorelab.memory import open_store, store_path
+from lorelab.runners import is_test_file
 from lorelab.testgen._apply import apply_tests
 from lorelab.testgen._generate import CallSettings, GenerationTask, generate
 from lorelab.testgen._models import CandidateValidation, GenerateResult, Recall, RunnerName
@@ -49,7 +50,7 @@ def _recall(options: GenerateOptions) -> Recall | None:
         return Recall(lessons=[], below_floor=[], retrieval_ms=0)
     store = open_store(options.home, options.project)
     try:
-        return recall_lessons(store, options.requirements, options.k)
+        return recall_lessons(store, options.requirements, options.k, runner=options.runner)
     finally:
         store.close()
 
@@ -100,12 +101,16 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
             )
         authored = generation.files
 
+        # The project's own tests stay out: only the generated cases are run and judged.
+        base = [entry for entry in files if not is_test_file(options.runner, entry.path)]
+
         def validate(name: str, tests: Sequence[FileEntry]) -> CandidateValidation:
             return validate_candidates(
                 root,
                 name,
-                files,
+                base,
                 tests,
+                existing=[entry.path for entry in files],
                 runner=options.runner,
                 runs=options.stability_runs,
                 timeout_s=options.timeout_s,

@@ -16,6 +16,7 @@ from typing import Final
 
 from lorelab.memory import MemoryStore, unique_terms
 from lorelab.testgen._models import Recall, RecalledLesson
+from lorelab.workspace import FileEntry
 
 DEFAULT_K: Final = 3
 MIN_SHARED_TERMS: Final = 3
@@ -36,11 +37,26 @@ def _informative(text: str) -> set[str]:
     return set(unique_terms(text)) - GRAMMAR_TERMS
 
 
-def recall_lessons(store: MemoryStore, requirements: str, k: int = DEFAULT_K) -> Recall:
-    """Rank lessons for ``requirements`` by BM25 and keep the top ``k`` that clear the floor."""
+def lesson_runner(tests: list[FileEntry]) -> str | None:
+    """The runner a lesson's tests are written for, from their paths (None if mixed)."""
+    runners = {"node" if test.path.endswith(".js") else "pytest" for test in tests}
+    return runners.pop() if len(runners) == 1 else None
+
+
+def recall_lessons(
+    store: MemoryStore, requirements: str, k: int = DEFAULT_K, *, runner: str | None = None
+) -> Recall:
+    """Rank lessons for ``requirements`` by BM25 and keep the top ``k`` that clear the floor.
+
+    With ``runner``, lessons whose tests are written for another runner are never recalled.
+    """
     started = time.perf_counter()
     wanted = _informative(requirements)
-    ranked = store.search_lessons(requirements, k) if wanted else []
+    # Ask for more than k so lessons of another runner cannot crowd out the ones that fit.
+    ranked = store.search_lessons(requirements, k if runner is None else 4 * k) if wanted else []
+    if runner is not None:
+        ranked = [(lesson, s) for lesson, s in ranked if lesson_runner(lesson.tests) == runner]
+    ranked = ranked[:k]
     kept: list[RecalledLesson] = []
     below: list[str] = []
     for lesson, score in ranked:

@@ -9,20 +9,21 @@ any case whose status changes depends on order. Every case is reported with its 
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
 from lorelab.runners import Execution, Stability, get_runner, run_stability
-from lorelab.testgen._models import CandidateValidation, CaseVerdict, RunnerName
+from lorelab.testgen._models import (
+    EXAMPLE_TEST_PATHS,
+    CandidateValidation,
+    CaseVerdict,
+    RunnerName,
+)
 from lorelab.workspace import FileEntry, RunRoot
 
-TEST_PATHS: Final[dict[str, re.Pattern[str]]] = {
-    "pytest": re.compile(r"tests/test_[A-Za-z0-9_]+\.py"),
-    "node": re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js"),
-}
+TEST_PATHS: Final = EXAMPLE_TEST_PATHS
 CONFTEST: Final = "tests/conftest.py"
 
 
@@ -79,11 +80,14 @@ def validate_candidates(
     timeout_s: float,
     allow_conftest: bool = False,
     plugin_autoload: bool = True,
+    existing: Sequence[str] | None = None,
 ) -> tuple[CandidateValidation, Path | None]:
     """Validate ``tests`` against the unmodified ``base`` files in a new project ``name``.
 
-    Returns the validation and the project it ran in (None when the path policy refused the
-    files before anything ran), so callers can reuse the validated project.
+    ``existing`` lists every path of the real project (default: ``base``'s), so a candidate
+    can never replace one. Every case must pass: a skipped or xfail case is not a passing
+    one. Returns the validation and the project it ran in (None when the path policy refused
+    the files before anything ran), so callers can reuse the validated project.
     """
     started = time.perf_counter()
 
@@ -104,9 +108,8 @@ def validate_candidates(
             validation_ms=int((time.perf_counter() - started) * 1000),
         )
 
-    violations = path_violations(
-        runner, tests, [entry.path for entry in base], allow_conftest=allow_conftest
-    )
+    present = list(existing) if existing is not None else [entry.path for entry in base]
+    violations = path_violations(runner, tests, present, allow_conftest=allow_conftest)
     if violations:
         return done(False, f"path policy: {violations[0]}", violations), None
     if not tests:
@@ -119,6 +122,16 @@ def validate_candidates(
     if stability.classification != "passed":
         reason = stability.runs[0].reason
         return done(False, f"{stability.classification}: {reason}", [], stability), project
+    not_passing = [case for case in stability.runs[0].cases if case.status != "passed"]
+    if not_passing:
+        first = not_passing[0]
+        return done(
+            False,
+            f"not every case passed: {first.id} is {first.status}"
+            + (f" (and {len(not_passing) - 1} more)" if len(not_passing) > 1 else ""),
+            [],
+            stability,
+        ), project
     reverse = test_runner.run(project, timeout_s=timeout_s, reverse=True)
     result = done(True, "valid", [], stability, reverse)
     dependent = [case.id for case in result.cases if case.status == "order-dependent"]

@@ -26,6 +26,7 @@ from lorelab.workers.identity import (
     rebind_identity,
 )
 from lorelab.workers.roles import (
+    MAX_TIMEOUT_MS,
     PROMPT_VERSION,
     PROTOCOL,
     ROLES,
@@ -53,6 +54,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_MS",
     "FAILURE_CLASSES",
     "MAX_OUTPUT_BYTES_CAP",
+    "MAX_TIMEOUT_MS",
     "PROMPT_VERSION",
     "PROTOCOL",
     "ROLES",

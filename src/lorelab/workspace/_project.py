@@ -108,8 +108,10 @@ def _check_case_clash(dir_fd: int, name: str, *, shown: str) -> None:
             )
 
 
-def _descend(root_fd: int, segments: Sequence[str], *, create: bool, shown: str) -> int:
-    """Open (creating if asked, 0700) the directory ``segments`` below ``root_fd``."""
+def _descend(
+    root_fd: int, segments: Sequence[str], *, create: bool, shown: str, dir_mode: int = 0o700
+) -> int:
+    """Open (creating if asked, with ``dir_mode``) the directory ``segments`` below ``root_fd``."""
     fd = os.dup(root_fd)
     try:
         for index, segment in enumerate(segments):
@@ -117,7 +119,7 @@ def _descend(root_fd: int, segments: Sequence[str], *, create: bool, shown: str)
             if create:
                 _check_case_clash(fd, segment, shown=shown)
                 with contextlib.suppress(FileExistsError):
-                    os.mkdir(segment, 0o700, dir_fd=fd)
+                    os.mkdir(segment, dir_mode, dir_fd=fd)
             next_fd = _open_dir(segment, fd, shown=f"path {shown!r}: {where!r}")
             os.close(fd)
             fd = next_fd
@@ -133,10 +135,10 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _write_new(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
+def _write_new(dir_fd: int, name: str, data: bytes, *, shown: str, mode: int = 0o600) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
+        fd = os.open(name, flags, mode, dir_fd=dir_fd)
     except FileExistsError:
         raise OutputExistsError(
             f"path {shown!r}: already exists in the project; pass allow_overwrite to replace it"
@@ -167,35 +169,47 @@ def _replace(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
 
 
 def _write_entries(
-    project_fd: int, entries: Sequence[tuple[str, bytes]], *, allow_overwrite: bool
+    project_fd: int,
+    entries: Sequence[tuple[str, bytes]],
+    *,
+    allow_overwrite: bool,
+    private: bool = True,
 ) -> None:
+    # Disposable projects are private (0700/0600); a user's own project follows the umask.
+    dir_mode, file_mode = (0o700, 0o600) if private else (0o777, 0o666)
     for path, data in entries:
         *parents, name = path.split("/")
-        dir_fd = _descend(project_fd, parents, create=True, shown=path)
+        dir_fd = _descend(project_fd, parents, create=True, shown=path, dir_mode=dir_mode)
         try:
             _check_case_clash(dir_fd, name, shown=path)
             if allow_overwrite:
                 _replace(dir_fd, name, data, shown=path)
             else:
-                _write_new(dir_fd, name, data, shown=path)
+                _write_new(dir_fd, name, data, shown=path, mode=file_mode)
         finally:
             os.close(dir_fd)
 
 
 def write_files(
-    project: str | os.PathLike[str], files: Sequence[FileEntry], *, allow_overwrite: bool = False
+    project: str | os.PathLike[str],
+    files: Sequence[FileEntry],
+    *,
+    allow_overwrite: bool = False,
+    private: bool = True,
 ) -> list[Path]:
     """Add files to an existing project; with ``allow_overwrite``, replace existing ones.
 
     All paths are checked before anything is written. A replaced file is swapped in
     atomically; a symlink or directory standing where a file should go is refused, and no
-    symlink on the way is followed. Returns the written paths in input order.
+    symlink on the way is followed. New files and directories are 0600/0700 unless
+    ``private`` is false (a user's own project): then they follow the umask. Returns the
+    written paths in input order.
     """
     entries = _validate_entries(files)
     project_path = Path(project)
     project_fd = _open_dir(os.fspath(project_path), None, shown=f"project {project_path}")
     try:
-        _write_entries(project_fd, entries, allow_overwrite=allow_overwrite)
+        _write_entries(project_fd, entries, allow_overwrite=allow_overwrite, private=private)
     finally:
         os.close(project_fd)
     return [project_path / path for path, _ in entries]

@@ -73,6 +73,19 @@ def _recording_worker(tmp_path: Path, extra: str = "") -> tuple[list[str], Path]
     return [sys.executable, str(script)], log
 
 
+def _strings(value):
+    """Every string in a decoded JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
 def _trials(output: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((output / "trials").iterdir())]
 
@@ -83,7 +96,7 @@ def test_fixture_run_on_one_spec_writes_every_receipt_and_memory_helps(tmp_path)
     assert outcome.exit_code == 0, outcome.message
     summary = json.loads((output / "summary.json").read_text())
     assert summary["evidenceKind"] == "protocol-fixture"
-    assert summary["label"] == "not-evidence"
+    assert summary["paired"]["label"] == "not-evidence"
     memory, plain = summary["arms"]["memory"], summary["arms"]["no-memory"]
     assert memory["trials"] == plain["trials"] == 1
     assert memory["qualifiedTrials"] == plain["qualifiedTrials"] == 1
@@ -142,8 +155,9 @@ def test_reference_tests_and_defects_never_reach_payloads_trial_roots_or_memory(
     forbidden = [t.content for f in manifest.fixtures for t in f.reference_tests]
     forbidden += [e.content for f in manifest.fixtures for d in f.defects for e in d.files]
     for record in records:
+        strings = list(_strings(json.loads(record["payload"])))
         for text in forbidden:
-            assert text not in record["payload"]
+            assert all(text not in string for string in strings)
             assert all(text not in content for content in record["tree"].values())
         assert "referenceTests" not in record["payload"]
         assert "expectedFailingCases" not in record["payload"]
@@ -155,7 +169,45 @@ def test_reference_tests_and_defects_never_reach_payloads_trial_roots_or_memory(
     assert summary["evidenceKind"] == "protocol-fixture"
 
 
-def test_author_whose_tests_fail_on_the_reference_is_rejected_and_counts_zero(tmp_path):
+def test_a_reference_test_leaked_into_requirements_is_caught_before_any_call(tmp_path):
+    manifest = _one_spec(defects=1)
+    fixture = manifest.fixtures[0]
+    leaked = fixture.model_copy(
+        update={"requirements": fixture.requirements + "\n" + fixture.reference_tests[0].content}
+    )
+    agent, log = _recording_worker(tmp_path)
+    output = tmp_path / "out"
+    outcome = run_learning(
+        _request(manifest.model_copy(update={"fixtures": [leaked]}), agent), output
+    )
+    assert outcome.exit_code == 3
+    assert list(log.iterdir()) == []
+    [trial] = _trials(output)
+    assert trial["status"] == "invalid"
+    assert trial["leakScan"]["payloadsClean"] is False
+    assert trial["generation"]["roles"] == []
+    assert json.loads((output / "controller.json").read_text())["outcome"] == "integrity-failed"
+
+
+def test_a_lesson_holding_a_defect_payload_is_caught_before_any_call(tmp_path):
+    manifest = _one_spec(defects=1)
+    defect_source = manifest.fixtures[0].defects[0].files[0].content
+    history = manifest.history[0]
+    poisoned = history.model_copy(
+        update={"requirements": history.requirements + "\n" + defect_source}
+    )
+    agent, log = _recording_worker(tmp_path)
+    output = tmp_path / "out"
+    outcome = run_learning(
+        _request(manifest.model_copy(update={"history": [poisoned]}), agent, seed=4), output
+    )
+    assert outcome.exit_code == 3
+    assert list(log.iterdir()) == []
+    memory_trials = [t for t in _trials(output) if t["arm"] == "memory"]
+    assert memory_trials[0]["leakScan"]["memoryClean"] is False
+
+
+def test_author_whose_tests_fail_on_the_reference_is_invalid_and_counts_zero(tmp_path):
     script = tmp_path / "bad_author.py"
     script.write_text(
         textwrap.dedent(
@@ -177,7 +229,7 @@ def test_author_whose_tests_fail_on_the_reference_is_rejected_and_counts_zero(tm
     )
     output = tmp_path / "out"
     outcome = run_learning(_request(_one_spec(), [sys.executable, str(script)]), output)
-    assert outcome.exit_code == 0  # complete trials; the outcome is recorded, not retried
+    assert outcome.exit_code == 1  # no trial qualified: an outcome failed; nothing retried
     for trial in _trials(output):
         assert trial["status"] == "invalid"
         assert trial["detected"] == 0
@@ -186,7 +238,7 @@ def test_author_whose_tests_fail_on_the_reference_is_rejected_and_counts_zero(tm
     summary = json.loads((output / "summary.json").read_text())
     assert summary["arms"]["memory"]["qualifiedTrials"] == 0
     assert summary["arms"]["memory"]["defectRecall"] == 0
-    assert summary["label"] == "inconclusive"
+    assert summary["paired"]["label"] == "inconclusive"
 
 
 def test_worker_that_times_out_fails_its_trials_without_retry(tmp_path):
@@ -360,7 +412,7 @@ def test_cli_end_to_end_on_each_dataset_with_the_fixture(tmp_path, dataset):
     )
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
-    assert summary["label"] == "not-evidence"
+    assert summary["paired"]["label"] == "not-evidence"
     specs = len(get_dataset(dataset).fixtures)
     assert len(summary["paired"]["specs"]) == specs
     assert summary["arms"]["memory"]["trials"] == specs

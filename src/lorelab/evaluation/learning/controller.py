@@ -37,7 +37,14 @@ from lorelab.evaluation.learning.records import (
 )
 from lorelab.evaluation.learning.schedule import schedule
 from lorelab.evaluation.learning.summary import build_summary, summary_markdown
-from lorelab.io import ReceiptDir, canonical_bytes, create_output_dir, sha256_bytes, sha256_file
+from lorelab.io import (
+    LAUNCHER_HASH_CAP,
+    ReceiptDir,
+    canonical_bytes,
+    create_output_dir,
+    sha256_bytes,
+    sha256_file,
+)
 from lorelab.memory import open_store
 from lorelab.runners import (
     Execution,
@@ -50,8 +57,10 @@ from lorelab.runners import (
 )
 from lorelab.testgen import (
     CallSettings,
+    Generation,
     GenerationTask,
     HistoricalExample,
+    Recall,
     recall_lessons,
     validate_candidates,
     validate_example,
@@ -60,6 +69,7 @@ from lorelab.testgen import generate as generate_tests
 from lorelab.workers import (
     DEFAULT_MAX_OUTPUT_BYTES,
     DEFAULT_TIMEOUT_MS,
+    MAX_TIMEOUT_MS,
     VERIFICATION_SCOPE,
     WorkerIdentity,
     bind_identity,
@@ -71,7 +81,6 @@ from lorelab.workspace import FileEntry, RunRoot
 
 MAX_CALLS_CAP: Final = 360
 ROLE_CALLS_PER_TRIAL: Final = 3
-MAX_TIMEOUT_MS: Final = 120_000
 DEFAULT_REPEAT: Final = 3
 DEFAULT_STABILITY_RUNS: Final = 2
 DEFAULT_TEST_TIMEOUT_S: Final = 60.0
@@ -209,6 +218,51 @@ def _contains_any(haystack: str, needles: Sequence[str]) -> bool:
     return any(needle in haystack for needle in needles)
 
 
+def _json_strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, keys included (decoded, so newlines are real newlines)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _json_strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _json_strings(item)
+
+
+def _stopped(
+    common: dict[str, Any],
+    started: float,
+    status: Any,
+    reason: str,
+    *,
+    identity_checks: list[str] | None = None,
+    leak_scan: LeakScan | None = None,
+    generation: Generation | None = None,
+) -> TrialRecord:
+    """A trial that ended before scoring: counted zero, incomplete, kept in the record."""
+    return TrialRecord(
+        **common,
+        status=status,
+        complete=False,
+        reason=reason,
+        identity_checks=identity_checks or [],
+        lessons_reached_author=generation.lessons_reached_author if generation else [],
+        generation=generation,
+        validation=None,
+        generated_baseline_cases=[],
+        passing_cases=0,
+        defects=[],
+        detected=0,
+        recall=0.0,
+        leak_scan=leak_scan,
+        generation_ms=generation.generation_ms if generation else None,
+        validation_ms=None,
+        total_ms=int((time.perf_counter() - started) * 1000),
+    )
+
+
 def _tree_text(root: Path) -> str:
     parts = []
     for directory, _, files in os.walk(root):
@@ -322,7 +376,11 @@ class _Controller:
                             entry.requirements,
                             list(entry.files),
                             list(entry.tests),
-                            {"runs": self.settings.stability_runs, "reason": validation.reason},
+                            {
+                                "runner": self.manifest.runner,
+                                "runs": self.settings.stability_runs,
+                                "reason": validation.reason,
+                            },
                         )
             snapshot = self.scratch / "frozen.db"
             self.frozen_sha256 = store.snapshot(snapshot)
@@ -420,44 +478,31 @@ class _Controller:
     def run_trial(self, entry: ScheduledTrial) -> TrialRecord:
         started = time.perf_counter()
         fixture = self.fixtures[entry.specification]
-        base: dict[str, Any] = {
+        common: dict[str, Any] = {
             "position": entry.position,
             "specification": entry.specification,
             "repetition": entry.repetition,
             "arm": entry.arm,
+            "defects_total": len(fixture.defects),
+            "memory_store_sha256": None,
+            "lessons_recalled": [],
+            "lessons_below_floor": [],
+            "setup_ms": 0,
+            "retrieval_ms": None,
         }
         if self.calls_used + ROLE_CALLS_PER_TRIAL > self.settings.max_calls:
-            return TrialRecord(
-                **base,
-                status="not-run",
-                complete=False,
-                reason=f"the call budget of {self.settings.max_calls} is exhausted",
-                identity_checks=[],
-                memory_store_sha256=None,
-                lessons_recalled=[],
-                lessons_below_floor=[],
-                lessons_reached_author=[],
-                generation=None,
-                validation=None,
-                generated_baseline_cases=[],
-                passing_cases=0,
-                defects=[],
-                defects_total=len(fixture.defects),
-                detected=0,
-                recall=0.0,
-                leak_scan=None,
-                setup_ms=0,
-                retrieval_ms=None,
-                generation_ms=None,
-                validation_ms=None,
-                total_ms=0,
+            return _stopped(
+                common,
+                started,
+                "not-run",
+                f"the call budget of {self.settings.max_calls} is exhausted",
             )
         with RunRoot(self.scratch) as root:
             worker_cwd = root.create_project("worker", fixture.files)
-            setup_ms = int((time.perf_counter() - started) * 1000)
-            return self._trial_body(entry, fixture, root, worker_cwd, base, started, setup_ms)
+            common["setup_ms"] = int((time.perf_counter() - started) * 1000)
+            return self._trial_body(entry, fixture, root, worker_cwd, common, started)
 
-    def _recall(self, arm: Arm, fixture: Fixture) -> tuple[Any, str | None, int | None]:
+    def _recall(self, arm: Arm, fixture: Fixture) -> tuple[Recall | None, str | None, int | None]:
         if arm == "no-memory":
             return None, None, None
         if self.frozen_store is None or self.frozen_sha256 is None:
@@ -466,18 +511,21 @@ class _Controller:
             home = Path(tempfile.mkdtemp(prefix="store-", dir=self.scratch))
             copy = home / "memory.db"
             shutil.copyfile(self.frozen_store, copy)
-            digest = sha256_file(copy, cap=512 * 1024 * 1024)
+            digest = sha256_file(copy, cap=LAUNCHER_HASH_CAP)
             if digest != self.frozen_sha256:
                 raise IntegrityFailure(
                     f"the frozen memory store copy hashes to {digest}, not {self.frozen_sha256}"
                 )
             store = open_store(home)
             try:
-                recall = recall_lessons(store, fixture.requirements)
+                recall = recall_lessons(store, fixture.requirements, runner=self.manifest.runner)
             finally:
                 store.close()
             shutil.rmtree(home)
             return recall, digest, elapsed()
+
+    def _leaks(self, value: Any) -> bool:
+        return any(_contains_any(text, self.forbidden) for text in _json_strings(value))
 
     def _trial_body(
         self,
@@ -485,51 +533,42 @@ class _Controller:
         fixture: Fixture,
         root: RunRoot,
         worker_cwd: Path,
-        base: dict[str, Any],
+        common: dict[str, Any],
         started: float,
-        setup_ms: int,
     ) -> TrialRecord:
         if self.identity is None:
             raise IntegrityFailure("the worker identity was not bound before the trials")
         recall, store_sha, retrieval_ms = self._recall(entry.arm, fixture)
         lessons = recall.lessons if recall is not None else None
-        memory_clean = lessons is None or not any(
-            _contains_any(
-                lesson.requirements + "".join(t.content for t in lesson.tests), self.forbidden
-            )
-            for lesson in lessons
+        common.update(
+            memory_store_sha256=store_sha,
+            lessons_recalled=[lesson.id for lesson in lessons or []],
+            lessons_below_floor=recall.below_floor if recall is not None else [],
+            retrieval_ms=retrieval_ms,
         )
-        common: dict[str, Any] = {
-            **base,
-            "memory_store_sha256": store_sha,
-            "lessons_recalled": [lesson.id for lesson in lessons or []],
-            "lessons_below_floor": recall.below_floor if recall is not None else [],
-            "setup_ms": setup_ms,
-            "retrieval_ms": retrieval_ms,
-            "defects_total": len(fixture.defects),
-        }
+        before = LeakScan(
+            payloads_clean=True,
+            trial_root_clean=not _contains_any(_tree_text(worker_cwd), self.forbidden),
+            memory_clean=not self._leaks([lesson.model_dump() for lesson in lessons or []]),
+        )
+        if not (before.trial_root_clean and before.memory_clean):
+            where = "the worker's directory" if not before.trial_root_clean else "a lesson"
+            return _stopped(
+                common,
+                started,
+                "invalid",
+                f"integrity: {where} holds reference-test or defect content; no call was made",
+                leak_scan=before,
+            )
         check = check_identity(self.identity, cwd=worker_cwd)
         if not check.ok:
-            return TrialRecord(
-                **common,
-                status="invalid",
-                complete=False,
-                reason="the worker identity changed before the trial; no call was made",
+            return _stopped(
+                common,
+                started,
+                "invalid",
+                "the worker identity changed before the trial; no call was made",
                 identity_checks=list(check.changes),
-                lessons_reached_author=[],
-                generation=None,
-                validation=None,
-                generated_baseline_cases=[],
-                passing_cases=0,
-                defects=[],
-                detected=0,
-                recall=0.0,
-                leak_scan=None,
-                generation_ms=None,
-                validation_ms=None,
-                total_ms=int((time.perf_counter() - started) * 1000),
             )
-        sent: list[dict[str, Any]] = []
         generation = generate_tests(
             GenerationTask(
                 requirements=fixture.requirements,
@@ -545,17 +584,26 @@ class _Controller:
                 timeout_ms=self.settings.timeout_ms,
                 max_output_bytes=self.settings.max_output_bytes,
             ),
-            sent=sent,
+            guard=lambda role, payload: (
+                "it holds reference-test or defect content" if self._leaks(payload) else None
+            ),
         )
         self.calls_used += len(generation.roles)
-        identity_changes = [c for receipt in generation.roles for c in receipt.identity_changes]
         leak = LeakScan(
-            payloads_clean=not any(
-                _contains_any(canonical_bytes(p).decode("utf-8"), self.forbidden) for p in sent
-            ),
+            payloads_clean=generation.status != "refused",
             trial_root_clean=not _contains_any(_tree_text(worker_cwd), self.forbidden),
-            memory_clean=memory_clean,
+            memory_clean=True,
         )
+        if not (leak.payloads_clean and leak.trial_root_clean):
+            return _stopped(
+                common,
+                started,
+                "invalid",
+                f"integrity: {generation.reason or 'the worker directory holds test content'}",
+                leak_scan=leak,
+                generation=generation,
+            )
+        identity_changes = [c for receipt in generation.roles for c in receipt.identity_changes]
         infrastructure = {"timeout", "spawn-failed", "identity-changed"}
         complete = not any(receipt.failure in infrastructure for receipt in generation.roles)
         validation = None
@@ -582,10 +630,6 @@ class _Controller:
         status, reason = self._status(generation.status, generation.reason, validation)
         if identity_changes:
             status, reason = "invalid", "the worker identity changed during a call"
-        if not (leak.payloads_clean and leak.trial_root_clean and leak.memory_clean):
-            raise IntegrityFailure(
-                f"trial {entry.position}: reference tests or defect payloads reached the worker"
-            )
         qualified = status == "qualified"
         detected = (
             sum(1 for d in defects if d.outcome is not None and d.outcome.status == "detected")
@@ -726,6 +770,15 @@ def _run(controller: _Controller, plan: list[ScheduledTrial], say: Progress) -> 
                 f"trial {entry.position}/{len(plan)} {entry.specification} r{entry.repetition} "
                 f"{entry.arm}: {record.status}, {record.detected}/{record.defects_total} detected"
             )
+            scan = record.leak_scan
+            if scan is not None and not (
+                scan.payloads_clean and scan.trial_root_clean and scan.memory_clean
+            ):
+                phases.trials_ms = elapsed()
+                phases.outcome = "integrity-failed"
+                return LearningOutcome(
+                    3, f"trial {entry.position}: {record.reason}; the run was stopped", None
+                )
         phases.trials_ms = elapsed()
     summary = build_summary(
         controller.manifest,
@@ -736,13 +789,16 @@ def _run(controller: _Controller, plan: list[ScheduledTrial], say: Progress) -> 
     )
     receipts.write_json("summary.json", summary)
     receipts.write_text("summary.md", summary_markdown(summary))
-    incomplete = [r.position for r in records if not r.complete]
-    phases.outcome = "complete" if not incomplete else "incomplete-trials"
-    if incomplete:
+    unqualified = [r.position for r in records if r.status != "qualified"]
+    phases.outcome = "complete"
+    if unqualified:
         return LearningOutcome(
-            1, f"{len(incomplete)} trials were incomplete (positions {incomplete})", summary
+            1,
+            f"{len(unqualified)} of {len(records)} trials did not qualify (positions "
+            f"{unqualified}); label: {summary.paired.label}",
+            summary,
         )
-    return LearningOutcome(0, f"label: {summary.label}", summary)
+    return LearningOutcome(0, f"label: {summary.paired.label}", summary)
 
 
 def read_manifest_input(path: str | None, dataset: str | None) -> tuple[LearningManifest, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -150,6 +150,25 @@ class SpecPair(_Record):
 Label = Literal["positive", "negative", "inconclusive", "not-evidence"]
 
 
+class Paired(_Record):
+    """The paired comparison over specifications, and the label it supports."""
+
+    specs: list[SpecPair] = Field(
+        description="Per specification: mean recall per arm over its repetitions (rejected and "
+        "failed trials count zero) and the difference, memory minus no-memory."
+    )
+    sign_test: dict[str, int | float] = Field(
+        description="Exact two-sided sign test over the differences; ties excluded."
+    )
+    alpha: float
+    ties_excluded: bool = True
+    label: Label = Field(
+        description="positive/negative only with >= 6 specifications, >= 3 repetitions, every "
+        "trial complete and p < alpha; not-evidence for protocol-fixture runs; else inconclusive."
+    )
+    label_reason: str
+
+
 class Summary(_Record):
     """The run's summary: arms, the paired comparison and its label."""
 
@@ -157,9 +176,7 @@ class Summary(_Record):
     evidence_kind: EvidenceKind
     manifest_sha256: str
     arms: dict[str, ArmSummary]
-    paired: dict[str, Any]
-    label: Label
-    label_reason: str
+    paired: Paired
     power_note: str
     byte_accounting: dict[str, str]
     accounting_version: int = ACCOUNTING_VERSION

@@ -4,6 +4,7 @@ label that refuses to over-claim."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.records import (
@@ -12,6 +13,7 @@ from lorelab.evaluation.learning.records import (
     ArmSummary,
     EvidenceKind,
     Label,
+    Paired,
     Settings,
     SpecPair,
     Summary,
@@ -55,8 +57,18 @@ def _arm(records: Sequence[TrialRecord]) -> ArmSummary:
     )
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
+def _mean_recall(records: Sequence[TrialRecord]) -> Fraction:
+    """Mean recall as an exact fraction, so equal totals in any order compare as equal."""
+    if not records:
+        return Fraction(0)
+    total = sum(
+        (
+            Fraction(t.detected, t.defects_total) if t.defects_total else Fraction(0)
+            for t in records
+        ),
+        Fraction(0),
+    )
+    return total / len(records)
 
 
 def build_summary(
@@ -76,21 +88,22 @@ def build_summary(
     kind: EvidenceKind = "protocol-fixture" if claimed_fixture else evidence_kind
     arms: dict[str, ArmSummary] = {arm: _arm([t for t in records if t.arm == arm]) for arm in ARMS}
     pairs = []
+    exact = []
     for fixture in manifest.fixtures:
-        by_arm = {
-            arm: [t.recall for t in records if t.specification == fixture.id and t.arm == arm]
+        memory, plain = (
+            _mean_recall([t for t in records if t.specification == fixture.id and t.arm == arm])
             for arm in ARMS
-        }
-        memory, plain = _mean(by_arm["memory"]), _mean(by_arm["no-memory"])
+        )
+        exact.append(memory - plain)
         pairs.append(
             SpecPair(
                 specification=fixture.id,
-                memory_recall=memory,
-                no_memory_recall=plain,
-                difference=memory - plain,
+                memory_recall=float(memory),
+                no_memory_recall=float(plain),
+                difference=float(memory - plain),
             )
         )
-    test = sign_test([pair.difference for pair in pairs])
+    test = sign_test([float(difference) for difference in exact])
     specs = len(pairs)
     needed = min_units_for_significance(DEFAULT_ALPHA)
     complete = all(t.complete for t in records)
@@ -129,14 +142,13 @@ def build_summary(
         evidence_kind=kind,
         manifest_sha256=manifest_sha256,
         arms=arms,
-        paired={
-            "specs": [pair.model_dump(mode="json", by_alias=True) for pair in pairs],
-            "signTest": test.as_json(),
-            "alpha": DEFAULT_ALPHA,
-            "tiesExcluded": True,
-        },
-        label=label,
-        label_reason=why,
+        paired=Paired(
+            specs=pairs,
+            sign_test=test.as_json(),
+            alpha=DEFAULT_ALPHA,
+            label=label,
+            label_reason=why,
+        ),
         power_note=power_note(specs, DEFAULT_ALPHA),
         byte_accounting=BYTE_ACCOUNTING,
     )
@@ -148,7 +160,7 @@ def summary_markdown(summary: Summary) -> str:
         "# Learning evaluation summary",
         "",
         f"- evidence kind: **{summary.evidence_kind}**",
-        f"- label: **{summary.label}** ({summary.label_reason})",
+        f"- label: **{summary.paired.label}** ({summary.paired.label_reason})",
         f"- manifest SHA-256: `{summary.manifest_sha256}`",
         "",
         "| arm | trials | qualified | defects | detected | recall | passing cases | calls "
@@ -164,16 +176,16 @@ def summary_markdown(summary: Summary) -> str:
             f"({data.attempted_calls}/{data.spawned_calls}) | {data.input_bytes} | "
             f"{data.output_bytes} | {billing} |"
         )
-    test = summary.paired["signTest"]
+    test = summary.paired.sign_test
     lines += [
         "",
         "| specification | memory recall | no-memory recall | difference |",
         "|---|---|---|---|",
     ]
-    for pair in summary.paired["specs"]:
+    for pair in summary.paired.specs:
         lines.append(
-            f"| {pair['specification']} | {pair['memoryRecall']:.3f} | "
-            f"{pair['noMemoryRecall']:.3f} | {pair['difference']:+.3f} |"
+            f"| {pair.specification} | {pair.memory_recall:.3f} | "
+            f"{pair.no_memory_recall:.3f} | {pair.difference:+.3f} |"
         )
     lines += [
         "",

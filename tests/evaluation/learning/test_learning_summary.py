@@ -1,0 +1,125 @@
+"""The learning summary: arm totals, the paired sign test, and the label rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from lorelab.evaluation.learning import get_dataset
+from lorelab.evaluation.learning.records import Settings, TrialRecord
+from lorelab.evaluation.learning.summary import build_summary
+
+MANIFEST = get_dataset("qualification")  # six specifications, three defects each
+SPECS = [fixture.id for fixture in MANIFEST.fixtures]
+
+
+def _settings(repeat: int) -> Settings:
+    return Settings(
+        agent=["worker"],
+        repeat=repeat,
+        seed=1,
+        seed_given=True,
+        max_calls=360,
+        required_calls=3 * len(SPECS) * repeat * 2,
+        max_output_bytes=65536,
+        timeout_ms=1000,
+        stability_runs=2,
+        test_timeout_s=60.0,
+    )
+
+
+def _trial(spec: str, rep: int, arm: str, detected: int, *, complete: bool = True) -> TrialRecord:
+    return TrialRecord(
+        position=1,
+        specification=spec,
+        repetition=rep,
+        arm=arm,
+        status="qualified",
+        complete=complete,
+        reason=None,
+        identity_checks=[],
+        memory_store_sha256=None,
+        lessons_recalled=[],
+        lessons_below_floor=[],
+        lessons_reached_author=[],
+        generation=None,
+        validation=None,
+        generated_baseline_cases=[],
+        passing_cases=1,
+        defects=[],
+        defects_total=3,
+        detected=detected,
+        recall=detected / 3,
+        leak_scan=None,
+        setup_ms=0,
+        retrieval_ms=None,
+        generation_ms=None,
+        validation_ms=None,
+        total_ms=0,
+    )
+
+
+def _records(memory: list[int], plain: list[int], specs=SPECS, repeat: int = 3, **kw):
+    records = []
+    for spec in specs:
+        for rep in range(1, repeat + 1):
+            records.append(_trial(spec, rep, "memory", memory[rep - 1], **kw))
+            records.append(_trial(spec, rep, "no-memory", plain[rep - 1], **kw))
+    return records
+
+
+def _summary(records, repeat=3, kind="live", manifest=MANIFEST):
+    return build_summary(manifest, "0" * 64, kind, _settings(repeat), records)
+
+
+def test_six_unanimous_specifications_with_three_repetitions_are_positive():
+    summary = _summary(_records([3, 3, 3], [1, 1, 1]))
+    assert summary.paired.sign_test["positive"] == 6
+    assert summary.paired.sign_test["pValue"] == pytest.approx(0.03125)
+    assert summary.paired.label == "positive"
+
+
+def test_six_unanimous_losses_are_negative():
+    summary = _summary(_records([0, 0, 0], [2, 2, 2]))
+    assert summary.paired.label == "negative"
+
+
+def test_fewer_than_six_specifications_are_inconclusive():
+    five = MANIFEST.model_copy(update={"fixtures": MANIFEST.fixtures[:5]})
+    summary = _summary(_records([3, 3, 3], [1, 1, 1], specs=SPECS[:5]), manifest=five)
+    assert summary.paired.label == "inconclusive"
+    assert "at least 6" in summary.paired.label_reason
+
+
+def test_fewer_than_three_repetitions_are_inconclusive():
+    summary = _summary(_records([3, 3], [1, 1], repeat=2), repeat=2)
+    assert summary.paired.label == "inconclusive"
+    assert "repetitions" in summary.paired.label_reason
+
+
+def test_an_incomplete_trial_makes_the_label_inconclusive():
+    records = _records([3, 3, 3], [1, 1, 1])
+    records[0] = _trial(SPECS[0], 1, "memory", 3, complete=False)
+    summary = _summary(records)
+    assert summary.paired.label == "inconclusive"
+    assert "complete" in summary.paired.label_reason
+
+
+def test_protocol_fixture_runs_are_never_evidence():
+    summary = _summary(_records([3, 3, 3], [0, 0, 0]), kind="protocol-fixture")
+    assert summary.paired.label == "not-evidence"
+
+
+def test_equal_detections_in_a_different_order_are_an_exact_tie():
+    # 1 + 3 + 3 and 3 + 3 + 1: the same mean; float sums in different orders must not differ.
+    summary = _summary(_records([1, 3, 3], [3, 3, 1]))
+    assert summary.paired.sign_test == {"positive": 0, "negative": 0, "ties": 6, "pValue": 1.0}
+    assert all(pair.difference == 0 for pair in summary.paired.specs)
+
+
+def test_rejected_trials_count_zero_in_the_arm_totals():
+    records = _records([3, 3, 3], [1, 1, 1])
+    summary = _summary(records)
+    assert summary.arms["memory"].detected == 6 * 9
+    assert summary.arms["memory"].defects == 6 * 9
+    assert summary.arms["memory"].defect_recall == 1.0
+    assert summary.arms["memory"].billing_usd is None
