@@ -11,8 +11,11 @@ from click.testing import CliRunner
 from ctx_helpers import ans, cmd, passing_trace
 
 import lorelab.cli.main
+import lorelab.evaluation.context._run
 import lorelab.evaluation.context._score
 from lorelab.cli.main import app
+from lorelab.evaluation.context import evaluate_fixtures, source_tree
+from lorelab.evaluation.context._receipt import git_dirty, git_revision
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "context"
 REPO = Path(__file__).resolve().parents[3]
@@ -105,6 +108,91 @@ def test_receipts_record_the_evaluator_revision_and_hashes_of_loaded_modules(
     assert evaluator["lorelabVersion"] == lorelab.__version__
     revision = evaluator["gitRevision"]
     assert revision is None or len(revision) == 40
+    # Dirtiness is known exactly when the revision is (a checkout): never a guess.
+    assert (evaluator["gitDirty"] is None) == (revision is None)
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.invalid",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        },
+    )
+
+
+def test_git_dirty_is_true_only_for_uncommitted_changes_to_tracked_files(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    assert git_dirty(repo) is None  # not a checkout: unknown
+    _git(repo, "init", "-q")
+    (repo / "module.py").write_text("x = 1\n")
+    _git(repo, "add", "module.py")
+    _git(repo, "commit", "-q", "-m", "one")
+    assert git_revision(repo) is not None
+    assert git_dirty(repo) is False
+    (repo / "untracked.py").write_text("y = 2\n")
+    assert git_dirty(repo) is False
+    (repo / "module.py").write_text("x = 2\n")
+    assert git_dirty(repo) is True
+    _git(repo, "add", "module.py")
+    assert git_dirty(repo) is True  # staged but not committed
+
+
+def test_the_markdown_receipt_says_whether_the_checkout_had_uncommitted_changes(
+    write_fixture, tmp_path
+):
+    out = tmp_path / "out"
+    run(write_fixture(passing_trace()), "--output", out)
+    dirty = receipt(out)["evaluator"]["gitDirty"]
+    expected = {None: "unknown", True: "yes", False: "no"}[dirty]
+    assert f"(uncommitted changes: {expected})" in (out / "context-receipt.md").read_text()
+
+
+def test_usage_totals_of_large_valid_usage_stay_exact_and_finite(write_fixture, tmp_path):
+    usage = {"inputTokens": 10**12, "outputTokens": 1, "costUSD": 1e9, "wallMs": 10**12}
+    first = write_fixture(passing_trace(), name="a.json", fixture_id="a", usage=usage)
+    second = write_fixture(passing_trace(), name="b.json", fixture_id="b", usage=usage)
+    out = tmp_path / "out"
+    assert run(first, second, "--output", out).exit_code == 0
+    totals = receipt(out)["summary"]["usageTotals"]
+    assert totals == {
+        "inputTokens": 2 * 10**12,
+        "outputTokens": 2,
+        "costUSD": 2e9,
+        "wallMs": 2 * 10**12,
+    }
+
+
+def test_two_fixtures_costing_1e308_are_refused_and_leave_no_output(write_fixture, tmp_path):
+    usage = {"inputTokens": 1, "outputTokens": 1, "costUSD": 1e308, "wallMs": 1}
+    first = write_fixture(passing_trace(), name="a.json", fixture_id="a", usage=usage)
+    second = write_fixture(passing_trace(), name="b.json", fixture_id="b", usage=usage)
+    out = tmp_path / "out"
+    result = run(first, second, "--output", out)
+    assert result.exit_code == 2
+    assert "a.json: usage.costUSD" in result.output
+    assert "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_a_receipt_that_cannot_be_rendered_leaves_no_output_directory(
+    write_fixture, tmp_path, monkeypatch
+):
+    def broken(_receipt: object) -> str:
+        raise ValueError("rendering failed")
+
+    monkeypatch.setattr(lorelab.evaluation.context._run, "render_markdown", broken)
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match="rendering failed"):
+        evaluate_fixtures([write_fixture(passing_trace())], output=out)
+    assert not out.exists()
 
 
 def test_receipts_hold_metrics_only_never_answer_text(write_fixture, tmp_path):
@@ -143,18 +231,22 @@ def test_output_inside_a_fixture_directory_or_the_source_tree_is_refused(write_f
     inside_fixtures = run(path, "--output", path.parent / "nested" / "out")
     assert inside_fixtures.exit_code == 2
     assert "inside the directory of fixture" in inside_fixtures.output
-    inside_repo = run(path, "--output", REPO / "build-receipts-never-created")
+    # The running code's source tree (a frozen copy, if the tests run against one).
+    never = source_tree() / "build-receipts-never-created"
+    inside_repo = run(path, "--output", never)
     assert inside_repo.exit_code == 2
     assert "inside the lorelab source tree" in inside_repo.output
-    assert not (REPO / "build-receipts-never-created").exists()
+    assert not never.exists()
 
 
 def test_output_through_a_symlink_into_the_source_tree_is_refused(write_fixture, tmp_path):
     link = tmp_path / "link"
-    link.symlink_to(REPO / "examples")
-    result = run(write_fixture(passing_trace()), "--output", link / "out")
+    link.symlink_to(source_tree())
+    name = "receipts-through-a-link-never-created"
+    result = run(write_fixture(passing_trace()), "--output", link / name)
     assert result.exit_code == 2
     assert "source tree" in result.output
+    assert not (source_tree() / name).exists()
 
 
 def test_an_existing_output_directory_is_refused(write_fixture, tmp_path):

@@ -7,7 +7,7 @@ import jsonschema
 import pytest
 from ctx_helpers import ans, bnd, cmd, fixture_dict, msg, passing_trace
 
-from lorelab.errors import InputFileError, JSONInputError, SchemaError
+from lorelab.errors import InputFileError, JSONInputError, PathError, SchemaError
 from lorelab.evaluation.context import fixture_json_schema, load_fixture, parse_fixture
 from lorelab.io import LIMITS
 
@@ -87,6 +87,10 @@ def test_expected_facts_need_evidence_and_distinct_ids():
         ({"labels": {"expected": "MAYBE"}}, "labels"),
         ({"surprise": 1}, "surprise"),
         ({"usage": {"inputTokens": -1}}, "inputTokens"),
+        ({"usage": {"costUSD": 1e308}}, "usage.costUSD: Input should be less than or equal to"),
+        ({"usage": {"inputTokens": 10**12 + 1}}, "usage.inputTokens"),
+        ({"usage": {"outputTokens": 10**15}}, "usage.outputTokens"),
+        ({"usage": {"wallMs": 10**13}}, "usage.wallMs"),
     ],
 )
 def test_invalid_top_level_fields_are_refused(change, message):
@@ -189,3 +193,19 @@ def test_every_example_loads_and_its_label_names_its_directory():
         loaded = load_fixture(example)
         expected = "PASS" if example.name.startswith("pass-") else "FAIL"
         assert loaded.fixture.labels.expected == expected, example.name
+
+
+def test_usage_at_its_maxima_is_accepted():
+    data = fixture_dict(
+        passing_trace(),
+        usage={"inputTokens": 10**12, "outputTokens": 10**12, "costUSD": 1e9, "wallMs": 10**12},
+    )
+    assert parse(data).usage.cost_usd == 1e9
+
+
+def test_a_fixture_path_that_is_not_utf8_is_a_path_error(tmp_path):
+    path = os.fsencode(tmp_path) + b"/f\xff.json"
+    with open(path, "w") as handle:
+        json.dump(fixture_dict(passing_trace()), handle)
+    with pytest.raises(PathError, match="not valid UTF-8"):
+        load_fixture(os.fsdecode(path))

@@ -1,6 +1,8 @@
-from ctx_helpers import GOOD_ANSWER, ans, bnd, cmd, msg, passing_trace, score
+import pytest
+from ctx_helpers import GOOD_ANSWER, ans, bnd, build, cmd, msg, passing_trace, score
 
-from lorelab.evaluation.context import normalise
+from lorelab.errors import UsageError
+from lorelab.evaluation.context import counting_window_start, normalise, score_trace
 
 ZERO = {
     "missingFacts": 0,
@@ -316,3 +318,35 @@ def test_wrong_facts_unsupported_claims_and_retries_are_counted_independently():
     assert score(trace).failures.as_dict() == only(
         wrongFacts=1, unsupportedClaims=1, forbiddenRetries=1
     )
+
+
+def _score_with_window(window_start):
+    fixture = build(passing_trace())
+    return score_trace(
+        expected_facts=fixture.expected_facts,
+        forbidden_commands=fixture.forbidden_commands,
+        required_boundaries=fixture.required_boundaries,
+        trace=fixture.trace,
+        complete=fixture.complete,
+        window_start=window_start,
+    )
+
+
+def test_the_counting_window_of_a_fixture_is_its_first_required_compaction_or_restart():
+    trace = [msg(0, "q", "user"), bnd(1, "compaction"), bnd(2, "restart"), ans(3)]
+    fixture = build(trace, required=["restart"], expected=[])
+    assert counting_window_start(fixture.trace, ["restart"]) == 2
+    assert counting_window_start(fixture.trace, ["compaction", "restart"]) == 1
+    assert counting_window_start(fixture.trace, ["child_handoff"]) is None
+
+
+def test_an_explicit_window_start_decides_which_retries_count():
+    # passing_trace: make test fails at 2 (history), the compaction at 3 opens the window.
+    assert _score_with_window(3).failures.forbidden_retries == 0
+    assert _score_with_window(None).verdict == "PASS"
+
+
+def test_a_window_start_that_is_no_compaction_or_restart_boundary_is_refused():
+    for bad in (2, 99):  # a command event; no event at all
+        with pytest.raises(UsageError, match="window start"):
+            _score_with_window(bad)

@@ -1,5 +1,8 @@
 import json
+import os
+import stat
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from lorelab.errors import PreflightError, UsageError
 from lorelab.evaluation.context import (
     FIXTURE_CONTEXT_AGENT,
     MessageEvent,
+    evaluate_fixtures,
     load_fixture,
     run_trials,
     summarise_evidence,
@@ -167,10 +171,11 @@ def test_a_restart_trial_reads_its_checkpoint_back_from_the_store(write_fixture,
         agent=FIXTURE_CONTEXT_AGENT,
         output=tmp_path / "o",
         boundaries=["restart"],
+        checkpoint_home=tmp_path / "home",
     )
     trial = result.receipt.records[0].trial
     assert trial is not None
-    stored = CheckpointStore(tmp_path / "o").get(trial.checkpoint_id)
+    stored = CheckpointStore(tmp_path / "home").get(trial.checkpoint_id)
     assert stored is not None
     assert stored.boundary == "restart"
     assert sha256_bytes(canonical_bytes(stored)) == trial.checkpoint_sha256
@@ -372,3 +377,122 @@ def test_the_summary_keeps_the_newest_evidence_within_its_budget():
     assert "[99] tool message:" in summary
     assert "[0] tool message:" not in summary
     assert "[4] tool message: POSTGRES_PORT=55432" in summarise_evidence(fixture.trace)
+
+
+def unrequired_compaction_trace() -> list[dict]:
+    """Requires only the restart: `make test` after the unrequired compaction is history."""
+    return [
+        msg(0, "What port does the database use?", "user"),
+        msg(1, "db.conf: port = 5432"),
+        bnd(2, "compaction"),
+        cmd(3, "make test", 2),
+        bnd(4, "restart"),
+        ans(5, [("port", "5432", [1])]),
+    ]
+
+
+def test_a_trial_opens_the_window_where_its_fixture_does_not_at_an_unrequired_boundary(
+    write_fixture, tmp_path
+):
+    path = write_fixture(unrequired_compaction_trace(), required=["restart"])
+    alone = evaluate_fixtures([path], output=tmp_path / "fixture-mode")
+    assert alone.receipt.records[0].verdict == "PASS"
+    result = run_trials([path], agent=FIXTURE_CONTEXT_AGENT, output=tmp_path / "o")
+    for record in result.receipt.records:
+        assert record.failures.forbidden_retries == 0, record.record_id
+        assert record.verdict == "PASS", (record.record_id, record.failures)
+    # A worker that does rerun the failed command is still caught after the managed boundary.
+    retried = run_trials(
+        [path], agent=agent("--retry-failed"), output=tmp_path / "r", boundaries=["compaction"]
+    )
+    assert retried.receipt.records[0].failures.forbidden_retries == 1
+
+
+def test_without_a_required_compaction_or_restart_the_window_opens_at_the_managed_boundary(
+    write_fixture, tmp_path
+):
+    trace = [
+        msg(0, "What port does the database use?", "user"),
+        msg(1, "db.conf: port = 5432"),
+        cmd(2, "make test", 2),
+        ans(3, [("port", "5432", [1])]),
+    ]
+    path = write_fixture(trace, required=[])
+    clean = run_trials([path], agent=FIXTURE_CONTEXT_AGENT, output=tmp_path / "o")
+    assert [r.failures.forbidden_retries for r in clean.receipt.records] == [0, 0]
+    retried = run_trials([path], agent=agent("--retry-failed"), output=tmp_path / "r")
+    assert [r.failures.forbidden_retries for r in retried.receipt.records] == [1, 1]
+
+
+def test_trial_receipts_are_private_metrics_without_checkpoint_text(
+    write_fixture, tmp_path, monkeypatch
+):
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    canaries = ["CANARY-MESSAGE-TEXT-81", "CANARY-TOOL-OUTPUT-82", "CANARY-COMMAND-83"]
+    trace = [
+        msg(0, f"What port does the database use? {canaries[0]}", "user"),
+        msg(1, f"db.conf: port = 5432 {canaries[1]}"),
+        cmd(2, f"make test {canaries[2]}", 2),
+        bnd(3, "compaction"),
+        ans(4, [("port", "5432", [1])]),
+    ]
+    path = write_fixture(trace)
+    previous = os.umask(0o022)
+    try:
+        result = run_trials([path], agent=FIXTURE_CONTEXT_AGENT, output=tmp_path / "a" / "o")
+    finally:
+        os.umask(previous)
+    out = tmp_path / "a" / "o"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "context-receipt.json",
+        "context-receipt.md",
+        "trials",
+    ]
+    for found in [out, *out.rglob("*")]:
+        mode = stat.S_IMODE(os.lstat(found).st_mode)
+        assert mode == (0o700 if found.is_dir() else 0o600), (found, oct(mode))
+        if found.is_file():
+            text = found.read_text()
+            for canary in canaries:
+                assert canary not in text, (found, canary)
+    # The receipts still bind each trial's checkpoint by id and digest.
+    for record in result.receipt.records:
+        assert record.trial is not None
+        assert record.trial.checkpoint_id.startswith("ckpt-")
+        assert len(record.trial.checkpoint_sha256) == 64
+    # The private temporary checkpoint home (and every trial directory) is gone after the run.
+    assert list(temporary.iterdir()) == []
+
+
+def test_a_checkpoint_home_inside_the_output_is_refused(write_fixture, tmp_path):
+    with pytest.raises(UsageError, match="inside the output directory"):
+        run_trials(
+            [write_source(write_fixture)],
+            agent=FIXTURE_CONTEXT_AGENT,
+            output=tmp_path / "o",
+            checkpoint_home=tmp_path / "o" / "home",
+        )
+    assert not (tmp_path / "o").exists()
+
+
+def test_reported_usage_beyond_the_maxima_stays_unknown_and_is_named(write_fixture, tmp_path):
+    # Two turns each report 1e308 USD (the sum overflows) and 10^13 input tokens.
+    result = run_trials(
+        [write_source(write_fixture)],
+        agent=agent("--retry-failed", "--usage", "10000000000000,20,1e308"),
+        output=tmp_path / "o",
+        boundaries=["compaction"],
+    )
+    record = result.receipt.records[0]
+    assert record.trial is not None
+    assert record.trial.turns_used == 2
+    assert record.usage.cost_usd is None
+    assert record.usage.input_tokens is None
+    assert record.usage.output_tokens == 40
+    assert record.trial.usage_out_of_range == ["costUSD", "inputTokens"]
+    assert [call.usage.cost_usd for call in record.trial.calls] == [1e308, 1e308]
+    written = json.loads((tmp_path / "o" / "context-receipt.json").read_text())
+    assert written["summary"]["usageTotals"]["costUSD"] is None
+    assert written["records"][0]["trial"]["usageOutOfRange"] == ["costUSD", "inputTokens"]

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 
 from lorelab.errors import SchemaError
-from lorelab.evaluation.context._fixture import Usage
+from lorelab.evaluation.context._fixture import Usage, utf8_path
 from lorelab.evaluation.context._receipt import (
     Comparison,
     ContextReceipt,
@@ -20,6 +20,7 @@ from lorelab.evaluation.context._receipt import (
     Mode,
     RecordDelta,
     RecordResult,
+    UsageTotals,
     sum_usage,
     summarise,
 )
@@ -75,7 +76,7 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
     receipt, one without source provenance, and one whose PASS/FAIL fields contradict its own
     failure counts, labels or summary.
     """
-    name = os.fspath(path)
+    name = utf8_path(path, "baseline")
     data = read_bounded(name, "fixture")
     receipt = validate_model(ContextReceipt, loads_strict(data, name), f"baseline {name}")
     problems = _contradictions(receipt)
@@ -126,10 +127,11 @@ def _reasons(mode: Mode, records: list[RecordResult], baseline: ContextReceipt) 
     return reasons
 
 
-def _cost(now: Usage, then: Usage) -> CostDeltas:
+def _cost(now: Usage | UsageTotals, then: Usage | UsageTotals) -> CostDeltas:
     def delta(a: int | None, b: int | None) -> int | None:
         return None if a is None or b is None else a - b
 
+    # Both sides are finite and non-negative, so their difference is finite.
     cost = (
         None
         if now.cost_usd is None or then.cost_usd is None

@@ -7,6 +7,7 @@ fixture, child traces included.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from lorelab.context import Author, BoundaryKind
-from lorelab.errors import SchemaError
+from lorelab.errors import PathError, SchemaError
 from lorelab.io import loads_strict, read_bounded, sha256_bytes
 
 Verdict = Literal["PASS", "FAIL"]
@@ -152,15 +153,53 @@ class Provenance(_Model):
     synthetic: bool = Field(description="Whether the trace was made up rather than recorded.")
 
 
-class Usage(_Model):
-    """Resource use as recorded; null means unknown, never zero."""
+MAX_TOKENS: Final = 10**12
+"""Largest token count one record may carry (a trillion tokens)."""
+MAX_COST_USD: Final = 1e9
+"""Largest cost in US dollars one record may carry (a billion dollars)."""
+MAX_WALL_MS: Final = 10**12
+"""Largest wall time in milliseconds one record may carry (about 31 years)."""
 
-    input_tokens: NonNegativeInt | None = Field(default=None, description="Input tokens.")
-    output_tokens: NonNegativeInt | None = Field(default=None, description="Output tokens.")
-    cost_usd: NonNegativeFloat | None = Field(
-        default=None, alias="costUSD", description="Cost in US dollars."
+
+class Usage(_Model):
+    """Resource use as recorded; null means unknown, never zero.
+
+    Every field is bounded by a finite, generous maximum, so sums over any realistic number of
+    records stay finite (a cost of 1e308 is not a recorded cost, and two of them overflow).
+    """
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+    input_tokens: NonNegativeInt | None = Field(
+        default=None, le=MAX_TOKENS, description="Input tokens (at most 10^12)."
     )
-    wall_ms: NonNegativeInt | None = Field(default=None, description="Wall time in ms.")
+    output_tokens: NonNegativeInt | None = Field(
+        default=None, le=MAX_TOKENS, description="Output tokens (at most 10^12)."
+    )
+    cost_usd: NonNegativeFloat | None = Field(
+        default=None,
+        alias="costUSD",
+        le=MAX_COST_USD,
+        description="Cost in US dollars (finite, at most 10^9).",
+    )
+    wall_ms: NonNegativeInt | None = Field(
+        default=None, le=MAX_WALL_MS, description="Wall time in ms (at most 10^12)."
+    )
+
+
+def usage_out_of_bounds(usage: dict[str, int | float | None]) -> list[str]:
+    """The camelCase names of the fields of ``usage`` that exceed a :class:`Usage` maximum."""
+    limits: dict[str, float] = {
+        "inputTokens": MAX_TOKENS,
+        "outputTokens": MAX_TOKENS,
+        "costUSD": MAX_COST_USD,
+        "wallMs": MAX_WALL_MS,
+    }
+    return [
+        name
+        for name, value in usage.items()
+        if value is not None and not (math.isfinite(value) and value <= limits[name])
+    ]
 
 
 def iter_events(trace: list[Any], depth: int = 0) -> Iterator[tuple[Any, int]]:
@@ -287,8 +326,26 @@ def parse_fixture(data: bytes, source: str) -> ContextFixture:
         raise SchemaError(_describe(source, raw, exc)) from None
 
 
+def utf8_path(path: str | os.PathLike[str], what: str) -> str:
+    """``path`` as text, refused with :class:`PathError` when it is not valid UTF-8.
+
+    Receipts are UTF-8 JSON that record paths as given; a file name with undecodable bytes
+    (which Python carries as lone surrogates) could not be written into them.
+    """
+    name = os.fspath(path)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = name.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+        raise PathError(
+            f"{what} {shown}: the path is not valid UTF-8, and receipts record paths as UTF-8 "
+            "text; rename it"
+        ) from None
+    return name
+
+
 def load_fixture(path: str | os.PathLike[str]) -> LoadedFixture:
     """Read a fixture through the bounded reader (one descriptor, 32 MiB) and validate it."""
-    name = os.fspath(path)
+    name = utf8_path(path, "fixture")
     data = read_bounded(name, "fixture")
     return LoadedFixture(path=name, digest=sha256_bytes(data), fixture=parse_fixture(data, name))

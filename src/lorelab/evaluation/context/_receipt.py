@@ -6,14 +6,16 @@ Receipts hold metrics, digests and identities only: never answer text.
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt
 from pydantic.alias_generators import to_camel
 
 import lorelab
@@ -109,6 +111,11 @@ class TrialInfo(_Model):
     max_turns: int = Field(description="The turn cap.")
     turn_cap_reached: bool = Field(description="Whether the cap ended the trial without answer.")
     failure: str | None = Field(description="Why the trial stopped early, or null.")
+    usage_out_of_range: list[str] = Field(
+        default_factory=list,
+        description="Usage fields (camelCase) whose reported values exceed the usage maxima; "
+        "the trial's usage leaves them null (the calls keep what was reported).",
+    )
     calls: list[CallMetrics] = Field(description="One entry per worker call.")
     record_digest: str = Field(description="SHA-256 of the canonical JSON of the scored record.")
 
@@ -135,6 +142,21 @@ class RecordResult(_Model):
     trial: TrialInfo | None = Field(default=None, description="Trial details; null for fixtures.")
 
 
+class UsageTotals(_Model):
+    """Usage summed over records: a field unknown in any record is unknown (null) in the sum.
+
+    No per-record maximum applies to a total, but every record's usage is bounded, so a total
+    is always finite.
+    """
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+    input_tokens: NonNegativeInt | None = Field(description="Input tokens.")
+    output_tokens: NonNegativeInt | None = Field(description="Output tokens.")
+    cost_usd: NonNegativeFloat | None = Field(alias="costUSD", description="Cost in USD.")
+    wall_ms: NonNegativeInt | None = Field(description="Wall time in ms.")
+
+
 class Summary(_Model):
     """Totals over every record."""
 
@@ -143,7 +165,7 @@ class Summary(_Model):
     failures: int = Field(description="Records with verdict FAIL.")
     label_disagreements: int = Field(description="Records whose verdict differs from the label.")
     failure_totals: FailureCounts = Field(description="Each failure class summed.")
-    usage_totals: Usage = Field(description="Usage summed; null if any record's is unknown.")
+    usage_totals: UsageTotals = Field(description="Usage summed; null if any record's is unknown.")
 
 
 class EvaluatorIdentity(_Model):
@@ -151,6 +173,11 @@ class EvaluatorIdentity(_Model):
 
     lorelab_version: str = Field(description="The installed lorelab version.")
     git_revision: str | None = Field(description="Git revision of the source tree, if a checkout.")
+    git_dirty: bool | None = Field(
+        default=None,
+        description="Whether tracked files of the checkout differ from gitRevision (staged or "
+        "not); null when unknown.",
+    )
     entry_point: str = Field(description="The CLI entry point module.")
     module_hashes: dict[str, str] = Field(
         description="SHA-256 of every lorelab module loaded, the entry point included."
@@ -159,6 +186,8 @@ class EvaluatorIdentity(_Model):
 
 class CostDeltas(_Model):
     """Current minus baseline; null when either side is unknown."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
     input_tokens: int | None = Field(description="Input tokens.")
     output_tokens: int | None = Field(description="Output tokens.")
@@ -225,19 +254,28 @@ class ContextReceipt(_Model):
     exit_code: int = Field(description="The exit code the run ended with.")
 
 
-def sum_usage(usages: list[Usage]) -> Usage:
+def int_total(values: Sequence[int | None]) -> int | None:
+    """The exact sum, or ``None`` when any value is unknown."""
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def cost_total(values: Sequence[float | None]) -> float | None:
+    """The correctly rounded sum of finite costs (to 10 decimals), or ``None`` if any is unknown.
+
+    Callers pass bounded costs (at most :data:`MAX_COST_USD` each), so the sum is finite.
+    """
+    if any(v is None for v in values):
+        return None
+    return round(math.fsum(v for v in values if v is not None), 10)
+
+
+def sum_usage(usages: Sequence[Usage]) -> UsageTotals:
     """Sum usage field by field; a field unknown in any record is unknown in the sum."""
-
-    def total(values: list[int | None]) -> int | None:
-        return None if any(v is None for v in values) else sum(v for v in values if v is not None)
-
-    costs = [u.cost_usd for u in usages]
-    cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-    return Usage(
-        input_tokens=total([u.input_tokens for u in usages]),
-        output_tokens=total([u.output_tokens for u in usages]),
-        costUSD=round(cost, 10) if cost is not None else None,
-        wall_ms=total([u.wall_ms for u in usages]),
+    return UsageTotals(
+        input_tokens=int_total([u.input_tokens for u in usages]),
+        output_tokens=int_total([u.output_tokens for u in usages]),
+        costUSD=cost_total([u.cost_usd for u in usages]),
+        wall_ms=int_total([u.wall_ms for u in usages]),
     )
 
 
@@ -267,23 +305,45 @@ def source_tree() -> Path:
     return package
 
 
-def git_revision(tree: Path) -> str | None:
-    """The commit checked out in ``tree`` when it is a git checkout; ``None`` otherwise."""
-    if not (tree / ".git").exists():
-        return None
+def _git(tree: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
     try:
-        result = subprocess.run(
-            ["git", "-C", str(tree), "rev-parse", "--verify", "HEAD"],
+        return subprocess.run(
+            ["git", "-C", str(tree), *args],
             capture_output=True,
             text=True,
+            errors="replace",
             timeout=10,
             check=False,
+            # Read-only: never take the index lock another git process may hold.
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
         )
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def git_revision(tree: Path) -> str | None:
+    """The commit checked out in ``tree`` when it is a git checkout; ``None`` otherwise."""
+    if not (tree / ".git").exists():
+        return None
+    result = _git(tree, "rev-parse", "--verify", "HEAD")
+    if result is None:
+        return None
     revision = result.stdout.strip()
     return revision if result.returncode == 0 and revision else None
+
+
+def git_dirty(tree: Path) -> bool | None:
+    """Whether tracked files of the checkout ``tree`` differ from HEAD (staged or not).
+
+    Untracked files do not count (as in ``git describe --dirty``): the module hashes already
+    bind every module that was loaded. ``None`` when ``tree`` is no checkout or git fails.
+    """
+    if not (tree / ".git").exists():
+        return None
+    result = _git(tree, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules")
+    if result is None or result.returncode != 0:
+        return None
+    return bool(result.stdout.strip())
 
 
 def _entry_point_module() -> str:
@@ -309,9 +369,12 @@ def evaluator_identity() -> EvaluatorIdentity:
         spec = importlib.util.find_spec(entry)
         if spec is not None and spec.origin:
             files[entry] = spec.origin
+    tree = source_tree()
+    revision = git_revision(tree)
     return EvaluatorIdentity(
         lorelab_version=lorelab.__version__,
-        git_revision=git_revision(source_tree()),
+        git_revision=revision,
+        git_dirty=git_dirty(tree) if revision is not None else None,
         entry_point=entry,
         module_hashes={
             name: sha256_file(files[name], cap=SCRIPT_HASH_CAP) for name in sorted(files)
@@ -336,7 +399,8 @@ def render_markdown(receipt: ContextReceipt) -> str:
         f"- run: {receipt.run_id}",
         f"- finished: {receipt.created_at.isoformat()}",
         f"- lorelab {receipt.evaluator.lorelab_version}, git revision "
-        f"{_cell(receipt.evaluator.git_revision)}, {len(receipt.evaluator.module_hashes)} "
+        f"{_cell(receipt.evaluator.git_revision)} (uncommitted changes: "
+        f"{_cell(receipt.evaluator.git_dirty)}), {len(receipt.evaluator.module_hashes)} "
         "evaluator modules hashed",
         f"- records: {s.records}; PASS {s.passes}; FAIL {s.failures}; "
         f"label disagreements {s.label_disagreements}",

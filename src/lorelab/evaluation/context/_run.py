@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lorelab.errors import UsageError
 from lorelab.evaluation.context._compare import Baseline, compare, load_baseline
-from lorelab.evaluation.context._fixture import LoadedFixture, load_fixture
+from lorelab.evaluation.context._fixture import LoadedFixture, load_fixture, utf8_path
 from lorelab.evaluation.context._receipt import (
     BYTE_ACCOUNTING,
     RECEIPT_JSON,
@@ -27,7 +27,7 @@ from lorelab.evaluation.context._receipt import (
     summarise,
 )
 from lorelab.evaluation.context._score import SCORER_VERSION, score_fixture
-from lorelab.io import ReceiptDir, create_output_dir
+from lorelab.io import ReceiptDir, create_output_dir, pretty_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,7 @@ def check_output_location(output: str | os.PathLike[str], fixtures: Sequence[str
 
     Paths are compared after resolving symlinks, so a link into the source tree is caught too.
     """
+    utf8_path(output, "--output")
     target = Path(os.path.realpath(output))
     roots = [("the lorelab source tree", Path(os.path.realpath(source_tree())))]
     roots += [
@@ -117,15 +118,19 @@ def exit_code_for(records: Sequence[RecordResult], comparison: Comparison | None
     return 1 if failed or refused else 0
 
 
-def finish(
-    out: ReceiptDir,
-    *,
-    run_id: str,
-    mode: Mode,
-    records: list[RecordResult],
-    baseline: Baseline | None,
-) -> EvaluationResult:
-    """Compare with the baseline if any, then write the JSON and Markdown receipts."""
+@dataclass(frozen=True, slots=True)
+class _Rendered:
+    """A receipt and the exact bytes of its two files, produced before anything is written."""
+
+    receipt: ContextReceipt
+    json_bytes: bytes
+    markdown_bytes: bytes
+    exit_code: int
+
+
+def _render(
+    *, run_id: str, mode: Mode, records: list[RecordResult], baseline: Baseline | None
+) -> _Rendered:
     comparison = compare(mode, records, baseline) if baseline is not None else None
     code = exit_code_for(records, comparison)
     receipt = ContextReceipt(
@@ -139,9 +144,30 @@ def finish(
         byte_accounting=dict(BYTE_ACCOUNTING) if mode == "trial" else None,
         exit_code=code,
     )
-    out.write_json(RECEIPT_JSON, receipt)
-    out.write_text(RECEIPT_MARKDOWN, render_markdown(receipt))
-    return EvaluationResult(receipt=receipt, output=out.path, exit_code=code)
+    return _Rendered(
+        receipt=receipt,
+        json_bytes=pretty_json(receipt).encode("utf-8"),
+        markdown_bytes=render_markdown(receipt).encode("utf-8"),
+        exit_code=code,
+    )
+
+
+def _write(out: ReceiptDir, rendered: _Rendered) -> EvaluationResult:
+    out.write_bytes(RECEIPT_JSON, rendered.json_bytes)
+    out.write_bytes(RECEIPT_MARKDOWN, rendered.markdown_bytes)
+    return EvaluationResult(receipt=rendered.receipt, output=out.path, exit_code=rendered.exit_code)
+
+
+def finish(
+    out: ReceiptDir,
+    *,
+    run_id: str,
+    mode: Mode,
+    records: list[RecordResult],
+    baseline: Baseline | None,
+) -> EvaluationResult:
+    """Compare with the baseline if any, then write the JSON and Markdown receipts."""
+    return _write(out, _render(run_id=run_id, mode=mode, records=records, baseline=baseline))
 
 
 def evaluate_fixtures(
@@ -152,12 +178,12 @@ def evaluate_fixtures(
 ) -> EvaluationResult:
     """Score fixture files (no provider calls) and write receipts to a fresh ``output``.
 
-    Every input is read and checked before the output directory is created, so bad input
-    (exit 2) leaves nothing behind.
+    Every input is read and checked, and both receipts are rendered, before the output
+    directory is created: bad input (exit 2) leaves nothing behind, not even an empty directory.
     """
     loaded = load_fixtures(fixtures)
     checked = load_baseline(baseline) if baseline is not None else None
     check_output_location(output, [item.path for item in loaded])
-    out = create_output_dir(output)
     records = [fixture_record(item) for item in loaded]
-    return finish(out, run_id=new_run_id(), mode="fixture", records=records, baseline=checked)
+    rendered = _render(run_id=new_run_id(), mode="fixture", records=records, baseline=checked)
+    return _write(create_output_dir(output), rendered)

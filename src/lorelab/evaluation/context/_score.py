@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 from pydantic.alias_generators import to_camel
 
 from lorelab.context import BoundaryKind
+from lorelab.errors import UsageError
 from lorelab.evaluation.context._fixture import (
     AnswerEvent,
     BoundaryEvent,
@@ -35,8 +36,12 @@ from lorelab.evaluation.context._fixture import (
     iter_events,
 )
 
-SCORER_VERSION: Final = "lorelab.context-scorer/1"
-"""Names the scoring rules; receipts scored under different rules are never compared."""
+SCORER_VERSION: Final = "lorelab.context-scorer/2"
+"""Names the scoring rules; receipts scored under different rules are never compared.
+
+Version 2: a trial's forbidden-retry window opens where the fixture's own window does (else at
+the managed boundary), never at a source boundary the fixture did not require.
+"""
 
 FAILURE_CLASSES: Final = (
     "missingFacts",
@@ -111,6 +116,21 @@ def _matched_in_order(required: Sequence[str], observed: Sequence[str]) -> int:
     return previous[-1]
 
 
+def counting_window_start(
+    trace: Sequence[Any], required_boundaries: Sequence[BoundaryKind]
+) -> int | None:
+    """The index of the event that opens the forbidden-retry window, or ``None`` if none does.
+
+    It is the first top-level ``compaction`` or ``restart`` boundary event whose kind is
+    required; boundaries that are not required never open the window.
+    """
+    required = set(required_boundaries) & _WINDOW_KINDS
+    for event in trace:
+        if isinstance(event, BoundaryEvent) and event.boundary in required:
+            return event.index
+    return None
+
+
 def score_trace(
     *,
     expected_facts: Sequence[ExpectedFact],
@@ -118,8 +138,15 @@ def score_trace(
     required_boundaries: Sequence[BoundaryKind],
     trace: Sequence[Any],
     complete: bool,
+    window_start: int | None,
 ) -> Score:
-    """Score one trace; every failure class is counted on its own."""
+    """Score one trace; every failure class is counted on its own.
+
+    ``window_start`` is the index of the top-level compaction or restart boundary event that
+    opens the forbidden-retry window (``None``: no window). A fixture's own window is
+    :func:`counting_window_start`; a trial passes the fixture's, so its managed boundary never
+    moves the window of the source trace.
+    """
     flat = list(iter_events(list(trace)))
     position = {event.index: pos for pos, (event, _) in enumerate(flat)}
     required = list(required_boundaries)
@@ -128,18 +155,22 @@ def score_trace(
 
     missing_boundaries = len(required) - _matched_in_order(required, observed)
 
-    window_start: int | None = None
-    for event in top_boundaries:
-        if event.boundary in _WINDOW_KINDS and event.boundary in required:
-            window_start = position[event.index]
-            break
+    window_pos: int | None = None
+    if window_start is not None:
+        opener = next((event for event in top_boundaries if event.index == window_start), None)
+        if opener is None or opener.boundary not in _WINDOW_KINDS:
+            raise UsageError(
+                f"window start {window_start} is not a top-level compaction or restart boundary "
+                "event of the trace"
+            )
+        window_pos = position[window_start]
     children_count = "child_handoff" in required
     forbidden = set(forbidden_commands)
     retries = 0
     for pos, (event, depth) in enumerate(flat):
         if not isinstance(event, CommandEvent) or event.command not in forbidden:
             continue
-        in_window = window_start is not None and pos > window_start
+        in_window = window_pos is not None and pos > window_pos
         if in_window or (children_count and depth > 0):
             retries += 1
 
@@ -211,4 +242,5 @@ def score_fixture(fixture: ContextFixture) -> Score:
         required_boundaries=fixture.required_boundaries,
         trace=fixture.trace,
         complete=fixture.complete,
+        window_start=counting_window_start(fixture.trace, fixture.required_boundaries),
     )

@@ -45,6 +45,8 @@ from lorelab.evaluation.context._fixture import (
     Usage,
     check_trace,
     iter_events,
+    usage_out_of_bounds,
+    utf8_path,
 )
 from lorelab.evaluation.context._receipt import (
     CallMetrics,
@@ -53,6 +55,8 @@ from lorelab.evaluation.context._receipt import (
     RecordResult,
     SourceOwner,
     TrialInfo,
+    cost_total,
+    int_total,
 )
 from lorelab.evaluation.context._run import (
     EvaluationResult,
@@ -61,7 +65,11 @@ from lorelab.evaluation.context._run import (
     load_fixtures,
     new_run_id,
 )
-from lorelab.evaluation.context._score import SCORER_VERSION, score_trace
+from lorelab.evaluation.context._score import (
+    SCORER_VERSION,
+    counting_window_start,
+    score_trace,
+)
 from lorelab.io import canonical_bytes, create_output_dir, sha256_bytes
 from lorelab.workers.agents import resolve_agent
 from lorelab.workers.identity import WorkerIdentity, bind_identity
@@ -210,26 +218,34 @@ def _metrics(turn: int, receipt: RoleReceipt) -> CallMetrics:
     )
 
 
-def _trial_usage(calls: Sequence[CallMetrics]) -> Usage:
-    """Reported usage summed over calls; a field any call did not report stays unknown."""
+def _trial_usage(calls: Sequence[CallMetrics]) -> tuple[Usage, list[str]]:
+    """Reported usage summed over calls, and the fields left unknown for being out of range.
 
-    def total(values: list[int | None]) -> int | None:
-        if not values or any(v is None for v in values):
-            return None
-        return sum(v for v in values if v is not None)
-
+    A field any call did not report stays unknown. A field whose reported values (or their
+    total) exceed the :class:`Usage` maxima is not a usable report: it stays unknown too, and
+    is named in the second element so the receipt says why (the calls keep what was reported).
+    """
+    if not calls:
+        return Usage(), []
     costs = [c.usage.cost_usd for c in calls]
-    cost = (
-        None
-        if not costs or any(c is None for c in costs)
-        else sum(c for c in costs if c is not None)
-    )
-    return Usage(
-        input_tokens=total([c.usage.input_tokens for c in calls]),
-        output_tokens=total([c.usage.output_tokens for c in calls]),
-        costUSD=round(cost, 10) if cost is not None else None,
-        wall_ms=total([c.duration_ms for c in calls]),
-    )
+    cost: float | None = None
+    out_of_range: list[str] = []
+    if all(c is not None for c in costs):
+        if usage_out_of_bounds({"costUSD": max(c for c in costs if c is not None)}):
+            # Never sum such values: two reports of 1e308 overflow to infinity.
+            out_of_range.append("costUSD")
+        else:
+            cost = cost_total(costs)
+    totals: dict[str, int | float | None] = {
+        "inputTokens": int_total([c.usage.input_tokens for c in calls]),
+        "outputTokens": int_total([c.usage.output_tokens for c in calls]),
+        "costUSD": cost,
+        "wallMs": int_total([c.duration_ms for c in calls]),
+    }
+    out_of_range += usage_out_of_bounds(totals)
+    for name in out_of_range:
+        totals[name] = None
+    return Usage.model_validate(totals), sorted(set(out_of_range))
 
 
 def _payload(
@@ -412,12 +428,16 @@ def _record(
     required = [*fixture.required_boundaries, run.boundary]
     # A trial the worker broke off is a truncated record; the turn cap is not (no answer is).
     complete = fixture.complete and run.failure is None
+    # The window opens where the fixture's own does: requiring the managed boundary must not
+    # turn a source boundary the fixture did not require into a window opener.
+    source_window = counting_window_start(fixture.trace, fixture.required_boundaries)
     score = score_trace(
         expected_facts=fixture.expected_facts,
         forbidden_commands=fixture.forbidden_commands,
         required_boundaries=required,
         trace=run.trace,
         complete=complete,
+        window_start=source_window if source_window is not None else boundary_index,
     )
     record = {
         "id": trial_id,
@@ -426,6 +446,7 @@ def _record(
         "trace": [event.model_dump(mode="json", by_alias=True) for event in run.trace],
     }
     models = set(run.claimed_models)
+    usage, usage_out_of_range = _trial_usage(run.calls)
     return RecordResult(
         record_id=trial_id,
         fixture_id=fixture.id,
@@ -443,7 +464,7 @@ def _record(
             model=models.pop() if len(models) == 1 else None,
             synthetic=True,
         ),
-        usage=_trial_usage(run.calls),
+        usage=usage,
         synthetic=True,
         qualification=Qualification(
             mode="trial",
@@ -467,6 +488,7 @@ def _record(
             max_turns=max_turns,
             turn_cap_reached=not run.answered and run.failure is None,
             failure=run.failure,
+            usage_out_of_range=usage_out_of_range,
             calls=run.calls,
             record_digest=sha256_bytes(canonical_bytes(record)),
         ),
@@ -495,6 +517,7 @@ def run_trials(
     max_output_bytes: int = 65_536,
     cwd: str | os.PathLike[str] | None = None,
     payload_log: list[dict[str, Any]] | None = None,
+    checkpoint_home: str | os.PathLike[str] | None = None,
 ) -> EvaluationResult:
     """Run managed compaction/restart trials from each fixture and write receipts.
 
@@ -503,19 +526,45 @@ def run_trials(
     2, an unbindable worker 3). Each trial's record is written to ``trials/`` the moment it is
     scored; the run's receipt follows. Without ``cwd`` every trial gets a fresh empty working
     directory, removed after the run. ``payload_log``, when given, receives every payload sent.
+
+    Checkpoints hold trace text (messages, tool output), so they never go into the receipts,
+    which hold metrics only (each trial records its checkpoint's id and SHA-256). They are
+    written to a private temporary home removed after the run, or to ``checkpoint_home`` (a
+    memory home the caller keeps; it must lie outside ``output``).
     """
     if not 1 <= max_turns <= MAX_TURNS_LIMIT:
         raise UsageError(f"--max-turns {max_turns} must be between 1 and {MAX_TURNS_LIMIT}")
     check_bounds(timeout_ms, max_output_bytes)
     kinds = _managed(boundaries)
+    try:
+        agent.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError("--agent: not valid UTF-8 (the receipts record the worker argv)") from None
+    if cwd is not None:
+        utf8_path(cwd, "--cwd")
+    if checkpoint_home is not None:
+        utf8_path(checkpoint_home, "checkpoint home")
     argv = resolve_context_agent(agent)
     fixture_agent = FIXTURE_CONTEXT_MODULE in argv
     loaded = load_fixtures(fixtures)
     checked = load_baseline(baseline) if baseline is not None else None
     check_output_location(output, [item.path for item in loaded])
+    home: Path | None = None
+    if checkpoint_home is not None:
+        home = Path(os.path.realpath(checkpoint_home))
+        if home.is_relative_to(os.path.realpath(output)):
+            raise UsageError(
+                f"checkpoint home {os.fspath(checkpoint_home)}: inside the output directory, "
+                "whose receipts hold metrics only"
+            )
     plan = [(item, kind) for item in loaded for kind in kinds]
-    scratch = Path(tempfile.mkdtemp(prefix="lorelab-context-trials-")) if cwd is None else None
+    scratch: Path | None = None
+    private_home: Path | None = None
     try:
+        if cwd is None:
+            scratch = Path(tempfile.mkdtemp(prefix="lorelab-context-trials-"))
+        if home is None:
+            private_home = home = Path(tempfile.mkdtemp(prefix="lorelab-context-checkpoints-"))
         identities: list[WorkerIdentity] = []
         for number in range(len(plan)):
             if scratch is not None:
@@ -526,7 +575,7 @@ def run_trials(
             identities.append(bind_identity(argv, cwd=trial_cwd, operator_identity=None))
         out = create_output_dir(output)
         trials_dir = out.subdir("trials")
-        store = CheckpointStore(out.path)
+        store = CheckpointStore(home)
         run_id = new_run_id()
         records: list[RecordResult] = []
         for (item, kind), identity in zip(plan, identities, strict=True):
@@ -546,6 +595,7 @@ def run_trials(
             trials_dir.write_json(f"{len(records) + 1:04d}-{kind}.json", record)
             records.append(record)
     finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+        for temporary in (scratch, private_home):
+            if temporary is not None:
+                shutil.rmtree(temporary, ignore_errors=True)
     return finish(out, run_id=run_id, mode="trial", records=records, baseline=checked)
