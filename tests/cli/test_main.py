@@ -88,3 +88,18 @@ def test_installed_program_runs_as_a_subprocess():
 def test_unknown_command_is_a_usage_error_exit_2():
     result = CliRunner().invoke(app, ["no-such-command"])
     assert result.exit_code == 2
+
+
+def test_an_unexpected_exception_in_the_program_exits_70_with_its_traceback(monkeypatch, capsys):
+    from lorelab.cli import main as main_module
+
+    def broken(**_kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(main_module, "app", broken)
+    with pytest.raises(SystemExit) as exited:
+        main_module.main()
+    assert exited.value.code == 70
+    err = capsys.readouterr().err
+    assert "Traceback" in err
+    assert "RuntimeError: a bug" in err

@@ -4,7 +4,7 @@ import stat
 
 import pytest
 
-from lorelab.errors import OutputExistsError, PathError
+from lorelab.errors import InputFileError, OutputExistsError, PathError
 from lorelab.io import create_output_dir
 
 
@@ -95,3 +95,29 @@ def test_write_is_atomic_via_link_so_a_concurrent_writer_cannot_replace(tmp_path
         out.write_text("r.txt", "ours")
     assert (out.path / "r.txt").read_text() == "theirs"
     assert sorted(os.listdir(out.path)) == ["r.txt"]
+
+
+def test_output_path_under_a_file_is_a_clear_input_error(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(InputFileError, match="afile/out"):
+        create_output_dir(tmp_path / "afile" / "out")
+
+
+def test_output_path_that_cannot_be_created_is_a_clear_input_error():
+    with pytest.raises(InputFileError, match="cannot create the output directory"):
+        create_output_dir("/proc/lorelab-cannot-exist/out")
+
+
+def test_receipts_and_their_directory_are_fsynced(tmp_path, monkeypatch):
+    out = create_output_dir(tmp_path / "out")
+    synced = []
+    original = os.fsync
+
+    def record(fd):
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return original(fd)
+
+    monkeypatch.setattr(os, "fsync", record)
+    out.write_json("r.json", {"a": 1})
+    assert any(path.startswith(str(out.path / ".r.json.")) for path in synced)
+    assert str(out.path) in synced

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import traceback
+
 import click
 
 from lorelab.cli._common import LorelabGroup
@@ -31,6 +34,18 @@ app.add_command(memory_group)
 app.add_command(mcp_command)
 
 
+EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug, never a judged outcome
+
+
 def main() -> None:
-    """Entry point of the installed ``lorelab`` program."""
-    app(prog_name="lorelab")
+    """Entry point of the installed ``lorelab`` program.
+
+    A deliberate error (``LorelabError``) is one line and exit 1, 2 or 3 (mapped by the
+    groups); anything else is a bug: its traceback is shown and the exit code is 70, so a
+    crash can never be mistaken for a failed outcome.
+    """
+    try:
+        app(prog_name="lorelab")
+    except Exception:  # the top-level handler: everything below it is a bug
+        traceback.print_exc()
+        sys.exit(EXIT_INTERNAL_ERROR)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Final
 
 from pydantic import BaseModel
@@ -48,25 +49,39 @@ def _position(text: str, index: int) -> str:
     return f"line {line} column {column}"
 
 
-def _check_depth(text: str, source: str, max_depth: int) -> None:
+# Strings (with their escapes) are skipped whole, so only structural brackets are seen.
+_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
+_STRUCTURE: Final = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _too_deep(brackets: str, max_depth: int) -> bool:
     depth = 0
-    in_string = False
-    escaped = False
-    for index, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
+    for char in brackets:
+        if char in "[{":
+            depth += 1
+            if depth > max_depth:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def _check_depth(text: str, source: str, max_depth: int) -> None:
+    # Fast path in C: drop strings, keep only the brackets, then walk those.
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    if not _too_deep(brackets, max_depth):
+        return
+    depth = 0
+    for match in _STRUCTURE.finditer(text):
+        char = match.group()
+        if char in "[{":
             depth += 1
             if depth > max_depth:
                 raise JSONInputError(
-                    f"{source}: nesting deeper than {max_depth} levels at {_position(text, index)}"
+                    f"{source}: nesting deeper than {max_depth} levels at "
+                    f"{_position(text, match.start())}"
                 )
         elif char in "]}":
             depth -= 1
@@ -98,10 +113,12 @@ def loads_strict(data: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any
         ) from None
     except ValueError as exc:
         raise JSONInputError(f"{source}: invalid JSON: {exc}") from None
-    try:
-        canonical_bytes(value)
-    except UnicodeEncodeError:
-        raise JSONInputError(f"{source}: contains a lone surrogate escape") from None
+    # Only a \uD800-\uDFFF escape can produce a lone surrogate; skip the check without one.
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            canonical_bytes(value)
+        except UnicodeEncodeError:
+            raise JSONInputError(f"{source}: contains a lone surrogate escape") from None
     return value
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from lorelab.errors import OutputExistsError, PathError
+from lorelab.errors import InputFileError, OutputExistsError, PathError
 from lorelab.io._json import pretty_json
 
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
@@ -37,6 +37,8 @@ def _exists(path: Path) -> bool:
         os.lstat(path)
     except FileNotFoundError:
         return False
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot be used as an output path: {exc.strerror}") from None
     return True
 
 
@@ -112,13 +114,17 @@ def create_output_dir(path: str | os.PathLike[str], *, parents: bool = True) -> 
     target = Path(os.path.abspath(os.fspath(path)))
     if _exists(target):
         raise OutputExistsError(f"{path}: output path already exists; choose a new directory")
-    if parents:
-        target.parent.mkdir(parents=True, exist_ok=True)
     try:
+        if parents:
+            target.parent.mkdir(parents=True, exist_ok=True)
         os.mkdir(target, 0o700)
     except FileExistsError:
         raise OutputExistsError(
             f"{path}: output path already exists; choose a new directory"
+        ) from None
+    except OSError as exc:
+        raise InputFileError(
+            f"{path}: cannot create the output directory: {exc.strerror}"
         ) from None
     os.chmod(target, 0o700)
     return ReceiptDir(target)
