@@ -97,8 +97,11 @@ def run_command(
 
     Writes receipts and beta2_runs.json (read it with `lorelab evaluate --input`). The
     evaluation lock stays active until `lorelab eval conditions finalize`. Exit 0 when every
-    host call succeeded, 1 when some failed (kept as failed runs), 2 for bad input, 3 for a
-    preflight failure or a changed host identity.
+    run completed (a task the host did not solve is a measured outcome); 1 when any run could
+    not complete as declared: a host call failed, a memory operation failed, or the host
+    claimed another model than host.model (all kept in the record); 2 for bad input, nothing
+    run; 3 for a preflight failure (memory unreachable, seeds not as declared, holdouts
+    already in memory, lock refused) or a changed host identity.
     """
     summary = run_conditions(
         RunOptions(
@@ -117,6 +120,9 @@ def run_command(
         "runs": summary.runs,
         "passed": summary.passed,
         "hostFailures": summary.host_failures,
+        "memoryFailures": summary.memory_failures,
+        "modelMismatches": summary.model_mismatches,
+        "flaggedRuns": summary.flagged_runs,
         "identityChanges": summary.identity_changes,
         "evidenceKind": summary.evidence_kind,
         "runsFile": str(summary.output / "beta2_runs.json"),
@@ -127,7 +133,9 @@ def run_command(
         label = f" [{summary.evidence_kind}: not evidence]" if summary.evidence_kind else ""
         click.echo(
             f"{summary.runs} runs, {summary.passed} passed, {summary.host_failures} host call "
-            f"failure(s){label}; receipts in {summary.output}"
+            f"failure(s), {summary.memory_failures} memory failure(s), "
+            f"{summary.model_mismatches} model mismatch(es), {summary.flagged_runs} flagged "
+            f"run(s){label}; receipts in {summary.output}"
         )
         click.echo(f"next: lorelab evaluate --input {result['runsFile']}")
     exit_with(summary.exit_code)
@@ -143,7 +151,13 @@ def run_command(
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def finalize_command(output: Path, as_json: bool) -> None:
     """Clear the evaluation lock and record the memory-condition outcomes (with plan and Skill
-    ids) so audits and Skill health update. Runs once per run directory."""
+    ids) so audits and Skill health update.
+
+    Each step is journaled in DIR/finalize-journal/, so an interrupted finalize can be run
+    again and picks up where it stopped; finalize.json is written once at the end, after
+    which finalize is refused. Exit 0 when everything was recorded, 1 when the memory refused
+    some writes (listed in finalize.json), 2 for a directory that is not a finished run or
+    is already finalized, 3 when the memory cannot be reached or the lock cleared."""
     summary = finalize_conditions(output)
     result = {
         "output": str(summary.output),
@@ -152,6 +166,7 @@ def finalize_command(output: Path, as_json: bool) -> None:
         "outcomes": summary.outcomes,
         "skipped": summary.skipped,
         "errors": summary.errors,
+        "resumed": summary.resumed,
     }
     if as_json:
         echo_json(result)

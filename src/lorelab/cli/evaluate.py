@@ -30,9 +30,16 @@ def evaluate_command(input_path: Path, manifest_path: Path | None, as_json: bool
     """Report per condition, pair each memory condition with baseline on the holdouts, and
     decide whether dreaming advances (advance, do-not-advance or inconclusive).
 
-    Without --manifest the holdouts are the tasks whose runs say "holdout": true, or every
-    task when no run states it; the default thresholds apply. Exit 0 with a report whatever
-    the decision; 2 for a runs file that is incomplete, repeated or malformed.
+    Without --manifest the holdouts are the tasks whose runs say "holdout": true; when no run
+    states it every task is paired and the decision is inconclusive (holdouts unknown). The
+    default thresholds apply, except that a runs file recording the manifest it was made
+    under needs that --manifest (the decision is inconclusive without it, and a manifest with
+    other bytes is refused).
+
+    Exit codes: the command's outcome is the report, so it exits 0 whenever a report is
+    produced, whatever the decision (advance, do-not-advance or inconclusive are in the
+    report); 2 for a runs file that is incomplete, repeated or malformed, a baseline run
+    that saw memory, or a manifest that is not the one the runs were made under.
     """
     report = evaluate_file(input_path, manifest_path)
     if as_json:

@@ -278,7 +278,7 @@ def test_holdout_flags_that_contradict_the_manifest_are_refused(write_json, exam
 
 
 def test_dreaming_advances_when_it_improves_every_holdout_within_the_thresholds(write_json):
-    report = evaluate(read_runs(write_json(_runs(_uniform(6, False, True)))))
+    report = evaluate(read_runs(write_json(_runs(_uniform(6, False, True), holdout=True))))
     dreaming = next(p for p in report.paired if p.condition == "dreaming")
     assert dreaming.sign_test.positive == 6
     assert dreaming.sign_test.p_value == pytest.approx(sign_test_p_value(6, 0))
@@ -287,7 +287,7 @@ def test_dreaming_advances_when_it_improves_every_holdout_within_the_thresholds(
 
 
 def test_dreaming_is_inconclusive_when_the_sample_cannot_reach_significance(write_json):
-    report = evaluate(read_runs(write_json(_runs(_uniform(5, False, True)))))
+    report = evaluate(read_runs(write_json(_runs(_uniform(5, False, True), holdout=True))))
     assert report.decision.verdict == "inconclusive"
     assert "not significant" in " ".join(report.decision.reasons)
     assert "cannot be reached" in report.power_note
@@ -301,13 +301,13 @@ def test_negative_transfer_beyond_the_threshold_means_do_not_advance(write_json)
         "skill_planned": True,
         "dreaming": False,
     }
-    report = evaluate(read_runs(write_json(_runs(outcomes))))
+    report = evaluate(read_runs(write_json(_runs(outcomes, holdout=True))))
     assert report.decision.verdict == "do-not-advance"
     assert "negative transfer on 1 holdout task(s) (t7)" in report.decision.reasons[0]
 
 
 def test_pollution_beyond_the_threshold_means_do_not_advance(write_json):
-    data = _runs(_uniform(8, False, True))
+    data = _runs(_uniform(8, False, True), holdout=True)
     for run in data["runs"]:
         if run["condition"] == "dreaming" and run["task_id"] in ("t1", "t2"):
             run["unchecked_items_served"] = True
@@ -320,7 +320,7 @@ def test_pollution_beyond_the_threshold_means_do_not_advance(write_json):
 
 
 def test_token_cost_beyond_the_threshold_means_do_not_advance(write_json):
-    data = _runs(_uniform(8, False, True))
+    data = _runs(_uniform(8, False, True), holdout=True)
     for run in data["runs"]:
         if run["condition"] == "dreaming":
             run["guidance_tokens"] = 5000
@@ -330,7 +330,7 @@ def test_token_cost_beyond_the_threshold_means_do_not_advance(write_json):
 
 
 def test_unknown_token_cost_keeps_an_improvement_inconclusive(write_json):
-    data = _runs(_uniform(8, False, True))
+    data = _runs(_uniform(8, False, True), holdout=True)
     for run in data["runs"]:
         if run["condition"] == "dreaming":
             run["guidance_tokens"] = None
@@ -340,13 +340,13 @@ def test_unknown_token_cost_keeps_an_improvement_inconclusive(write_json):
 
 
 def test_no_improvement_on_enough_holdouts_means_do_not_advance(write_json):
-    report = evaluate(read_runs(write_json(_runs(_uniform(6, True, True)))))
+    report = evaluate(read_runs(write_json(_runs(_uniform(6, True, True), holdout=True))))
     assert report.decision.verdict == "do-not-advance"
     assert "no holdout improved across 6" in report.decision.reasons[1]
 
 
 def test_no_improvement_on_too_few_holdouts_is_inconclusive(write_json):
-    report = evaluate(read_runs(write_json(_runs(_uniform(3, True, True)))))
+    report = evaluate(read_runs(write_json(_runs(_uniform(3, True, True), holdout=True))))
     assert report.decision.verdict == "inconclusive"
 
 
@@ -356,7 +356,15 @@ def test_less_rework_with_the_same_outcome_counts_as_an_improvement():
     runs = []
     for i in range(1, 7):
         for condition in CONDITIONS:
-            runs.append(_run(f"t{i}", condition, True, rework=1 if condition == "baseline" else 0))
+            runs.append(
+                _run(
+                    f"t{i}",
+                    condition,
+                    True,
+                    rework=1 if condition == "baseline" else 0,
+                    holdout=True,
+                )
+            )
     report = evaluate(parse_runs(json.dumps({"runs": runs}).encode(), "mem"))
     dreaming = next(p for p in report.paired if p.condition == "dreaming")
     assert dreaming.pass_rate_delta == 0
@@ -366,7 +374,7 @@ def test_less_rework_with_the_same_outcome_counts_as_an_improvement():
 
 
 def test_decide_is_a_pure_function_of_the_comparison_and_thresholds(write_json):
-    report = evaluate(read_runs(write_json(_runs(_uniform(6, False, True)))))
+    report = evaluate(read_runs(write_json(_runs(_uniform(6, False, True), holdout=True))))
     dreaming = next(p for p in report.paired if p.condition == "dreaming")
     strict = Thresholds(alpha=0.01)
     assert decide(dreaming, strict, "manifest").verdict == "inconclusive"

@@ -11,7 +11,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from lorelab.errors import SchemaError
+from lorelab.errors import InvalidInput, SchemaError
 from lorelab.evaluation.conditions._manifest import (
     CONDITIONS,
     MEMORY_CONDITIONS,
@@ -21,6 +21,7 @@ from lorelab.evaluation.conditions._manifest import (
 )
 from lorelab.evaluation.conditions._runs import LoadedRuns, RunRecord, read_runs
 from lorelab.evaluation.stats import min_units_for_significance, power_note, sign_test
+from lorelab.io import SCRIPT_HASH_CAP, sha256_file
 
 REPORT_SCHEMA_VERSION: Final = 1
 FIXTURE_KIND: Final = "protocol-fixture"
@@ -141,6 +142,19 @@ class Decision(_Out):
     thresholds_source: Literal["manifest", "defaults"]
 
 
+class FlaggedRun(_Out):
+    """A run whose outcome is not a clean measurement, with what flagged it."""
+
+    task_id: str
+    condition: str
+    holdout: bool
+    flags: list[str] = Field(
+        description=(
+            "verify-files-edited, host-model-mismatch, own-solution-served, unchecked-items-served"
+        )
+    )
+
+
 class ReviewRequired(_Out):
     """A Skill whose runs failed repeatedly; it needs a review before further use."""
 
@@ -162,8 +176,17 @@ class ConditionsReport(_Out):
     runs: int
     holdout_source: HoldoutSource
     holdouts: list[str]
+    manifest_sha256: str | None = Field(
+        description="The manifest SHA-256 the runs file records (the runner writes it), if any."
+    )
+    manifest_checked: bool = Field(
+        description="True when --manifest was given and matched the recorded SHA-256."
+    )
     conditions: list[ConditionSummary]
     paired: list[PairedComparison]
+    flagged_runs: list[FlaggedRun] = Field(
+        description="Runs whose outcome is not a clean measurement; they are kept and counted."
+    )
     decision: Decision
     review_required: list[ReviewRequired]
     power_note: str
@@ -180,8 +203,13 @@ def _served(run: RunRecord) -> bool:
 
 
 def is_polluted(run: RunRecord) -> bool:
-    """Served guidance that was irrelevant, or guidance that held unchecked items."""
-    return (_served(run) and run.retrieval_relevant is False) or bool(run.unchecked_items_served)
+    """Served guidance that was irrelevant, or that held unchecked items or a holdout's own
+    past solution."""
+    return (
+        (_served(run) and run.retrieval_relevant is False)
+        or bool(run.unchecked_items_served)
+        or bool(run.own_solutions_served)
+    )
 
 
 def _difference(baseline: RunRecord, other: RunRecord) -> int:
@@ -294,15 +322,47 @@ def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComp
 
 
 def decide(
-    paired: PairedComparison, thresholds: Thresholds, source: Literal["manifest", "defaults"]
+    paired: PairedComparison,
+    thresholds: Thresholds,
+    source: Literal["manifest", "defaults"],
+    *,
+    unknown: Sequence[str] = (),
+    untrusted: Sequence[str] = (),
 ) -> Decision:
     """Apply the documented decision rule to one paired comparison.
 
     ``do-not-advance`` when a declared threshold is crossed, when the condition is
     significantly worse, or when no holdout improved although the sample could have shown it;
     ``advance`` when it improved pass rate or rework and the sign test is significant with
-    every threshold met; ``inconclusive`` otherwise.
+    every threshold met; ``inconclusive`` otherwise. ``unknown`` names what the decision
+    needs and does not have (the holdouts, the declared thresholds): any verdict becomes
+    ``inconclusive``. ``untrusted`` names flagged holdout runs: ``advance`` becomes
+    ``inconclusive``.
     """
+    found = _rule(paired, thresholds, source)
+    if unknown:
+        return found.model_copy(
+            update={
+                "verdict": "inconclusive",
+                "reasons": [*unknown, f"without it the rule would say {found.verdict}"],
+            }
+        )
+    if found.verdict == "advance" and untrusted:
+        return found.model_copy(
+            update={
+                "verdict": "inconclusive",
+                "reasons": [
+                    found.reasons[0],
+                    "flagged holdout runs are no clean measurement: " + "; ".join(untrusted),
+                ],
+            }
+        )
+    return found
+
+
+def _rule(
+    paired: PairedComparison, thresholds: Thresholds, source: Literal["manifest", "defaults"]
+) -> Decision:
     t = thresholds
     violations: list[str] = []
     if len(paired.negative_transfer) > t.max_negative_transfer:
@@ -388,7 +448,22 @@ def _review_required(runs: LoadedRuns, failures: int) -> list[ReviewRequired]:
     return flagged
 
 
-def evaluate(runs: LoadedRuns, manifest: ConditionsManifest | None = None) -> ConditionsReport:
+def _flagged(runs: LoadedRuns, holdouts: list[str]) -> list[FlaggedRun]:
+    return [
+        FlaggedRun(
+            task_id=run.task_id,
+            condition=run.condition,
+            holdout=run.task_id in holdouts,
+            flags=flags,
+        )
+        for run in runs.runs
+        if (flags := run.integrity_flags())
+    ]
+
+
+def evaluate(
+    runs: LoadedRuns, manifest: ConditionsManifest | None = None, *, manifest_checked: bool = False
+) -> ConditionsReport:
     """The full report for checked runs, optionally bound to the manifest they came from."""
     holdouts, holdout_source = resolve_holdouts(runs, manifest)
     thresholds = manifest.thresholds if manifest is not None else Thresholds()
@@ -400,6 +475,23 @@ def evaluate(runs: LoadedRuns, manifest: ConditionsManifest | None = None) -> Co
         by_condition[run.condition].append(run)
     paired = [_paired(runs, condition, holdouts) for condition in MEMORY_CONDITIONS]
     decided = next(p for p in paired if p.condition == DECIDED_CONDITION)
+    flagged = _flagged(runs, holdouts)
+    unknown: list[str] = []
+    if holdout_source == "all-tasks":
+        unknown.append(
+            "the holdouts are not known (no --manifest and no holdout field on the runs), so "
+            "every task, seeds included, was paired as a holdout"
+        )
+    if manifest is None and runs.manifest_sha256 is not None:
+        unknown.append(
+            f"the runs were made under manifest sha256 {runs.manifest_sha256}, whose declared "
+            "thresholds were not given (--manifest); defaults are not the declared thresholds"
+        )
+    untrusted = [
+        f"{flag.task_id} x {flag.condition} ({', '.join(flag.flags)})"
+        for flag in flagged
+        if flag.holdout and flag.condition in ("baseline", DECIDED_CONDITION)
+    ]
     fixture = any(run.evidence_kind == FIXTURE_KIND for run in runs.runs)
     cannot_prove = list(CANNOT_PROVE)
     if fixture:
@@ -411,9 +503,14 @@ def evaluate(runs: LoadedRuns, manifest: ConditionsManifest | None = None) -> Co
         runs=len(runs.runs),
         holdout_source=holdout_source,
         holdouts=holdouts,
+        manifest_sha256=runs.manifest_sha256,
+        manifest_checked=manifest_checked,
         conditions=[_summary(c, by_condition[c]) for c in CONDITIONS],
         paired=paired,
-        decision=decide(decided, thresholds, threshold_source),
+        flagged_runs=flagged,
+        decision=decide(
+            decided, thresholds, threshold_source, unknown=unknown, untrusted=untrusted
+        ),
         review_required=_review_required(runs, thresholds.review_required_failures),
         power_note=power_note(len(holdouts), thresholds.alpha, unit_name="holdout task"),
         cannot_prove=cannot_prove,
@@ -423,7 +520,21 @@ def evaluate(runs: LoadedRuns, manifest: ConditionsManifest | None = None) -> Co
 def evaluate_file(
     path: str | os.PathLike[str], manifest_path: str | os.PathLike[str] | None = None
 ) -> ConditionsReport:
-    """Read a runs file (and optionally its manifest) and report on it."""
+    """Read a runs file (and optionally its manifest) and report on it.
+
+    When the runs file records the SHA-256 of the manifest it was made under, a ``--manifest``
+    with other bytes is refused: thresholds and holdouts are declared before the run."""
     manifest = load_manifest(manifest_path) if manifest_path is not None else None
     expected = [task.id for task in manifest.tasks] if manifest is not None else None
-    return evaluate(read_runs(path, expected_tasks=expected), manifest)
+    runs = read_runs(path, expected_tasks=expected)
+    checked = False
+    if manifest_path is not None and runs.manifest_sha256 is not None:
+        given = sha256_file(manifest_path, cap=SCRIPT_HASH_CAP)
+        if given != runs.manifest_sha256:
+            raise InvalidInput(
+                f"{manifest_path}: its SHA-256 {given} is not the manifest the runs were made "
+                f"under ({runs.manifest_sha256}, recorded in {path}); thresholds and holdouts "
+                "cannot change after the run"
+            )
+        checked = True
+    return evaluate(runs, manifest, manifest_checked=checked)

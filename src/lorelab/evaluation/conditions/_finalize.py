@@ -1,21 +1,30 @@
 """``lorelab eval conditions finalize``: end an evaluation. Clear its lock, then record the
 memory-condition outcomes (with their plan and Skill ids) so audits and Skill health update.
 
-Finalize reads only the run's own receipts and writes ``finalize.json`` next to them, once:
-a second finalize is refused. A run that aborted gets its lock cleared and nothing recorded.
+Finalize reads only the run's own receipts. Every step it completes is written at once to a
+journal of write-once receipts in ``DIR/finalize-journal/`` (an intent before each memory
+write, the result after it), so an interrupted finalize can be run again: it skips what the
+journal says is done, treats an already-cleared lock of this evaluation as cleared, and for a
+write whose intent has no result asks the memory whether it happened before writing again.
+``finalize.json`` is written once, at the end; a finalize after that is refused. A run that
+aborted gets its lock cleared and nothing recorded.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from lorelab.errors import IntegrityFailure, InvalidInput, OutputExistsError, PreflightError
+from lorelab.evaluation.conditions._integrity import lock_tasks
 from lorelab.evaluation.conditions._manifest import ConditionsManifest
 from lorelab.evaluation.conditions._memory import (
+    LIST_LIMIT,
     PROFILES,
     LockReceipt,
     MemoryToolError,
@@ -29,13 +38,16 @@ from lorelab.evaluation.conditions._runner import (
     RUN_FILE,
     RUNS_FILE,
     _now,
-    lock_tasks,
     run_async,
 )
-from lorelab.evaluation.conditions._runs import read_runs
+from lorelab.evaluation.conditions._runs import RunRecord, read_runs
 from lorelab.io import ReceiptDir, read_json, validate_model
+from lorelab.workers import SHIPPED_ADAPTERS, adapter_argv
 
 FINALIZE_FILE: Final = "finalize.json"
+JOURNAL_DIR: Final = "finalize-journal"
+LOCK_ENTRY: Final = "lock.json"
+_HOST_MAX: Final = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +61,42 @@ class FinalizeSummary:
     skipped: int
     errors: int
     exit_code: int
+    resumed: bool = False
 
 
 def _receipt(path: Path, name: str) -> Any:
     return read_json(path / name, "fixture")
+
+
+class Journal:
+    """The finalize journal: one write-once receipt per step, read back on a rerun."""
+
+    def __init__(self, receipts: ReceiptDir) -> None:
+        path = receipts.path / JOURNAL_DIR
+        self.resumed = path.is_dir()
+        self.dir = ReceiptDir(path) if self.resumed else receipts.subdir(JOURNAL_DIR)
+
+    def get(self, name: str) -> Any:
+        """The entry ``name``, or ``None`` when it was never written."""
+        return read_json(self.dir.path / name, "fixture") if self.dir.contains(name) else None
+
+    def put(self, name: str, value: Mapping[str, Any]) -> None:
+        """Write entry ``name`` once, with the time it was written."""
+        self.dir.write_json(name, {**value, "writtenAt": _now()})
+
+    def entries(self) -> int:
+        """How many entries the journal holds."""
+        return sum(1 for entry in self.dir.path.iterdir() if entry.suffix == ".json")
+
+
+def host_provenance(argv: list[str]) -> str:
+    """How finalize names the host in recorded experiences: the shipped adapter's name, or the
+    argv as one shell-quoted line (cut at the memory's 400 characters)."""
+    for name in SHIPPED_ADAPTERS:
+        if argv[:3] == adapter_argv(name):
+            return f"lorelab adapter {name}" + (f" {shlex.join(argv[3:])}" if argv[3:] else "")
+    line = shlex.join(argv)
+    return line if len(line) <= _HOST_MAX else line[: _HOST_MAX - 3] + "..."
 
 
 def _memory_argv(preflight: dict[str, Any], scratch: Path) -> tuple[list[str], Path | None]:
@@ -65,14 +109,167 @@ def _memory_argv(preflight: dict[str, Any], scratch: Path) -> tuple[list[str], P
     return list(memory["argv"]), home
 
 
+def _record_arguments(
+    run: RunRecord, manifest: ConditionsManifest, output: Path, host: str
+) -> dict[str, Any]:
+    extra = run.model_extra or {}
+    after = extra.get("verification_after") or {}
+    receipt = _receipt(output, str(extra["receipt"]))
+    task = manifest.task(run.task_id)
+    commands = [
+        {"command": c["command"], "exit_code": c["exitCode"]}
+        for c in receipt.get("hostCommands", [])
+        if isinstance(c.get("command"), str)
+        and c["command"].strip()
+        and isinstance(c.get("exitCode"), int)
+    ]
+    summary = receipt.get("hostSummary") or run.notes or "no summary"
+    return {
+        "task": task.prompt,
+        "task_id": task.id,
+        "summary": f"[{run.condition}] {summary}",
+        "outcome": "passed" if run.passed else "failed",
+        "verification": {
+            "command": task.verify,
+            "exit_code": after["exit_code"],
+            "output_digest": f"sha256:{after.get('output_sha256')}",
+        },
+        "commands": commands,
+        "files": list(extra.get("changed_files") or []),
+        "plan_id": run.plan_id,
+        "skill_id": run.skill_id,
+        "host": host,
+        "model": receipt.get("hostModelClaimed"),
+    }
+
+
+async def _already_recorded(memory: MemoryUnderTest, arguments: dict[str, Any]) -> str | None:
+    """The id of an experience an interrupted finalize recorded with ``arguments``, if the
+    memory can list its experiences and holds one (same task id, summary and digest)."""
+    if not memory.supports("list"):
+        return None
+    listing = await memory.call("list", {"kind": "experience", "limit": LIST_LIMIT})
+    digest = arguments["verification"]["output_digest"]
+    for item in listing.get("items") or []:
+        if not isinstance(item, Mapping):
+            continue
+        provenance = item.get("provenance")
+        verification = provenance.get("verification") if isinstance(provenance, Mapping) else None
+        if (
+            item.get("task_id") == arguments["task_id"]
+            and item.get("summary") == arguments["summary"]
+            and isinstance(verification, Mapping)
+            and verification.get("output_digest") == digest
+        ):
+            return str(item.get("id"))
+    return None
+
+
+async def _outcome_reported(memory: MemoryUnderTest, plan_id: str) -> bool:
+    if not memory.supports("show"):
+        return False
+    shown = await memory.call("show", {"id": plan_id})
+    item = shown.get("item", shown)
+    return isinstance(item, Mapping) and item.get("outcome") is not None
+
+
+def _unless_interrupted(exc: MemoryToolError) -> None:
+    """A refused write is an error in finalize.json; a lost memory stops finalize unfinished."""
+    if exc.transport:
+        raise IntegrityFailure(
+            f"finalize stopped: {exc}; run finalize again: its journal keeps what is done"
+        ) from None
+
+
+async def _record_one(
+    memory: MemoryUnderTest,
+    journal: Journal,
+    index: int,
+    key: dict[str, Any],
+    arguments: dict[str, Any],
+    state: dict[str, Any],
+) -> None:
+    done_name, intent_name = f"record-{index:03d}.json", f"record-{index:03d}-intent.json"
+    done = journal.get(done_name)
+    if done is not None:
+        state["recorded"].append({**key, **done["result"], "fromJournal": True})
+        return
+    try:
+        recovered = None
+        if journal.get(intent_name) is not None:
+            recovered = await _already_recorded(memory, arguments)
+        else:
+            journal.put(intent_name, {**key, "operation": "record"})
+        if recovered is not None:
+            result = {"experienceId": recovered, "verified": None, "recoveredFromMemory": True}
+        else:
+            answer = await memory.call("record", arguments)
+            result = {"experienceId": answer.get("id"), "verified": answer.get("verified")}
+    except MemoryToolError as exc:
+        _unless_interrupted(exc)
+        state["errors"].append({**key, "operation": "record", "error": str(exc)})
+        return
+    journal.put(done_name, {**key, "result": result})
+    state["recorded"].append({**key, **result})
+
+
+async def _report_one(
+    memory: MemoryUnderTest,
+    journal: Journal,
+    index: int,
+    key: dict[str, Any],
+    run: RunRecord,
+    state: dict[str, Any],
+) -> None:
+    assert run.plan_id is not None
+    done_name, intent_name = f"outcome-{index:03d}.json", f"outcome-{index:03d}-intent.json"
+    done = journal.get(done_name)
+    if done is not None:
+        state["outcomes"].append({**key, **done["result"], "fromJournal": True})
+        return
+    if not memory.supports("report_outcome"):
+        state["skipped"].append({**key, "reason": "the memory has no outcome operation"})
+        return
+    try:
+        if journal.get(intent_name) is not None and await _outcome_reported(memory, run.plan_id):
+            result: dict[str, Any] = {
+                "planId": run.plan_id,
+                "skillId": run.skill_id,
+                "health": None,
+                "state": None,
+                "recoveredFromMemory": True,
+            }
+        else:
+            if journal.get(intent_name) is None:
+                journal.put(intent_name, {**key, "operation": "report_outcome"})
+            outcome = await memory.call(
+                "report_outcome",
+                {"plan_id": run.plan_id, "passed": run.passed, "rework_count": run.rework_count},
+            )
+            result = {
+                "planId": run.plan_id,
+                "skillId": outcome.get("skill_id"),
+                "health": outcome.get("health"),
+                "state": outcome.get("state"),
+            }
+    except MemoryToolError as exc:
+        _unless_interrupted(exc)
+        state["errors"].append({**key, "operation": "report_outcome", "error": str(exc)})
+        return
+    journal.put(done_name, {**key, "result": result})
+    state["outcomes"].append({**key, **result})
+
+
 async def _record_outcomes(
     memory: MemoryUnderTest,
     manifest: ConditionsManifest,
     output: Path,
+    journal: Journal,
+    host: str,
     state: dict[str, Any],
 ) -> None:
     runs = read_runs(output / RUNS_FILE, expected_tasks=[task.id for task in manifest.tasks])
-    for run in runs.runs:
+    for index, run in enumerate(runs.runs):
         if run.condition == "baseline":
             continue
         extra = run.model_extra or {}
@@ -83,63 +280,40 @@ async def _record_outcomes(
                 {**key, "reason": "no verified outcome (the host call failed or verify timed out)"}
             )
             continue
-        receipt = _receipt(output, str(extra["receipt"]))
-        task = manifest.task(run.task_id)
-        commands = [
-            {"command": c["command"], "exit_code": c["exitCode"]}
-            for c in receipt.get("hostCommands", [])
-            if isinstance(c.get("command"), str)
-            and c["command"].strip()
-            and isinstance(c.get("exitCode"), int)
-        ]
-        summary = receipt.get("hostSummary") or run.notes or "no summary"
-        arguments: dict[str, Any] = {
-            "task": task.prompt,
-            "task_id": task.id,
-            "summary": f"[{run.condition}] {summary}",
-            "outcome": "passed" if run.passed else "failed",
-            "verification": {
-                "command": task.verify,
-                "exit_code": after["exit_code"],
-                "output_digest": f"sha256:{after.get('output_sha256')}",
-            },
-            "commands": commands,
-            "files": list(extra.get("changed_files") or []),
-            "plan_id": run.plan_id,
-            "skill_id": run.skill_id,
-            "model": receipt.get("hostModelClaimed"),
-        }
-        try:
-            result = await memory.call("record", arguments)
-            state["recorded"].append(
-                {**key, "experienceId": result.get("id"), "verified": result.get("verified")}
-            )
-        except MemoryToolError as exc:
-            state["errors"].append({**key, "operation": "record", "error": str(exc)})
+        arguments = _record_arguments(run, manifest, output, host)
+        await _record_one(memory, journal, index, key, arguments, state)
         if run.plan_id:
-            if not memory.supports("report_outcome"):
-                state["skipped"].append({**key, "reason": "the memory has no outcome operation"})
-                continue
-            try:
-                outcome = await memory.call(
-                    "report_outcome",
-                    {
-                        "plan_id": run.plan_id,
-                        "passed": run.passed,
-                        "rework_count": run.rework_count,
-                    },
-                )
-                state["outcomes"].append(
-                    {
-                        **key,
-                        "planId": run.plan_id,
-                        "skillId": outcome.get("skill_id"),
-                        "health": outcome.get("health"),
-                        "state": outcome.get("state"),
-                    }
-                )
-            except MemoryToolError as exc:
-                state["errors"].append({**key, "operation": "report_outcome", "error": str(exc)})
+            await _report_one(memory, journal, index, key, run, state)
+
+
+async def _clear_lock(
+    memory: MemoryUnderTest, manifest: ConditionsManifest, journal: Journal, state: dict[str, Any]
+) -> None:
+    entry = journal.get(LOCK_ENTRY)
+    if entry is not None:
+        state["lock"] = {**entry["lock"], "fromJournal": True}
+        return
+    try:
+        active = await memory.lock_state(manifest.id)
+        if active is False:
+            # Cleared by an interrupted finalize before it could write the journal entry.
+            lock = LockReceipt(
+                evaluation_id=manifest.id,
+                method="already-cleared",
+                active=False,
+                holdout_tasks=lock_tasks(manifest),
+                detail="the memory holds this evaluation's lock only as cleared",
+            )
+        else:
+            lock = await memory.clear_lock(manifest.id, lock_tasks(manifest))
+    except MemoryToolError as exc:
+        # Nothing is recorded while the lock may still be active; finalize can be run again
+        # once the memory is fixed.
+        raise IntegrityFailure(
+            f"finalize: the evaluation lock could not be cleared, nothing recorded: {exc}"
+        ) from None
+    state["lock"] = lock.model_dump(mode="json", by_alias=True)
+    journal.put(LOCK_ENTRY, {"lock": state["lock"]})
 
 
 async def _finalize(
@@ -147,6 +321,7 @@ async def _finalize(
     manifest: ConditionsManifest,
     output: Path,
     complete: bool,
+    journal: Journal,
     state: dict[str, Any],
     scratch: Path,
 ) -> None:
@@ -155,17 +330,11 @@ async def _finalize(
     async with open_memory(
         profile, argv, home=home, cwd=scratch, stderr_path=scratch / "memory-server.stderr"
     ) as memory:
-        if "lock" in preflight:
-            try:
-                lock: LockReceipt = await memory.clear_lock(manifest.id, lock_tasks(manifest))
-                state["lock"] = lock.model_dump(mode="json", by_alias=True)
-            except MemoryToolError as exc:
-                # Nothing is written, so finalize can be run again once the memory is fixed.
-                raise IntegrityFailure(
-                    f"finalize: the evaluation lock could not be cleared, nothing recorded: {exc}"
-                ) from None
+        # The lock goes first: while it is active the memory refuses to record holdouts.
+        await _clear_lock(memory, manifest, journal, state)
         if complete:
-            await _record_outcomes(memory, manifest, output, state)
+            host = host_provenance(list(preflight["host"]["argv"]))
+            await _record_outcomes(memory, manifest, output, journal, host, state)
 
 
 def finalize_conditions(output: str | os.PathLike[str]) -> FinalizeSummary:
@@ -193,13 +362,18 @@ def finalize_conditions(output: str | os.PathLike[str]) -> FinalizeSummary:
         "skipped": [],
         "errors": [],
     }
+    resumed = False
     if "lock" not in preflight:
         # The run stopped before the lock was written: there is nothing to clear or record.
         status = "nothing-to-finalize"
     else:
+        journal = Journal(receipts)
+        resumed = journal.resumed
         with tempfile.TemporaryDirectory(prefix="lorelab-finalize-") as scratch:
             try:
-                run_async(_finalize, preflight, manifest, path, complete, state, Path(scratch))
+                run_async(
+                    _finalize, preflight, manifest, path, complete, journal, state, Path(scratch)
+                )
             except PreflightError as exc:
                 raise PreflightError(f"finalize could not reach the memory: {exc}") from None
         status = "finalized" if complete else "abandoned"
@@ -212,6 +386,7 @@ def finalize_conditions(output: str | os.PathLike[str]) -> FinalizeSummary:
         skipped=len(state["skipped"]),
         errors=errors,
         exit_code=1 if errors else 0,
+        resumed=resumed,
     )
     receipts.write_json(
         FINALIZE_FILE,
@@ -220,6 +395,8 @@ def finalize_conditions(output: str | os.PathLike[str]) -> FinalizeSummary:
             "evaluationId": manifest.id,
             "finalizedAt": _now(),
             "status": status,
+            "resumed": resumed,
+            "journal": f"{JOURNAL_DIR}/" if "lock" in preflight else None,
             "statement": (
                 "memory-condition outcomes recorded with their plan and Skill ids; baseline "
                 "runs are never recorded"

@@ -14,19 +14,29 @@ from pydantic.alias_generators import to_camel
 
 from lorelab.errors import PathError, SchemaError
 from lorelab.io import read_json, validate_model
+from lorelab.workers.roles import MAX_TIMEOUT_MS
 from lorelab.workspace import canonical_path
 
 MIN_TASKS: Final = 10
 MAX_TASKS: Final = 20
 MIN_HOLDOUTS: Final = 6
 SEED_COUNT: Final = 2
-MAX_HOST_CALL_MS: Final = 120_000
+# The worker protocol caps every host call; the time budget is spent in calls of at most this.
+MAX_HOST_CALL_MS: Final = MAX_TIMEOUT_MS
+MAX_REWORK_BUDGET: Final = 5
 CONDITIONS: Final = ("baseline", "memory_guided", "skill_planned", "dreaming")
 MEMORY_CONDITIONS: Final = ("memory_guided", "skill_planned", "dreaming")
 _ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # Verify commands run without a shell, so shell control operators would be passed to the
 # program as plain arguments; refusing them keeps "one focused command" literal.
 _SHELL_OPERATORS: Final = frozenset({"&&", "||", ";", "|", "&", ">", ">>", "<", "2>", "2>&1"})
+# ``NAME=value cmd`` and shell builtins only mean something to a shell; without one the
+# assignment would be run as a program name and the builtin would not be found.
+_ENV_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+_SHELL_BUILTINS: Final = frozenset(
+    {"cd", "export", "source", ".", "set", "unset", "alias", "eval", "exec", "ulimit", "umask"}
+)
+_REDIRECTION: Final = re.compile(r"(?:[0-9]*|&)(?:>>?|<)")
 
 Condition = Literal["baseline", "memory_guided", "skill_planned", "dreaming"]
 
@@ -66,19 +76,31 @@ class HostSpec(_Model):
             "the same argv."
         ),
     )
-    model: str | None = Field(default=None, description="The model the host is asked to use.")
+    model: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "The model the host is asked to use. Passed as --model to the shipped agent "
+            "adapters (claude, codex, gemini, fixture-host); the model each response claims is "
+            "recorded per run and a mismatch is flagged."
+        ),
+    )
     settings: dict[str, Any] = Field(
-        default_factory=dict, description="Host settings, recorded as declared."
+        default_factory=dict,
+        description="Host settings, recorded as declared (lorelab cannot apply or verify them).",
     )
     permissions: dict[str, Any] | list[str] | str | None = Field(
-        default=None, description="Host permissions, recorded as declared."
+        default=None,
+        description="Host permissions, recorded as declared (lorelab cannot apply or verify them).",
     )
     time_budget_s: StrictInt = Field(
         gt=0,
-        le=3600,
+        le=(MAX_REWORK_BUDGET + 1) * MAX_HOST_CALL_MS // 1000,
         description=(
-            "Wall-time budget in seconds for all host attempts of one task x condition; each "
-            "host call gets the remaining budget, at most 120 s."
+            "Budget in seconds of host-call time for all attempts of one task x condition "
+            "(verify commands have their own timeout). Attempt k gets the budget left, at most "
+            "120 s (the worker protocol's cap per call), so the budget may not exceed "
+            "120 s x (reworkBudget + 1)."
         ),
     )
 
@@ -227,7 +249,7 @@ class ConditionsManifest(_Model):
     rework_budget: StrictInt = Field(
         default=2,
         ge=0,
-        le=5,
+        le=MAX_REWORK_BUDGET,
         description="Further host attempts allowed after a failed verification.",
     )
     tasks: list[TaskSpec] = Field(
@@ -296,11 +318,39 @@ def _check_verify(task: TaskSpec, source: str) -> None:
         ) from None
     if not argv:
         raise SchemaError(f"{source}: task {task.id} has no verify command")
-    operators = sorted(set(argv) & _SHELL_OPERATORS)
+    operators = sorted({arg for arg in argv if arg in _SHELL_OPERATORS or _REDIRECTION.match(arg)})
     if operators:
         raise SchemaError(
             f"{source}: task {task.id}: verify must be one command run without a shell; "
             f"found shell operator(s) {', '.join(operators)}"
+        )
+    if _ENV_ASSIGNMENT.fullmatch(argv[0]):
+        raise SchemaError(
+            f"{source}: task {task.id}: verify starts with the environment assignment "
+            f"{argv[0]!r}, which needs a shell; verify runs without one (set the variable in "
+            "the project, e.g. in its test configuration)"
+        )
+    if argv[0] in _SHELL_BUILTINS:
+        raise SchemaError(
+            f"{source}: task {task.id}: verify starts with the shell builtin {argv[0]!r}, which "
+            "needs a shell; verify runs without one from the project root"
+        )
+    expansions = [arg for arg in argv if arg.startswith("$") or "$(" in arg or "`" in arg]
+    if expansions:
+        raise SchemaError(
+            f"{source}: task {task.id}: verify uses shell expansion {expansions[0]!r}, which "
+            "needs a shell; verify runs without one"
+        )
+
+
+def _check_time_budget(manifest: ConditionsManifest, source: str) -> None:
+    attempts = manifest.rework_budget + 1
+    usable_s = attempts * MAX_HOST_CALL_MS // 1000
+    if manifest.host.time_budget_s > usable_s:
+        raise SchemaError(
+            f"{source}: host.timeBudgetS {manifest.host.time_budget_s} can never be used: "
+            f"reworkBudget {manifest.rework_budget} allows {attempts} host attempt(s) of at most "
+            f"{MAX_HOST_CALL_MS // 1000} s each ({usable_s} s in all)"
         )
 
 
@@ -312,6 +362,7 @@ def check_manifest(manifest: ConditionsManifest, source: str) -> ConditionsManif
             raise SchemaError(f"{source}: task id {task.id} appears more than once")
         seen.add(task.id)
         _check_verify(task, source)
+    _check_time_budget(manifest, source)
     holdouts = manifest.holdout_ids()
     if len(holdouts) < MIN_HOLDOUTS:
         raise SchemaError(

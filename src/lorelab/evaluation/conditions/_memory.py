@@ -39,6 +39,7 @@ OPERATIONS: Final = (
     "promote_skill",
     "report_outcome",
     "show",
+    "list",
     "lock_set",
     "lock_clear",
 )
@@ -46,6 +47,8 @@ REQUIRED_OPERATIONS: Final = ("prepare", "start", "record")
 TOOL_TIMEOUT_S: Final = 600.0
 HANDSHAKE_TIMEOUT_S: Final = 60.0
 CLI_TIMEOUT_S: Final = 120.0
+# The most items one list call may return (lorelab's lore_list caps ``limit`` here).
+LIST_LIMIT: Final = 10_000
 _STDERR_TAIL: Final = 4000
 
 
@@ -74,6 +77,7 @@ LORELAB_PROFILE: Final = MemoryProfile(
         "promote_skill": "lore_promote_skill",
         "report_outcome": "lore_report_outcome",
         "show": "lore_show",
+        "list": "lore_list",
         "lock_set": "lore_lock_set",
         "lock_clear": "lore_lock_clear",
     },
@@ -94,11 +98,15 @@ PROFILES: Final[Mapping[str, MemoryProfile]] = {
 class MemoryToolError(Exception):
     """A memory tool answered with an error (or could not be called); carries one line."""
 
-    def __init__(self, operation: str, tool: str | None, message: str) -> None:
+    def __init__(
+        self, operation: str, tool: str | None, message: str, *, transport: bool = False
+    ) -> None:
         super().__init__(f"memory {operation} ({tool or 'no tool'}): {message}")
         self.operation = operation
         self.tool = tool
         self.message = message
+        # True when the call itself failed (session gone, timeout), not a tool's refusal.
+        self.transport = transport
 
 
 class LockReceipt(BaseModel):
@@ -184,7 +192,7 @@ class MemoryUnderTest:
             anyio.BrokenResourceError,
             anyio.ClosedResourceError,
         ) as exc:
-            raise MemoryToolError(operation, tool, f"call failed: {exc}") from None
+            raise MemoryToolError(operation, tool, f"call failed: {exc}", transport=True) from None
         self.calls.append({"operation": operation, "tool": tool, "isError": result.is_error})
         if result.is_error:
             raise MemoryToolError(operation, tool, _error_text(result))
@@ -235,6 +243,35 @@ class MemoryUnderTest:
                 "outcomes until finalize"
             ),
         )
+
+    async def lock_state(self, evaluation_id: str) -> bool | None:
+        """Whether the memory holds an active lock ``evaluation_id`` (``True``), only cleared
+        ones (``False``), or none it can tell of (``None``: never locked, or no way to ask)."""
+        locks: list[Any] = []
+        if self.profile.lock_via_lorelab_cli and self.home is not None:
+            done = await anyio.to_thread.run_sync(
+                _lorelab_cli, self.home, ["lock", "show", "--json"]
+            )
+            if done.returncode != 0:
+                raise MemoryToolError("lock_show", None, done.stderr.strip() or done.stdout.strip())
+            try:
+                found = json.loads(done.stdout)
+            except json.JSONDecodeError as exc:
+                raise MemoryToolError("lock_show", None, f"unreadable output: {exc}") from None
+            locks = found if isinstance(found, list) else []
+        elif self.supports("list"):
+            listing = await self.call("list", {"kind": "lock", "limit": LIST_LIMIT})
+            locks = listing.get("items") or []
+        else:
+            return None
+        states = [
+            lock.get("active")
+            for lock in locks
+            if isinstance(lock, Mapping) and lock.get("evaluation_id") == evaluation_id
+        ]
+        if not states:
+            return None
+        return any(state is True for state in states)
 
     async def clear_lock(self, evaluation_id: str, holdout_tasks: Sequence[str]) -> LockReceipt:
         """Clear the evaluation lock written by :meth:`set_lock`."""

@@ -24,6 +24,9 @@ def print_report(report: ConditionsReport, console: Console) -> None:
         f"{report.tasks} tasks, {report.runs} runs; holdouts ({report.holdout_source}): "
         f"{', '.join(report.holdouts)}"
     )
+    if report.manifest_sha256:
+        state = "checked against --manifest" if report.manifest_checked else "no --manifest given"
+        console.print(f"manifest sha256 {report.manifest_sha256} ({state})")
     table = Table(title="Per condition (all tasks)")
     table.add_column("condition", no_wrap=True)
     for column in ("runs", "pass rate", "rework", "relevant", "tokens"):
@@ -69,6 +72,13 @@ def print_report(report: ConditionsReport, console: Console) -> None:
     for name, values in rows:
         paired.add_row(name, *values)
     console.print(paired)
+    if report.flagged_runs:
+        console.print(f"[bold]flagged runs ({len(report.flagged_runs)}, kept and counted):[/bold]")
+        for flagged in report.flagged_runs:
+            where = "holdout" if flagged.holdout else "not a holdout"
+            console.print(
+                f"  - {flagged.task_id} x {flagged.condition} ({where}): {', '.join(flagged.flags)}"
+            )
     decision = report.decision
     console.print(
         f"[bold]decision for {decision.condition}: {decision.verdict}[/bold] "

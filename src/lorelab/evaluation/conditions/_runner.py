@@ -27,6 +27,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from lorelab.errors import IntegrityFailure, LorelabError, PreflightError, UsageError
+from lorelab.evaluation.conditions._integrity import (
+    ServedCheck,
+    check_memory_clean,
+    check_seeds,
+    check_served,
+    edited_verify_files,
+    lock_tasks,
+)
 from lorelab.evaluation.conditions._manifest import (
     MAX_HOST_CALL_MS,
     ConditionsManifest,
@@ -53,10 +61,12 @@ from lorelab.io import (
     sha256_file,
     validate_model,
 )
+from lorelab.memory import PromoteRequest, RecordRequest
 from lorelab.workers import (
     PROTOCOL,
     VERIFICATION_SCOPE,
     WorkerIdentity,
+    adapter_argv,
     bind_identity,
     call_worker,
     is_fixture_agent,
@@ -73,6 +83,8 @@ VERIFY_TIMEOUT_S: Final = 300.0
 CHECK_TIMEOUT_S: Final = 120.0
 BRIEF_BUDGET_TOKENS: Final = 1200
 FIRST_PHASE: Final = ("baseline", "memory_guided", "skill_planned")
+# Shipped adapters that take ``--model M`` and pass it to their tool (fixture-host echoes it).
+MODEL_ADAPTERS: Final = ("claude", "codex", "gemini", "fixture-host")
 BYTE_ACCOUNTING: Final[dict[str, str]] = {
     "inputBytes": (
         "UTF-8 length of the canonical JSON of the host payload before transportBudget is appended"
@@ -129,6 +141,9 @@ class RunSummary:
     identity_changes: int
     evidence_kind: str | None
     exit_code: int
+    memory_failures: int = 0
+    model_mismatches: int = 0
+    flagged_runs: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +158,7 @@ class Guidance:
     served_ids: tuple[str, ...] = ()
     note: str | None = None
     error: str | None = None
+    brief_items: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -154,9 +170,7 @@ class DreamOutcome:
     checks: list[dict[str, Any]] = field(default_factory=list)
     promoted: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
-
-    def unchecked(self) -> set[str]:
-        return {cid for cid in self.candidate_ids if cid not in self.promoted}
+    tool_errors: int = 0
 
 
 @dataclass(slots=True)
@@ -177,6 +191,9 @@ class _Context:
     records: list[dict[str, Any]] = field(default_factory=list)
     host_failures: int = 0
     identity_changes: int = 0
+    memory_failures: int = 0
+    model_mismatches: int = 0
+    flagged_runs: int = 0
 
 
 def _manifest_host_argv(manifest: ConditionsManifest) -> list[str] | None:
@@ -186,7 +203,7 @@ def _manifest_host_argv(manifest: ConditionsManifest) -> list[str] | None:
     if len(declared) == 1:
         # A one-element argv may name a shipped adapter, exactly as --host does.
         try:
-            return resolve_agent(declared[0])
+            return resolve_agent(declared[0], flag="host.argv")
         except UsageError:
             return list(declared)
     return list(declared)
@@ -194,7 +211,7 @@ def _manifest_host_argv(manifest: ConditionsManifest) -> list[str] | None:
 
 def resolve_host(manifest: ConditionsManifest, host: str) -> list[str]:
     """The host argv from ``--host``; it must match the manifest's ``host.argv`` when set."""
-    argv = resolve_agent(host)
+    argv = resolve_agent(host, flag="--host")
     declared = _manifest_host_argv(manifest)
     if declared is not None and declared != argv:
         raise UsageError(
@@ -202,6 +219,24 @@ def resolve_host(manifest: ConditionsManifest, host: str) -> list[str]:
             "host must be identical for every condition and declared before any run"
         )
     return argv
+
+
+def with_model(argv: list[str], model: str | None) -> tuple[list[str], str | None]:
+    """``argv`` with ``--model MODEL`` appended when it runs a shipped adapter that takes one,
+    and how the model was passed (``None``: it could not be, and only the claim is checked)."""
+    if model is None:
+        return argv, None
+    for name in MODEL_ADAPTERS:
+        if argv == adapter_argv(name):
+            return [*argv, "--model", model], "--model"
+    return argv, None
+
+
+def model_matches(declared: str, claimed: str) -> bool:
+    """Whether a host's claimed model is the declared one: equal, or the declared name inside
+    the claimed one, case-insensitively (an alias such as ``sonnet`` matches
+    ``claude-sonnet-4-5-20250929``)."""
+    return declared.casefold() in claimed.casefold()
 
 
 def resolve_memory(
@@ -212,6 +247,15 @@ def resolve_memory(
     home = Path(os.path.abspath(options.memory_home)) if options.memory_home else None
     if home is not None and home.exists() and not home.is_dir():
         raise UsageError(f"--memory-home {options.memory_home}: exists and is not a directory")
+    if home is not None:
+        real_home, real_project = Path(os.path.realpath(home)), Path(os.path.realpath(project))
+        if real_home == real_project or real_project in real_home.parents:
+            # The snapshot leaves out only directories named .lorelab; any other memory home
+            # inside the project would be copied into every condition's project, baseline too.
+            raise UsageError(
+                f"--memory-home {options.memory_home}: is inside the project {project}; a "
+                "baseline host would find the memory in its copy (put the home elsewhere)"
+            )
     argv = options.memory_argv or manifest.memory.argv
     if argv:
         return profile, list(argv), home
@@ -235,14 +279,18 @@ def _opt_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _guidance_text_of_brief(brief: Mapping[str, Any]) -> tuple[str | None, list[str]]:
-    text = brief.get("text")
-    served = [
-        str(item["id"])
+def _brief_items(brief: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {
+        str(item["id"]): item
         for key in ("experiences", "skills")
         for item in _items(brief.get(key))
         if item.get("id") is not None
-    ]
+    }
+
+
+def _guidance_text_of_brief(brief: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+    text = brief.get("text")
+    served = list(_brief_items(brief))
     if brief.get("empty") is True or not isinstance(text, str) or not text.strip():
         return None, served
     return text, served
@@ -282,6 +330,7 @@ async def _guidance(ctx: _Context, task: TaskSpec, condition: str) -> Guidance:
                     brief_id=_opt_str(brief.get("brief_id")),
                     served_ids=tuple(served),
                     note=f"no plan: {result.get('reason') or 'the memory gave none'}",
+                    brief_items=_brief_items(brief),
                 )
             skill_id = _opt_str(result.get("skill_id"))
             plan_text = _plan_text(result)
@@ -298,6 +347,7 @@ async def _guidance(ctx: _Context, task: TaskSpec, condition: str) -> Guidance:
                 plan_id=str(plan_id),
                 skill_id=skill_id,
                 served_ids=tuple(dict.fromkeys([*([skill_id] if skill_id else []), *served])),
+                brief_items=_brief_items(brief),
             )
         include_skills = condition == "dreaming"
         brief = await memory.call(
@@ -318,12 +368,14 @@ async def _guidance(ctx: _Context, task: TaskSpec, condition: str) -> Guidance:
             brief_id=_opt_str(brief.get("brief_id")),
             served_ids=tuple(served),
             note=f"empty brief: {brief.get('reason') or 'nothing relevant'}",
+            brief_items=_brief_items(brief),
         )
     return Guidance(
         {"kind": "brief", "text": text},
         text,
         brief_id=_opt_str(brief.get("brief_id")),
         served_ids=tuple(served),
+        brief_items=_brief_items(brief),
     )
 
 
@@ -336,9 +388,10 @@ class _Attempts:
     failure_detail: str | None = None
     summary: str | None = None
     commands: list[dict[str, Any]] = field(default_factory=list)
-    model: str | None = None
+    models: list[str] = field(default_factory=list)
     evidence_kind: str | None = None
     note: str | None = None
+    host_ms: int = 0
 
 
 def _host_attempts(
@@ -346,11 +399,13 @@ def _host_attempts(
 ) -> _Attempts:
     manifest = ctx.manifest
     result = _Attempts()
-    deadline = time.monotonic() + manifest.host.time_budget_s
+    # The budget is host-call time only: verify commands between attempts have their own
+    # timeout and do not use it up.
+    budget_ms = manifest.host.time_budget_s * 1000
     last: dict[str, Any] | None = None
     prompt = manifest.render_prompt(task)
     for attempt in range(1, manifest.rework_budget + 2):
-        remaining_ms = int((deadline - time.monotonic()) * 1000)
+        remaining_ms = budget_ms - result.host_ms
         if remaining_ms <= 0:
             result.note = f"time budget of {manifest.host.time_budget_s} s exhausted"
             break
@@ -362,6 +417,7 @@ def _host_attempts(
             "attempt": attempt,
             "lastVerification": last,
         }
+        started = time.monotonic()
         call = call_worker(
             ctx.argv,
             "host",
@@ -372,12 +428,13 @@ def _host_attempts(
             identity=ctx.identity,
             env=ctx.env,
         )
+        result.host_ms += int((time.monotonic() - started) * 1000)
         receipt = call.receipt
         entry: dict[str, Any] = {"receipt": receipt.model_dump(mode="json", by_alias=True)}
         if receipt.evidence_kind:
             result.evidence_kind = receipt.evidence_kind
-        if receipt.model.claimed:
-            result.model = receipt.model.claimed
+        if receipt.model.claimed and receipt.model.claimed not in result.models:
+            result.models.append(receipt.model.claimed)
         if not call.ok or call.response is None:
             result.calls.append(entry)
             result.failure = receipt.failure or "invalid-response"
@@ -408,6 +465,7 @@ def _receipt_name(task: TaskSpec, condition: str) -> str:
 
 async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, Any]:
     copy = ctx.snapshot.materialise(ctx.root / f"{task.id}--{condition}")
+    served = ServedCheck(checked=True)
     try:
         before = await anyio.to_thread.run_sync(
             run_verify, task.verify, copy, ctx.env, ctx.verify_timeout_s
@@ -416,9 +474,14 @@ async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, A
         notes: list[str] = []
         if guidance.note:
             notes.append(guidance.note)
+        if guidance.served_ids and ctx.memory is not None:
+            served = await check_served(
+                ctx.memory, ctx.manifest, task, guidance.served_ids, guidance.brief_items
+            )
         if guidance.error:
             attempts = _Attempts(failure="memory-error", failure_detail=guidance.error)
             notes.append(guidance.error)
+            ctx.memory_failures += 1
         else:
             attempts = await anyio.to_thread.run_sync(
                 _host_attempts, ctx, task, copy, guidance.payload
@@ -448,6 +511,33 @@ async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, A
     named = named_keys(guidance.text, keys)
     memory_condition = condition != "baseline"
     evidence = FIXTURE_KIND if (ctx.fixture or attempts.evidence_kind == FIXTURE_KIND) else None
+    declared_model = ctx.manifest.host.model
+    mismatch: bool | None = None
+    if declared_model is not None and attempts.models:
+        mismatch = not all(model_matches(declared_model, claimed) for claimed in attempts.models)
+    edited = edited_verify_files(task, ctx.snapshot.paths(), changed)
+    flags: list[str] = []
+    if edited:
+        flags.append("verify-files-edited")
+        notes.append(f"the host edited what the verify command runs: {', '.join(edited)}")
+    if mismatch:
+        flags.append("host-model-mismatch")
+        ctx.model_mismatches += 1
+        notes.append(
+            f"the host claims model {', '.join(attempts.models)}; the manifest declares "
+            f"{declared_model}"
+        )
+    if served.own_solutions:
+        flags.append("own-solution-served")
+        notes.append(
+            f"memory served holdout {task.id} its own past solution: "
+            f"{', '.join(served.own_solutions)}"
+        )
+    if served.unchecked:
+        flags.append("unchecked-items-served")
+        notes.append(f"memory served unchecked item(s): {', '.join(served.unchecked)}")
+    if flags:
+        ctx.flagged_runs += 1
     record: dict[str, Any] = {
         "task_id": task.id,
         "condition": condition,
@@ -466,21 +556,28 @@ async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, A
         },
         "verification_after": {"exit_code": after.exit_code, "output_sha256": after.output_sha256},
         "changed_files": changed,
+        "verify_files_edited": edited,
         "host_calls": host_calls,
         "host_failure": attempts.failure,
+        "host_model_declared": declared_model,
+        "host_models_claimed": list(attempts.models),
+        "host_model_mismatch": mismatch,
         "evidence_kind": evidence,
+        "flags": flags,
         "receipt": f"runs/{_receipt_name(task, condition)}",
     }
+    if memory_condition:
+        record["unchecked_items_served"] = served.unchecked_served
+        record["own_solutions_served"] = list(served.own_solutions)
     if condition == "dreaming":
         dream = ctx.dream or DreamOutcome(supported=False)
-        served = set(guidance.served_ids)
+        served_ids = set(guidance.served_ids)
         record.update(
             {
                 "dream_candidate_ids": list(dream.candidate_ids),
                 "dream_checks": list(dream.checks),
                 "dream_promoted_ids": sorted(dream.promoted.values()),
-                "dream_items_served": sorted(served & set(dream.promoted.values())),
-                "unchecked_items_served": bool(served & dream.unchecked()),
+                "dream_items_served": sorted(served_ids & set(dream.promoted.values())),
             }
         )
     receipt = {
@@ -500,6 +597,8 @@ async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, A
             "planId": guidance.plan_id,
             "skillId": guidance.skill_id,
             "servedIds": list(guidance.served_ids),
+            "servedChecked": served.checked,
+            "servedItems": served.items,
             "tokensEstimate": estimate_tokens(guidance.text),
             "relevanceKeys": keys,
             "namedKeys": named,
@@ -510,9 +609,14 @@ async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, A
         else None,
         "hostSummary": attempts.summary,
         "hostCommands": attempts.commands,
-        "hostModelClaimed": attempts.model,
+        "hostModelDeclared": declared_model,
+        "hostModelsClaimed": list(attempts.models),
+        "hostModelClaimed": attempts.models[-1] if attempts.models else None,
+        "hostTimeMs": attempts.host_ms,
         "attempts": attempts.calls,
         "changedFiles": changed,
+        "verifyFilesEdited": edited,
+        "flags": flags,
     }
     ctx.runs_dir.write_json(_receipt_name(task, condition), receipt)
     return record
@@ -528,6 +632,7 @@ async def _dream(ctx: _Context) -> DreamOutcome:
         result = await memory.call("dream", {})
     except MemoryToolError as exc:
         outcome.errors.append(str(exc))
+        outcome.tool_errors += 1
         return outcome
     for candidate in _items(result.get("candidates")):
         candidate_id = str(candidate.get("id"))
@@ -543,6 +648,7 @@ async def _dream(ctx: _Context) -> DreamOutcome:
             )
         except MemoryToolError as exc:
             check["error"] = str(exc)
+            outcome.tool_errors += 1
             outcome.checks.append(check)
             continue
         check["passed"] = run.get("passed") is True
@@ -562,6 +668,7 @@ async def _dream(ctx: _Context) -> DreamOutcome:
                 skill = await memory.call("promote_candidate", {"candidate_id": candidate_id})
             except MemoryToolError as exc:
                 check["error"] = str(exc)
+                outcome.tool_errors += 1
                 continue
             outcome.promoted[candidate_id] = str(skill.get("id"))
     return outcome
@@ -569,59 +676,19 @@ async def _dream(ctx: _Context) -> DreamOutcome:
 
 async def _seed(memory: MemoryUnderTest, seed: SeedMemory) -> dict[str, Any]:
     recorded = []
-    for experience in seed.experiences:
-        result = await memory.call("record", experience)
-        recorded.append({"id": result.get("id"), "verified": result.get("verified")})
-    skill = await memory.call("promote_skill", seed.promote_skill)
-    return {"experiences": recorded, "skill": {"id": skill.get("id"), "name": skill.get("name")}}
-
-
-async def _check_seeds(memory: MemoryUnderTest, manifest: ConditionsManifest) -> dict[str, Any]:
-    """Confirm in memory what the manifest declares: verified, approved seeds; their Skill."""
-    if not memory.supports("show"):
-        return {"checked": False, "reason": "the memory offers no show operation"}
-    problems: list[str] = []
-    for seed in manifest.seeds:
+    for index, experience in enumerate(seed.experiences):
         try:
-            shown = await memory.call("show", {"id": seed.experience_id})
+            result = await memory.call("record", experience)
         except MemoryToolError as exc:
-            problems.append(f"seed experience {seed.experience_id}: {exc.message}")
-            continue
-        item = shown.get("item", shown)
-        if item.get("trust") != "verified":
-            problems.append(f"seed experience {seed.experience_id} is not verified")
-        if item.get("qa") != "approved":
-            problems.append(f"seed experience {seed.experience_id} is not QA-approved")
+            raise PreflightError(
+                f"seeding the memory failed at experiences[{index}]: {exc}"
+            ) from None
+        recorded.append({"id": result.get("id"), "verified": result.get("verified")})
     try:
-        shown = await memory.call("show", {"id": manifest.skill.id})
-        item = shown.get("item", shown)
-        sources = set(item.get("source_experience_ids", []))
-        declared = {origin.experience_id for origin in manifest.skill.promoted_from}
-        if item.get("kind") != "skill":
-            problems.append(f"{manifest.skill.id} is not a Skill")
-        elif sources != declared:
-            problems.append(
-                f"Skill {manifest.skill.id} was promoted from {sorted(sources)}, the manifest "
-                f"declares {sorted(declared)}"
-            )
+        skill = await memory.call("promote_skill", seed.promote_skill)
     except MemoryToolError as exc:
-        problems.append(f"Skill {manifest.skill.id}: {exc.message}")
-    if problems:
-        raise PreflightError("the memory does not hold the declared seeds: " + "; ".join(problems))
-    return {
-        "checked": True,
-        "seeds": [s.experience_id for s in manifest.seeds],
-        "skill": manifest.skill.id,
-    }
-
-
-def lock_tasks(manifest: ConditionsManifest) -> list[str]:
-    """What the lock names: each holdout's id, prompt and rendered prompt (how hosts see it)."""
-    tasks: list[str] = []
-    for task in manifest.tasks:
-        if task.holdout:
-            tasks += [task.id, task.prompt, manifest.render_prompt(task)]
-    return list(dict.fromkeys(tasks))
+        raise PreflightError(f"seeding the memory failed at promoteSkill: {exc}") from None
+    return {"experiences": recorded, "skill": {"id": skill.get("id"), "name": skill.get("name")}}
 
 
 def _runs_document(ctx: _Context) -> dict[str, Any]:
@@ -652,12 +719,10 @@ async def _execute(
         ctx.memory = memory
         preflight["memory"]["tools"] = sorted(memory.listed)
         if seed is not None:
-            try:
-                preflight["seeding"] = await _seed(memory, seed)
-            except MemoryToolError as exc:
-                raise PreflightError(f"seeding the memory failed: {exc}") from None
+            preflight["seeding"] = await _seed(memory, seed)
         try:
-            preflight["seedsInMemory"] = await _check_seeds(memory, ctx.manifest)
+            preflight["seedsInMemory"] = await check_seeds(memory, ctx.manifest)
+            preflight["holdoutsInMemory"] = await check_memory_clean(memory, ctx.manifest)
             lock = await memory.set_lock(ctx.manifest.id, lock_tasks(ctx.manifest))
         except MemoryToolError as exc:
             raise PreflightError(str(exc)) from None
@@ -667,6 +732,7 @@ async def _execute(
             for condition in FIRST_PHASE:
                 ctx.records.append(await _one_run(ctx, task, condition))
         ctx.dream = await _dream(ctx)
+        ctx.memory_failures += ctx.dream.tool_errors
         ctx.receipts.write_json(
             DREAM_FILE,
             {
@@ -675,6 +741,7 @@ async def _execute(
                 "checks": ctx.dream.checks,
                 "promoted": ctx.dream.promoted,
                 "errors": ctx.dream.errors,
+                "toolErrors": ctx.dream.tool_errors,
             },
         )
         for task in ctx.manifest.tasks:
@@ -704,8 +771,16 @@ def _first_leaf(group: BaseExceptionGroup[BaseException]) -> LorelabError | OSEr
     return None
 
 
-def _read_seed(path: Path) -> SeedMemory:
-    return validate_model(SeedMemory, read_json(path, "manifest"), os.fspath(path))
+def _read_seed(path: Path, profile: MemoryProfile) -> SeedMemory:
+    source = os.fspath(path)
+    seed = validate_model(SeedMemory, read_json(path, "manifest"), source)
+    if profile.name == "lorelab":
+        # The lorelab profile's tools take these models: a malformed entry is bad input,
+        # named here before anything starts, not a memory failure halfway through seeding.
+        for index, experience in enumerate(seed.experiences):
+            validate_model(RecordRequest, experience, f"{source}: experiences[{index}]")
+        validate_model(PromoteRequest, seed.promote_skill, f"{source}: promoteSkill")
+    return seed
 
 
 def run_conditions(options: RunOptions) -> RunSummary:
@@ -713,15 +788,18 @@ def run_conditions(options: RunOptions) -> RunSummary:
 
     Refusals before anything runs: bad manifest, host or memory options (exit 2); a host
     that cannot be bound or a memory that cannot be reached (exit 3). Exit code in the
-    summary: 0 when every host call succeeded, 1 when some failed (they stay in the record as
-    failed runs), 3 when a bound identity changed.
+    summary: 0 when every run completed (whatever its outcome), 1 when a run could not
+    complete as declared (a host call or a memory operation failed, or the host claimed
+    another model; such runs stay in the record as failed or flagged), 3 when a bound
+    identity changed.
     """
     manifest = load_manifest(options.manifest_path)
     manifest_sha = sha256_file(options.manifest_path, cap=SCRIPT_HASH_CAP)
     source = project_dir(manifest, options.manifest_path)
-    argv = resolve_host(manifest, options.host)
+    named_argv = resolve_host(manifest, options.host)
+    argv, model_passed = with_model(named_argv, manifest.host.model)
     profile, memory_argv, home = resolve_memory(manifest, options, source)
-    seed = _read_seed(options.seed_memory) if options.seed_memory else None
+    seed = _read_seed(options.seed_memory, profile) if options.seed_memory else None
     snapshot = take_snapshot(source)
     env = command_env()
     root = Path(tempfile.mkdtemp(prefix="lorelab-conditions-"))
@@ -730,6 +808,12 @@ def run_conditions(options: RunOptions) -> RunSummary:
         identity = bind_identity(
             argv, cwd=preflight_copy, operator_identity=options.identity, env=env
         )
+        requested = identity.model.requested
+        if manifest.host.model is not None and requested not in (None, manifest.host.model):
+            raise UsageError(
+                f"the host argv asks for model {requested!r} but the manifest declares "
+                f"host.model {manifest.host.model!r}"
+            )
         receipts = create_output_dir(options.output)
         fixture = is_fixture_agent(argv)
         receipts.write_json(
@@ -752,6 +836,23 @@ def run_conditions(options: RunOptions) -> RunSummary:
                 "declared": manifest.host.model_dump(mode="json", by_alias=True),
                 "identity": identity.model_dump(mode="json", by_alias=True),
                 "evidenceKind": FIXTURE_KIND if fixture else None,
+                "model": {
+                    "declared": manifest.host.model,
+                    "requested": requested,
+                    "passedAs": model_passed,
+                    "rule": (
+                        "each response's claimed model is recorded per run; a claim that does "
+                        "not contain the declared model (case-insensitively) is flagged "
+                        "host-model-mismatch; an unreported claim stays null"
+                    ),
+                },
+                "timeBudget": {
+                    "timeBudgetS": manifest.host.time_budget_s,
+                    "maxAttempts": manifest.rework_budget + 1,
+                    "maxPerCallS": MAX_HOST_CALL_MS // 1000,
+                    "counts": "host-call time only; verify commands have their own timeout",
+                },
+                "settingsAndPermissions": "recorded as declared; lorelab cannot apply them",
             },
             "verificationScope": VERIFICATION_SCOPE,
             "verifyTimeoutS": options.verify_timeout_s,
@@ -804,7 +905,8 @@ def run_conditions(options: RunOptions) -> RunSummary:
                 raise
             raise IntegrityFailure(f"the run stopped: {exc}") from None
         receipts.write_json(RUNS_FILE, _runs_document(ctx))
-        exit_code = 3 if ctx.identity_changes else 1 if ctx.host_failures else 0
+        incomplete = ctx.host_failures + ctx.memory_failures + ctx.model_mismatches
+        exit_code = 3 if ctx.identity_changes else 1 if incomplete else 0
         summary = RunSummary(
             output=receipts.path,
             runs=len(ctx.records),
@@ -813,6 +915,9 @@ def run_conditions(options: RunOptions) -> RunSummary:
             identity_changes=ctx.identity_changes,
             evidence_kind=FIXTURE_KIND if fixture else None,
             exit_code=exit_code,
+            memory_failures=ctx.memory_failures,
+            model_mismatches=ctx.model_mismatches,
+            flagged_runs=ctx.flagged_runs,
         )
         receipts.write_json(
             RUN_FILE,
@@ -824,6 +929,9 @@ def run_conditions(options: RunOptions) -> RunSummary:
                 "runs": summary.runs,
                 "passed": summary.passed,
                 "hostFailures": summary.host_failures,
+                "memoryFailures": summary.memory_failures,
+                "modelMismatches": summary.model_mismatches,
+                "flaggedRuns": summary.flagged_runs,
                 "identityChanges": summary.identity_changes,
                 "evidenceKind": summary.evidence_kind,
                 "exitCode": exit_code,

@@ -7,6 +7,7 @@ protocol is read as it is; fields lorelab does not know are kept and ignored.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Final
@@ -19,6 +20,7 @@ from lorelab.io import loads_strict, read_bounded, sha256_bytes, validate_model
 
 RUNS_LIMIT: Final = 8 * 1024 * 1024
 _SHOWN: Final = 5
+_SHA256: Final = re.compile(r"[0-9a-f]{64}")
 
 
 class RunRecord(BaseModel):
@@ -52,6 +54,46 @@ class RunRecord(BaseModel):
     evidence_kind: str | None = Field(
         default=None, description="Optional: 'protocol-fixture' for fixture-host runs."
     )
+    own_solutions_served: list[str] | None = Field(
+        default=None,
+        description="Optional: served items that record this very holdout task (a leak).",
+    )
+    verify_files_edited: list[str] | None = Field(
+        default=None,
+        description="Optional: files deciding what the verify command checks that the host edited.",
+    )
+    host_model_mismatch: StrictBool | None = Field(
+        default=None,
+        description="Optional: whether the host claimed a model other than the declared one.",
+    )
+
+    def integrity_flags(self) -> list[str]:
+        """What makes this run's outcome untrustworthy as a measurement, by name."""
+        flags = []
+        if self.verify_files_edited:
+            flags.append("verify-files-edited")
+        if self.host_model_mismatch:
+            flags.append("host-model-mismatch")
+        if self.own_solutions_served:
+            flags.append("own-solution-served")
+        if self.unchecked_items_served:
+            flags.append("unchecked-items-served")
+        return flags
+
+    def memory_seen(self) -> list[str]:
+        """What says this run received memory output (only allowed off baseline)."""
+        seen = []
+        if self.retrieval_relevant is True:
+            seen.append("retrieval_relevant true")
+        if self.guidance_tokens:
+            seen.append(f"guidance_tokens {self.guidance_tokens}")
+        if self.plan_id:
+            seen.append(f"plan_id {self.plan_id}")
+        if self.skill_id:
+            seen.append(f"skill_id {self.skill_id}")
+        if self.unchecked_items_served or self.own_solutions_served:
+            seen.append("served memory items")
+        return seen
 
 
 class RunsFile(BaseModel):
@@ -69,6 +111,7 @@ class LoadedRuns:
     source: str
     sha256: str
     runs: tuple[RunRecord, ...]
+    manifest_sha256: str | None = None
 
     def task_ids(self) -> list[str]:
         """Task ids in order of first appearance."""
@@ -125,14 +168,35 @@ def check_runs(
         raise SchemaError(
             f"{source}: memory-condition runs lack retrieval_relevant: {_listing(lacking)}"
         )
+    saw_memory = [
+        f"{run.task_id} ({', '.join(seen)})"
+        for run in runs.runs
+        if run.condition == "baseline" and (seen := run.memory_seen())
+    ]
+    if saw_memory:
+        raise SchemaError(
+            f"{source}: baseline runs must never see memory, but these did: {_listing(saw_memory)}"
+        )
     return tuple(runs.runs)
+
+
+def _manifest_sha(runs: RunsFile, source: str) -> str | None:
+    value = (runs.model_extra or {}).get("manifest_sha256")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _SHA256.fullmatch(value):
+        raise SchemaError(f"{source}: manifest_sha256 must be 64 lowercase hex digits")
+    return value
 
 
 def parse_runs(data: bytes, source: str, *, expected_tasks: list[str] | None = None) -> LoadedRuns:
     """Parse and check runs-file bytes."""
     model = validate_model(RunsFile, loads_strict(data, source), source)
     return LoadedRuns(
-        source, sha256_bytes(data), check_runs(model, source, expected_tasks=expected_tasks)
+        source,
+        sha256_bytes(data),
+        check_runs(model, source, expected_tasks=expected_tasks),
+        _manifest_sha(model, source),
     )
 
 

@@ -66,6 +66,10 @@ class Snapshot:
                 os.close(fd)
         return target
 
+    def paths(self) -> list[str]:
+        """The snapshot's relative file paths, in order."""
+        return [item.path for item in self.files]
+
     def changed_files(self, tree: Path) -> list[str]:
         """Paths added, removed or modified in ``tree`` relative to the snapshot."""
         before = {item.path: item.data for item in self.files}

@@ -16,10 +16,15 @@ Needs, decoys and edits ship here, with the fixture host, for the example projec
 ``examples/conditions/``; they are never in the project copy and never shown to a real host.
 A task id the host does not know, or a file that does not match, gets no edit. Every response
 says ``evidenceKind: "protocol-fixture"``: results produced with this host are never evidence.
+
+Like the agent adapters it takes ``--model M``; no model runs, but it answers with ``model: M``
+so the runner's pass-through of ``host.model`` and its claimed-model check can be exercised
+offline. Without ``--model`` it claims no model.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import shlex
 import subprocess
@@ -487,7 +492,11 @@ def answer(payload: Any, cwd: Path) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Read one payload on stdin, edit the project in the working directory, print one answer."""
-    del argv
+    parser = argparse.ArgumentParser(
+        prog="fixture_host", description="The deterministic fixture host (role host)."
+    )
+    parser.add_argument("--model", "-m", help="Echoed as the claimed model (no model runs).")
+    options = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     if len(data) > MAX_PAYLOAD_BYTES:
         print(f"fixture_host: payload larger than {MAX_PAYLOAD_BYTES} bytes", file=sys.stderr)
@@ -501,6 +510,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PayloadError as exc:
         print(f"fixture_host: invalid payload: {exc}", file=sys.stderr)
         return 2
+    if options.model:
+        response["model"] = options.model
     sys.stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
     sys.stdout.flush()
     return 0
