@@ -74,6 +74,9 @@ def test_record_from_flags_file_and_stdin_gives_the_same_kind_of_result(run, tmp
     assert human.stdout.startswith("recorded exp-4: verified; redactions: secret_assignment: 1")
 
 
+_FLAGS = ("record", "--task", "t", "--summary", "s", "--outcome", "passed", "--verify-command", "x")
+
+
 @pytest.mark.parametrize(
     ("args", "stdin", "message"),
     [
@@ -86,9 +89,35 @@ def test_record_from_flags_file_and_stdin_gives_the_same_kind_of_result(run, tmp
         (("promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"), None, "name"),
         (("show", "nope"), None, "not an item id"),
         (("outcome", "plan-4", "--passed", "--rework-count", "0"), None, "does not exist"),
+        (
+            (*_FLAGS, "--verify-exit-code", "99999999999999999999999"),
+            None,
+            "record flags: verification.exit_code: Input should be less than or equal to",
+        ),
+        (
+            ("record", "--input", "-"),
+            json.dumps(dict(RECORD, verification={"command": "pytest", "exit_code": "0"})),
+            "stdin: verification.exit_code: Input should be a valid integer",
+        ),
+        (
+            ("record", "--input", "-"),
+            json.dumps(dict(RECORD, verification={"command": "pytest", "exit_code": True})),
+            "stdin: verification.exit_code: Input should be a valid integer",
+        ),
+        (
+            (*_FLAGS, "--verify-exit-code", "0", "--ran", "99999999999999999999:make"),
+            None,
+            "record flags: commands.0.exit_code: Input should be less than or equal to",
+        ),
+        (("list", "--limit", "99999999999999999999"), None, "list arguments: limit"),
+        (("list", "--limit", "0"), None, "list arguments: limit"),
+        (("outcome", "plan-1", "--passed", "--rework-count", "100000"), None, "rework_count"),
+        (("check", "cand-1", "--timeout", "nan"), None, "timeout_seconds"),
+        (("dream", "--limit", "99999999999999999999"), None, "dream arguments: limit"),
     ],
 )
 def test_bad_input_is_one_line_on_stderr_with_exit_code_2(run, args, stdin, message):
+    run("prepare", "a first brief makes the store")
     result = run(*args, input=stdin, code=2)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
@@ -242,3 +271,76 @@ def test_a_dream_over_non_ascii_tasks_exports_as_a_valid_agent_skill(run, tmp_pa
     ]
     front = yaml.safe_load((out / "aaa-zzz" / "SKILL.md").read_text().split("---\n")[1])
     assert front["name"] == "aaa-zzz"
+
+
+def _invoke(*args: str):
+    result = CliRunner().invoke(app, list(args))
+    assert "Traceback" not in result.output + result.stderr
+    return result
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("list",),
+        ("show", "exp-1"),
+        ("health",),
+        ("dream",),
+        ("lock", "show"),
+        ("skills", "export", "OUT"),
+        ("snapshot", "SNAP"),
+        ("outcome", "plan-1", "--passed", "--rework-count", "0"),
+    ],
+)
+def test_commands_that_need_a_store_refuse_a_missing_one_and_create_nothing(tmp_path, command):
+    args = [
+        a.replace("OUT", str(tmp_path / "out")).replace("SNAP", str(tmp_path / "s.db"))
+        for a in command
+    ]
+    home = tmp_path / "no-home"
+    result = _invoke("memory", "--home", str(home), *args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (
+        f"lorelab: error: {home / 'memory.db'}: no memory store here, and nothing was created; "
+        "check --home, --project or $LORELAB_HOME (a store is made by the first record or prepare)"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_mistyped_project_creates_no_directory_even_for_a_write(tmp_path, monkeypatch):
+    monkeypatch.delenv("LORELAB_HOME", raising=False)
+    typo = tmp_path / "projcet"
+    listed = _invoke("memory", "--project", str(typo), "list")
+    assert listed.exit_code == 2
+    assert str(typo / ".lorelab" / "memory.db") in listed.stderr
+    recorded = _invoke("memory", "--project", str(typo), "prepare", "anything at all")
+    assert recorded.exit_code == 2
+    assert f"project directory {typo}: does not exist" in recorded.stderr
+    assert not typo.exists()
+
+
+def test_an_unusable_home_is_one_line_for_memory_and_for_the_mcp_server(tmp_path):
+    (tmp_path / "file").write_text("x")
+    home = tmp_path / "file" / "home"
+    for args in (
+        ("memory", "--home", str(home), "prepare", "x"),
+        ("mcp", "--home", str(home)),
+    ):
+        result = _invoke(*args)
+        assert result.exit_code == 2, args
+        assert result.stderr.strip() == (
+            f"lorelab: error: {home}: cannot create the memory home: Not a directory"
+        )
+
+
+def test_show_prints_a_table_of_fields_for_people(run):
+    data = dict(RECORD, task="Fix the [/tmp] path handling [bold]now[/bold]", host="codex")
+    run("record", "--input", "-", input=json.dumps(data))
+    shown = run("show", "exp-1").stdout
+    assert not shown.lstrip().startswith("{")
+    for row in ("provenance.host", "codex", "provenance.verification.exit_code", "trust"):
+        assert row in shown
+    assert "[/tmp]" in shown  # shown as written, not read as markup
+    assert "[bold]now[/bold]" in shown
+    assert "[/tmp]" in run("list").stdout
+    assert "secret_assignment" in shown  # the redaction counts are shown

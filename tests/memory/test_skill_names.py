@@ -102,15 +102,19 @@ def test_the_name_migration_repairs_names_an_older_dream_left_invalid(tmp_path):
     )
     for name in ("aaa-zzz", "aaa-zzz-", "-é-", "fine-name"):
         conn.execute(insert_skill, (name,))
-    conn.execute(
+    insert_candidate = (
         "INSERT INTO candidates (created_at, name, description, steps, checks, "
         "source_experience_ids, fingerprint, origin, project, state) "
-        "VALUES ('t', 'bbb--ccc-', 'd', '[]', '[]', '[]', 'f1', 'mined', NULL, 'candidate')"
+        "VALUES ('t', ?, 'd', '[]', '[]', '[]', ?, 'mined', NULL, 'candidate')"
     )
+    conn.execute(insert_candidate, ("bbb--ccc-", "f1"))
+    # Names are kept distinct within a table: candidates are repaired among candidates.
+    conn.execute(insert_candidate, ("aaa-zzz-", "f2"))
     conn.close()
     with SqliteMemoryStore(path) as store:
         names = [skill.name for skill in store.skills()]
         assert names == ["aaa-zzz", "aaa-zzz-2", "skill-3", "fine-name"]
         assert store.candidate("cand-1").name == "bbb-ccc"
+        assert store.candidate("cand-2").name == "aaa-zzz"
         written = export_skills(store.skills(), tmp_path / "out")
     assert [p.parent.name for p in written] == names

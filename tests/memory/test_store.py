@@ -324,7 +324,22 @@ def test_start_without_a_relevant_skill_says_why(store):
     assert plan.plan_id is None
     assert plan.skill_id is None
     assert plan.steps == []
-    assert "no healthy Skill cleared the relevance floor" in (plan.reason or "")
+    assert (plan.reason or "").startswith("no Skill cleared the relevance floor")
+
+
+def test_start_says_when_the_matching_skill_is_held_back_for_review(store):
+    skill_id = _skill(store)
+    for _ in range(2):
+        plan = store.start(StartRequest(task=REFUND_TASK))
+        store.report_outcome(OutcomeRequest(plan_id=plan.plan_id, passed=False, rework_count=1))
+    held = store.start(StartRequest(task=REFUND_TASK))
+    assert held.plan_id is None
+    reason = held.reason or ""
+    assert f"{skill_id} (refund-rounding, score " in reason
+    assert "matches but is review_required (health 0)" in reason
+    assert "include_review_required" in reason
+    unrelated = store.start(StartRequest(task="Add a dark mode toggle to the settings page"))
+    assert (unrelated.reason or "").startswith("no Skill cleared the relevance floor")
 
 
 def test_health_starts_at_two_moves_by_one_and_is_capped(store):

@@ -17,14 +17,18 @@ from typing import Any, TypeVar
 import click
 from pydantic import BaseModel
 from rich.table import Table
+from rich.text import Text
 
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with, stdout_console
 from lorelab.errors import UsageError
-from lorelab.io import MANIFEST_LIMIT, loads_strict, read_json, validate_model
+from lorelab.io import MANIFEST_LIMIT, canonical_json, loads_strict, read_json, validate_model
 from lorelab.memory import (
     Brief,
+    CheckRequest,
     CheckRun,
     DreamRequest,
+    Item,
+    ListRequest,
     ListResult,
     MemoryStore,
     OutcomeRequest,
@@ -32,7 +36,9 @@ from lorelab.memory import (
     PromoteCandidateRequest,
     PromoteRequest,
     RecordRequest,
+    ShowRequest,
     Skill,
+    SkillHealthRequest,
     SkillHealthResult,
     StartRequest,
     export_skills,
@@ -55,15 +61,28 @@ class _Where:
     project_dir: str | None
 
 
-def _store(ctx: click.Context) -> MemoryStore:
+def _store(ctx: click.Context, *, create: bool = False) -> MemoryStore:
+    """The store for this command; only commands that can start a memory create one.
+
+    ``record``, ``prepare``, ``start`` and ``lock set`` create a missing store (the first
+    record or brief of a project). Every other command reads, or acts on items that must
+    already exist, so a missing store (a mistyped ``--project``) is refused naming its path,
+    and nothing is created.
+    """
     where: _Where = ctx.find_object(_Where)  # type: ignore[assignment]
-    store = open_store(where.home, where.project_dir)
+    store = open_store(where.home, where.project_dir, create=create)
     ctx.call_on_close(store.close)
     return store
 
 
 def _validate(model: type[M], data: Any, source: str) -> M:
     return validate_model(model, data, source)
+
+
+def _add_row(table: Table, *cells: str) -> None:
+    # Plain Text, never console markup: stored text such as "fix [/tmp] paths" or
+    # "[REDACTED:api_key]" is shown as written (as markup the first would even crash rich).
+    table.add_row(*(Text(cell, overflow="fold") for cell in cells))
 
 
 def _emit(result: Any, as_json: bool, human: Callable[[], None]) -> None:
@@ -191,10 +210,11 @@ def record_command(
     if input_path is not None:
         if given:
             raise UsageError("give the experience either with --input or with flags, not both")
-        request = _validate(RecordRequest, _read_input(input_path), input_path)
+        source = "stdin" if input_path == "-" else input_path
+        request = _validate(RecordRequest, _read_input(input_path), source)
     else:
         request = _validate(RecordRequest, given, "record flags")
-    result = _store(ctx).record(request)
+    result = _store(ctx, create=True).record(request)
 
     def human() -> None:
         state = "verified" if result.verified else "unverified (not used in briefs)"
@@ -244,7 +264,7 @@ def prepare_command(
         },
         "prepare arguments",
     )
-    brief = _store(ctx).prepare(request)
+    brief = _store(ctx, create=True).prepare(request)
     _emit(brief, as_json, lambda: _print_brief(brief))
 
 
@@ -271,7 +291,7 @@ def start_command(
         },
         "start arguments",
     )
-    result = _store(ctx).start(request)
+    result = _store(ctx, create=True).start(request)
 
     def human() -> None:
         if result.plan_id is None:
@@ -349,7 +369,8 @@ def outcome_command(
 def _health_table(result: SkillHealthResult) -> None:
     table = Table("skill", "name", "health", "state", "passed", "failed", "unreported")
     for item in result.skills:
-        table.add_row(
+        _add_row(
+            table,
             item.skill_id,
             item.name,
             f"{item.health}/{item.health_cap}",
@@ -367,7 +388,8 @@ def _health_table(result: SkillHealthResult) -> None:
 @click.pass_context
 def health_command(ctx: click.Context, skill_id: str | None, as_json: bool) -> None:
     """Skill health (start 2, -1 per failed plan, +1 per passed plan up to the cap)."""
-    result = _store(ctx).skill_health(skill_id)
+    request = _validate(SkillHealthRequest, {"skill_id": skill_id}, "health arguments")
+    result = _store(ctx).skill_health(request.skill_id)
     _emit(result, as_json, lambda: _health_table(result))
 
 
@@ -424,7 +446,12 @@ def check_command(
     """Run a candidate's checks in a disposable copy of the project; exit 1 if one fails."""
     where: _Where = ctx.find_object(_Where)  # type: ignore[assignment]
     project_dir = directory or where.project_dir or os.getcwd()
-    run = _store(ctx).check_candidate(candidate_id, project_dir, timeout)
+    request = _validate(
+        CheckRequest,
+        {"candidate_id": candidate_id, "timeout_seconds": timeout},
+        "check arguments",
+    )
+    run = _store(ctx).check_candidate(request.candidate_id, project_dir, request.timeout_seconds)
     _emit(run, as_json, lambda: _print_check(run))
     if not run.passed:
         exit_with(1)
@@ -471,7 +498,7 @@ def _list_table(result: ListResult) -> None:
             or data.get("holdout_tasks")
             or ""
         )
-        table.add_row(ident, item.kind, state, text[:80])
+        _add_row(table, ident, item.kind, state, text[:80])
     stdout_console().print(table)
 
 
@@ -487,8 +514,38 @@ def _list_table(result: ListResult) -> None:
 @click.pass_context
 def list_command(ctx: click.Context, kind: Any, limit: int, as_json: bool) -> None:
     """The most recent items of one kind, newest first."""
-    result = _store(ctx).list_items(kind, limit)
+    request = _validate(ListRequest, {"kind": kind, "limit": limit}, "list arguments")
+    result = _store(ctx).list_items(request.kind, request.limit)
     _emit(result, as_json, lambda: _list_table(result))
+
+
+def _cell(value: Any) -> str:
+    """One table cell: text as it is, anything structured as compact JSON."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return value
+    return canonical_json(value)
+
+
+def _field_rows(prefix: str, value: Any) -> list[tuple[str, str]]:
+    # Nested objects (provenance, its verification, a plan's outcome, the last check) get one
+    # row per inner field, and lists of objects one row per entry, so nothing hides in a blob.
+    if isinstance(value, dict) and value:
+        rows: list[tuple[str, str]] = []
+        for key, inner in value.items():
+            rows += _field_rows(f"{prefix}.{key}" if prefix else str(key), inner)
+        return rows
+    if isinstance(value, list) and value and all(isinstance(entry, dict) for entry in value):
+        return [(f"{prefix}[{n}]", _cell(entry)) for n, entry in enumerate(value, start=1)]
+    return [(prefix, _cell(value))]
+
+
+def _item_table(item: Item) -> None:
+    table = Table("field", "value", title=Text(f"{item.kind} {getattr(item, 'id', '')}".strip()))
+    for field, value in _field_rows("", item.model_dump(mode="json")):
+        _add_row(table, field, value)
+    stdout_console().print(table)
 
 
 @memory_group.command("show")
@@ -497,9 +554,9 @@ def list_command(ctx: click.Context, kind: Any, limit: int, as_json: bool) -> No
 @click.pass_context
 def show_command(ctx: click.Context, item_id: str, as_json: bool) -> None:
     """One item by id (exp-N, skill-N, plan-N, brief-N, cand-N) with its provenance."""
-    item = _store(ctx).show(item_id)
-    # A single item has no table shape; people get the same indented JSON.
-    _emit(item, as_json, lambda: echo_json(item))
+    request = _validate(ShowRequest, {"id": item_id}, "show arguments")
+    item = _store(ctx).show(request.id)
+    _emit(item, as_json, lambda: _item_table(item))
 
 
 # ------------------------------------------------------------------ skills export
@@ -567,7 +624,7 @@ def lock_set_command(
         holdout += data
     if not holdout:
         raise UsageError("give at least one holdout task with --task or --tasks-file")
-    lock = _store(ctx).set_evaluation_lock(evaluation_id, holdout)
+    lock = _store(ctx, create=True).set_evaluation_lock(evaluation_id, holdout)
     _emit(
         lock,
         as_json,
@@ -595,7 +652,8 @@ def lock_show_command(ctx: click.Context, as_json: bool) -> None:
     def human() -> None:
         table = Table("evaluation", "active", "holdout tasks", "created", "cleared")
         for lock in locks:
-            table.add_row(
+            _add_row(
+                table,
                 lock.evaluation_id,
                 "yes" if lock.active else "no",
                 str(len(lock.holdout_tasks)),

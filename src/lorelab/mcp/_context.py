@@ -19,18 +19,21 @@ from lorelab.context import (
     recover,
     write_checkpoint,
 )
-from lorelab.memory import Redactor
+from lorelab.memory import EXIT_CODE_MAX, EXIT_CODE_MIN, Redactor
 
 
 class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict like the memory's own inputs: "2" is not an exit code.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class FailedCommandInput(_Input):
     """A command that already failed before the boundary."""
 
     command: str = Field(min_length=1, max_length=2000)
-    exit_code: int = Field(description="Its nonzero exit code.")
+    exit_code: int = Field(
+        ge=EXIT_CODE_MIN, le=EXIT_CODE_MAX, description="Its nonzero exit code (an integer)."
+    )
 
     @field_validator("exit_code")
     @classmethod

@@ -9,6 +9,8 @@ from lorelab.memory._export import export_skills, skill_markdown
 from lorelab.memory._location import DEFAULT_DIRNAME, STORE_FILENAME, open_store, store_path
 from lorelab.memory._migrations import MIGRATIONS, applied_migrations
 from lorelab.memory._models import (
+    EXIT_CODE_MAX,
+    EXIT_CODE_MIN,
     HEALTH_CAP,
     HEALTH_START,
     SCHEMA_VERSION,
@@ -49,6 +51,8 @@ from lorelab.memory._models import (
     SkillStep,
     StartRequest,
     StartResult,
+    StoredCommand,
+    StoredVerification,
     Verification,
 )
 from lorelab.memory._procedure import MIN_SHARED_COMMANDS, procedure_of, shared_procedure
@@ -61,6 +65,8 @@ from lorelab.memory._text import terms, unique_terms
 __all__ = [
     "DEFAULT_DIRNAME",
     "DEFAULT_POLICY",
+    "EXIT_CODE_MAX",
+    "EXIT_CODE_MIN",
     "HEALTH_CAP",
     "HEALTH_START",
     "MIGRATIONS",
@@ -108,6 +114,8 @@ __all__ = [
     "SqliteMemoryStore",
     "StartRequest",
     "StartResult",
+    "StoredCommand",
+    "StoredVerification",
     "Verification",
     "applied_migrations",
     "estimate_tokens",

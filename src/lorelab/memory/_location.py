@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-from lorelab.errors import UsageError
+from lorelab.errors import InputFileError, UsageError
 from lorelab.memory._sqlite import SqliteMemoryStore
 
 STORE_FILENAME: Final = "memory.db"
@@ -39,6 +39,23 @@ def store_path(
 def open_store(
     home: str | os.PathLike[str] | None = None,
     project: str | os.PathLike[str] | None = None,
+    *,
+    create: bool = True,
 ) -> SqliteMemoryStore:
-    """Open (creating and migrating if needed) the store at :func:`store_path`."""
-    return SqliteMemoryStore(store_path(home, project))
+    """Open the store at :func:`store_path`, migrating it if it is older.
+
+    With ``create`` (the default) a missing store is created, and its home directory with
+    it; but a store inside a project directory that does not exist is refused (an
+    :class:`InputFileError`), so a mistyped ``--project`` never creates a directory tree.
+    With ``create=False`` (read-only callers) a missing store is an ``InputFileError`` naming
+    its path, and nothing is created.
+    """
+    path = store_path(home, project)
+    if create and home is None and not os.environ.get(HOME_ENV):
+        project_dir = Path(project) if project is not None else Path.cwd()
+        if not project_dir.is_dir():
+            raise InputFileError(
+                f"project directory {project_dir}: does not exist or is not a directory; "
+                "no memory store was created"
+            )
+    return SqliteMemoryStore(path, create=create)

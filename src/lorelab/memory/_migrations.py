@@ -272,11 +272,11 @@ def _valid_skill_names(conn: sqlite3.Connection) -> None:
     # Dreams before this migration could name a candidate (and so a Skill promoted from it
     # without a new name) with a stray hyphen, such as 'aaa-zzz-', which no host can load.
     # Such names are rewritten by the rule Dreams use now (runs of other characters become
-    # one hyphen, ends stripped), kept distinct; valid names are never touched.
-    taken = {str(row[0]) for row in conn.execute("SELECT name FROM skills")}
-    taken |= {str(row[0]) for row in conn.execute("SELECT name FROM candidates")}
+    # one hyphen, ends stripped), kept distinct within their table; valid names are never
+    # touched. Per table, so a candidate and the Skill promoted from it keep sharing a name.
     for table, fallback in (("skills", "skill"), ("candidates", "candidate")):
         rows = conn.execute(f"SELECT id, name FROM {table} ORDER BY id").fetchall()
+        taken = {str(name) for _, name in rows}
         for number, name in rows:
             if skill_name_problem(str(name)) is None:
                 continue

@@ -31,9 +31,18 @@ ItemKind = Literal["experience", "skill", "plan", "brief", "candidate", "lock", 
 _TEXT = 8000
 _SHORT = 400
 
+# An exit code as a process can report one: negative for a signal (as Python reports it),
+# up to 2**32 - 1 (Windows reports unsigned 32-bit codes). A number outside that is a
+# mistake, and bounding it keeps every stored integer inside SQLite's 64-bit range.
+EXIT_CODE_MIN: Final = -(2**31)
+EXIT_CODE_MAX: Final = 2**32 - 1
+ExitCode = Annotated[int, Field(ge=EXIT_CODE_MIN, le=EXIT_CODE_MAX)]
+
 
 class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+    # Strict: a string "0" is not exit code 0 and true is not 1. Loose coercion would let
+    # unverified work count as verified, so every input type must be the JSON type itself.
+    model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=False)
 
 
 class _Output(BaseModel):
@@ -112,7 +121,9 @@ class Verification(_Input):
     """How the work was verified: the command run and what it returned."""
 
     command: str = Field(min_length=1, max_length=2000, description="The verification command.")
-    exit_code: int = Field(description="Exit code of the verification command.")
+    exit_code: ExitCode = Field(
+        description="Exit code of the verification command (an integer, not a string)."
+    )
     output_digest: str | None = Field(
         default=None,
         max_length=200,
@@ -126,7 +137,7 @@ class CommandRun(_Input):
     """A command the agent ran while working, with its exit code."""
 
     command: str = Field(min_length=1, max_length=2000, description="The command as run.")
-    exit_code: int = Field(description="Its exit code.")
+    exit_code: ExitCode = Field(description="Its exit code (an integer).")
 
 
 class RecordRequest(_Input):
@@ -448,11 +459,26 @@ class PromoteCandidateRequest(_Input):
 # ---------------------------------------------------------------- views
 
 
+class StoredVerification(_Output):
+    """A verification as stored (read back without the input bounds older versions lacked)."""
+
+    command: str
+    exit_code: int
+    output_digest: str | None
+
+
+class StoredCommand(_Output):
+    """A command as stored, with its exit code."""
+
+    command: str
+    exit_code: int
+
+
 class Provenance(_Output):
     host: str | None
     model: str | None
     created_at: str
-    verification: Verification
+    verification: StoredVerification
 
 
 class Experience(_Output):
@@ -465,7 +491,7 @@ class Experience(_Output):
     trust: ExperienceTrust
     qa: QA
     steps: list[str]
-    commands: list[CommandRun]
+    commands: list[StoredCommand]
     files: list[str]
     project: str | None
     plan_id: str | None

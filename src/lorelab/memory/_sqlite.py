@@ -42,7 +42,6 @@ from lorelab.memory._models import (
     BriefSkill,
     Candidate,
     CheckRun,
-    CommandRun,
     DreamRequest,
     DreamResult,
     EvaluationLock,
@@ -69,7 +68,8 @@ from lorelab.memory._models import (
     SkillStep,
     StartRequest,
     StartResult,
-    Verification,
+    StoredCommand,
+    StoredVerification,
     fit_skill_name,
     skill_description_problem,
     skill_name_problem,
@@ -171,6 +171,7 @@ class SqliteMemoryStore:
         *,
         policy: RelevancePolicy = DEFAULT_POLICY,
         busy_deadline_seconds: float = BUSY_DEADLINE_SECONDS,
+        create: bool = True,
     ) -> None:
         self._path = Path(path)
         self.policy = policy
@@ -178,10 +179,31 @@ class SqliteMemoryStore:
         self._lock = threading.RLock()
         if self._path.exists() and not self._path.is_file():
             raise InputFileError(f"{self._path}: not a regular file")
-        self._path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(
-            self._path, timeout=10.0, isolation_level=None, check_same_thread=False
-        )
+        if not create and not self._path.is_file():
+            raise InputFileError(
+                f"{self._path}: no memory store here, and nothing was created; check --home, "
+                "--project or $LORELAB_HOME (a store is made by the first record or prepare)"
+            )
+        if create:
+            try:
+                self._path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputFileError(
+                    f"{self._path.parent}: cannot create the memory home: {exc.strerror or exc}"
+                ) from None
+        try:
+            # Without ``create``, mode=rw: SQLite itself refuses to make a missing file, so
+            # a store removed after the check above is still not created.
+            target = str(self._path) if create else f"{self._path.absolute().as_uri()}?mode=rw"
+            self._conn = sqlite3.connect(
+                target,
+                timeout=10.0,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=not create,
+            )
+        except sqlite3.Error as exc:
+            raise InputFileError(f"{self._path}: cannot open the memory store: {exc}") from None
         try:
             self._configure()
             self._retry_busy(lambda: migrate(self._conn, str(self._path)))
@@ -568,7 +590,7 @@ class SqliteMemoryStore:
                     verification_command=row["verification_command"],
                 )
             )
-            commands = [CommandRun.model_validate(c) for c in _loads(row["commands"])]
+            commands = [StoredCommand.model_validate(c) for c in _loads(row["commands"])]
             # A command that also succeeded in the same experience (or was its passing
             # verification) was part of the normal fix-and-rerun loop, not a dead end.
             succeeded = {normalise_command(c.command) for c in commands if c.exit_code == 0}
@@ -774,17 +796,12 @@ class SqliteMemoryStore:
             )
             if not found:
                 brief = self._compose_brief(conn, task, request.project, False, 1200, None)
-                which = "Skill" if request.include_review_required else "healthy Skill"
                 return StartResult(
                     plan_id=None,
                     skill_id=None,
                     score=None,
                     steps=[],
-                    reason=(
-                        f"no {which} cleared the relevance floor "
-                        f"(score >= {self.policy.min_coverage}, "
-                        f">= {self.policy.min_matched_terms} informative task terms matched)"
-                    ),
+                    reason=self._no_plan_reason(conn, task, request),
                     brief=brief,
                 )
             best = found[0]
@@ -817,6 +834,26 @@ class SqliteMemoryStore:
             )
 
         return self._write(write)
+
+    def _no_plan_reason(self, conn: sqlite3.Connection, task: str, request: StartRequest) -> str:
+        floor = (
+            f"(score >= {self.policy.min_coverage}, "
+            f">= {self.policy.min_matched_terms} informative task terms matched)"
+        )
+        if request.include_review_required:
+            return f"no Skill cleared the relevance floor {floor}"
+        # Say so when a Skill does match but was left out for its health: "nothing relevant"
+        # would send the user looking for a Skill that exists.
+        held = self._search_skills(conn, task, request.project, True)
+        if not held:
+            return f"no Skill cleared the relevance floor {floor}"
+        best = _skill_view(_one(conn, "skills", held[0].rowid))
+        return (
+            f"no healthy Skill cleared the relevance floor {floor}; {best.id} "
+            f"({best.name}, score {held[0].score:.2f}) matches but is review_required "
+            "(health 0) and left out; pass include_review_required "
+            "(--include-review-required) to plan with it anyway"
+        )
 
     def report_outcome(self, request: OutcomeRequest) -> OutcomeResult:
         plan_number = _parse_id(request.plan_id, "plan")
@@ -1305,7 +1342,7 @@ def _experience_view(row: Row) -> Experience:
         trust=row["trust"],
         qa=row["qa"],
         steps=_loads(row["steps"]),
-        commands=[CommandRun.model_validate(c) for c in _loads(row["commands"])],
+        commands=[StoredCommand.model_validate(c) for c in _loads(row["commands"])],
         files=_loads(row["files"]),
         project=row["project"],
         plan_id=_format_id("plan", int(row["plan_id"])) if row["plan_id"] is not None else None,
@@ -1316,7 +1353,7 @@ def _experience_view(row: Row) -> Experience:
             host=row["host"],
             model=row["model"],
             created_at=row["created_at"],
-            verification=Verification(
+            verification=StoredVerification(
                 command=row["verification_command"],
                 exit_code=int(row["verification_exit_code"]),
                 output_digest=row["output_digest"],
