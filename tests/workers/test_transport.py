@@ -379,3 +379,63 @@ def test_a_large_answer_written_just_before_exit_is_read_whole(trial):
     assert call.response == answer
     assert call.receipt.stdout_bytes == len(json.dumps(answer))
     assert call.receipt.stdout_bytes > 57_000
+
+
+@pytest.mark.parametrize(
+    ("usage", "kept", "rejected"),
+    [
+        (
+            {"inputTokens": 5, "cacheTokens": 3},
+            {"inputTokens": 5, "outputTokens": None, "costUSD": None},
+            ["cacheTokens: not a usage field (3 ignored)"],
+        ),
+        ({"inputTokens": "5"}, None, ['inputTokens: "5" is not a non-negative integer']),
+        (
+            {"inputTokens": 5.0, "outputTokens": 7},
+            {"inputTokens": None, "outputTokens": 7, "costUSD": None},
+            ["inputTokens: 5.0 is not a non-negative integer"],
+        ),
+        (5.0, None, ["usage: 5.0 is not an object"]),
+        (
+            {"costUSD": -1, "outputTokens": True, "inputTokens": 2},
+            {"inputTokens": 2, "outputTokens": None, "costUSD": None},
+            [
+                "costUSD: -1 is not a non-negative number",
+                "outputTokens: true is not a non-negative integer",
+            ],
+        ),
+    ],
+)
+def test_reported_usage_keeps_valid_fields_and_records_what_it_rejected(
+    trial, usage, kept, rejected
+):
+    answer = {**ANSWER, "usage": usage}
+    argv = _worker(trial, f"sys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    receipt = call_worker(argv, "architect", architect_payload(), cwd=trial).receipt
+    # The protocol's response model is strict, so the call itself is rejected...
+    assert receipt.failure == "invalid-response"
+    # ...but what the worker reported is never silently turned into unknown.
+    dumped = receipt.model_dump(mode="json", by_alias=True)
+    assert dumped["usage"] == kept
+    assert dumped["usageRejected"] == rejected
+
+
+def test_valid_usage_leaves_nothing_rejected(trial):
+    answer = {**ANSWER, "usage": {"inputTokens": 5, "outputTokens": 2, "costUSD": 0.25}}
+    argv = _worker(trial, f"sys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    receipt = call_worker(argv, "architect", architect_payload(), cwd=trial).receipt
+    assert receipt.failure is None
+    assert receipt.usage is not None
+    assert receipt.usage.cost_usd == 0.25
+    assert receipt.usage_rejected == []
+
+
+def test_a_number_beyond_the_float_range_is_invalid_json_with_a_receipt(trial):
+    argv = _worker(trial, 'sys.stdin.read()\nprint(\'{"cases": [], "score": 1e999}\')\n')
+    call = call_worker(argv, "architect", architect_payload(), cwd=trial)
+    assert call.receipt.spawned
+    assert call.receipt.exit_code == 0
+    assert call.receipt.failure == "invalid-json"
+    assert "1e999 is out of range" in (call.receipt.failure_detail or "")
+    assert "1e999" in (call.receipt.raw_response or "")
+    assert call.response is None

@@ -100,6 +100,10 @@ class RoleReceipt(_Wire):
     stdout_bytes: int = Field(description="Stdout bytes read (at most maxOutputBytes + 1).")
     stderr_bytes: int = Field(description="Stderr bytes the worker wrote (only a tail is kept).")
     usage: Usage | None = Field(description="Usage the worker reported; null when not reported.")
+    usage_rejected: list[str] = Field(
+        default_factory=list,
+        description="Reported usage items not kept in usage (wrong type, unknown key), one each.",
+    )
     model: ModelClaim
     evidence_kind: str | None = Field(
         description="The response's evidenceKind ('protocol-fixture' for fixture workers)."
@@ -187,13 +191,55 @@ def _holds_several_values(data: bytes) -> bool:
     return count > 1
 
 
-def _reported_usage(value: Mapping[str, Any] | None) -> Usage | None:
+_USAGE_FIELDS: Final = ("inputTokens", "outputTokens", "costUSD")
+
+
+def _usage_value_ok(name: str, value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if name == "costUSD":
+        return value >= 0
+    return isinstance(value, int) and value >= 0
+
+
+def _describe_json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def reported_usage(value: Mapping[str, Any] | None) -> tuple[Usage | None, list[str]]:
+    """The usage a response reports, field by field, and every reported item not kept.
+
+    Valid fields are kept whatever their neighbours hold; a field of the wrong type and a key
+    the protocol does not define are listed (never silently turned into unknown). Usage is
+    ``None`` when the response reports none, or when nothing it reported could be kept.
+    """
     if value is None or "usage" not in value or value["usage"] is None:
-        return None
+        return None, []
+    reported = value["usage"]
+    if not isinstance(reported, Mapping):
+        kind = "an array" if isinstance(reported, list) else _describe_json(reported)
+        return None, [f"usage: {kind} is not an object"]
+    kept: dict[str, Any] = {}
+    rejected: list[str] = []
+    for key in sorted(reported, key=str):
+        item = reported[key]
+        if key not in _USAGE_FIELDS:
+            rejected.append(f"{key}: not a usage field ({_describe_json(item)} ignored)")
+        elif _usage_value_ok(key, item):
+            kept[key] = item
+        else:
+            expected = "a non-negative number" if key == "costUSD" else "a non-negative integer"
+            rejected.append(f"{key}: {_describe_json(item)} is not {expected}")
+    if not kept and rejected:
+        return None, rejected
     try:
-        return Usage.model_validate(value["usage"])
-    except ValidationError:
-        return None
+        return Usage.model_validate(kept), rejected
+    except ValidationError as exc:
+        # Unreachable with the checks above; kept so a model change cannot crash a call.
+        return None, [*rejected, f"usage: {exc.errors()[0]['msg']}"]
 
 
 def _claimed_model(value: Mapping[str, Any] | None) -> str | None:
@@ -355,6 +401,7 @@ def _finish(
     if failure is not None and result.stdout:
         raw, truncated = _decode(result.stdout, RAW_RESPONSE_CAP)
     evidence = value.get("evidenceKind") if value is not None else None
+    usage, usage_rejected = reported_usage(value)
     receipt = RoleReceipt(
         **base,
         spawned=result.spawned,
@@ -364,7 +411,8 @@ def _finish(
         output_bytes=json_bytes(value) if value is not None else None,
         stdout_bytes=len(result.stdout),
         stderr_bytes=result.stderr_bytes,
-        usage=_reported_usage(value),
+        usage=usage,
+        usage_rejected=usage_rejected,
         model=ModelClaim(claimed=_claimed_model(value)),
         evidence_kind=evidence if isinstance(evidence, str) else None,
         failure=failure,
