@@ -15,6 +15,7 @@ from lorelab.context._checkpoint import (
 from lorelab.context._store import (
     MAX_CHECKPOINT_BYTES,
     CheckpointStore,
+    new_checkpoint,
     recover,
     scope_key,
     write_checkpoint,
@@ -31,6 +32,7 @@ __all__ = [
     "RequestContext",
     "RequestMessage",
     "handoff_brief",
+    "new_checkpoint",
     "recover",
     "scope_key",
     "write_checkpoint",

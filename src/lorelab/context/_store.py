@@ -136,8 +136,7 @@ class CheckpointStore:
         return self._read(paths[-1], scope_key(scope)) if paths else None
 
 
-def write_checkpoint(
-    store: CheckpointStore,
+def new_checkpoint(
     *,
     scope: str,
     boundary: BoundaryKind,
@@ -148,7 +147,12 @@ def write_checkpoint(
     source_event_indices: Iterable[int] = (),
     created_at: datetime | None = None,
 ) -> Checkpoint:
-    """Build a checkpoint with a fresh id, persist it in ``store`` and return it."""
+    """Build and validate a checkpoint with a fresh id, without storing it.
+
+    :func:`write_checkpoint` stores one; a caller can also measure a checkpoint against
+    :data:`MAX_CHECKPOINT_BYTES` (with :func:`lorelab.io.json_bytes`) before committing to
+    writing it.
+    """
     when = created_at if created_at is not None else datetime.now(UTC)
     if when.tzinfo is None:
         raise UsageError("checkpoint created_at must carry a time zone")
@@ -166,6 +170,32 @@ def write_checkpoint(
             "sourceEventIndices": list(source_event_indices),
         },
         f"checkpoint for scope {scope[:80]!r}",
+    )
+    return checkpoint
+
+
+def write_checkpoint(
+    store: CheckpointStore,
+    *,
+    scope: str,
+    boundary: BoundaryKind,
+    summary: str,
+    notes: Iterable[str] = (),
+    request_context: RequestContext | None = None,
+    failed_commands: Iterable[FailedCommand] = (),
+    source_event_indices: Iterable[int] = (),
+    created_at: datetime | None = None,
+) -> Checkpoint:
+    """Build a checkpoint with a fresh id, persist it in ``store`` and return it."""
+    checkpoint = new_checkpoint(
+        scope=scope,
+        boundary=boundary,
+        summary=summary,
+        notes=notes,
+        request_context=request_context,
+        failed_commands=failed_commands,
+        source_event_indices=source_event_indices,
+        created_at=created_at,
     )
     store.write(checkpoint)
     return checkpoint

@@ -3,7 +3,7 @@
 from typing import Any
 
 from ctx_helpers import GOOD_ANSWER, ans, bnd, cmd, msg, score
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 KINDS = ["compaction", "restart", "child_handoff"]
@@ -39,20 +39,28 @@ def window_start(body: list[tuple[str, str]], required: list[str]) -> int | None
     return None
 
 
+@st.composite
+def windowed(draw: st.DrawFn, min_required: int = 0) -> tuple[list[tuple[str, str]], list[str]]:
+    """A body and required kinds whose counting window opens (built in, never filtered for)."""
+    body = draw(st.lists(body_event, max_size=12))
+    required = draw(st.lists(st.sampled_from(KINDS), min_size=min_required, max_size=3))
+    if window_start(body, required) is None:
+        kind = draw(st.sampled_from(["compaction", "restart"]))
+        if kind not in required:
+            required = [*required, kind]
+        at = draw(st.integers(min_value=0, max_value=len(body)))
+        body = [*body[:at], ("bnd", kind), *body[at:]]
+    return body, required
+
+
 settings_ = settings(max_examples=100, deadline=None)
 
 
 @settings_
-@given(
-    body=st.lists(body_event, max_size=12),
-    required=st.lists(st.sampled_from(KINDS), max_size=3),
-    data=st.data(),
-)
-def test_a_forbidden_command_inserted_after_the_window_opens_adds_exactly_one_retry(
-    body, required, data
-):
+@given(case=windowed(), data=st.data())
+def test_a_forbidden_command_inserted_after_the_window_opens_adds_exactly_one_retry(case, data):
+    body, required = case
     start = window_start(body, required)
-    assume(start is not None)
     assert start is not None
     before = score(build(body), required=required).failures.as_dict()
     at = data.draw(st.integers(min_value=start + 1, max_value=len(body)))
@@ -77,15 +85,10 @@ def test_a_forbidden_command_inserted_before_the_window_opens_changes_nothing(bo
 
 
 @settings_
-@given(
-    body=st.lists(body_event, max_size=12),
-    required=st.lists(st.sampled_from(KINDS), min_size=1, max_size=3),
-    data=st.data(),
-    extra=st.sampled_from(KINDS),
-)
-def test_a_later_boundary_never_erases_retries(body, required, data, extra):
+@given(case=windowed(min_required=1), data=st.data(), extra=st.sampled_from(KINDS))
+def test_a_later_boundary_never_erases_retries(case, data, extra):
+    body, required = case
     start = window_start(body, required)
-    assume(start is not None)
     assert start is not None
     at = data.draw(st.integers(min_value=start + 1, max_value=len(body)))
     before = score(build(body), required=required).failures.forbidden_retries

@@ -496,3 +496,15 @@ def test_reported_usage_beyond_the_maxima_stays_unknown_and_is_named(write_fixtu
     written = json.loads((tmp_path / "o" / "context-receipt.json").read_text())
     assert written["summary"]["usageTotals"]["costUSD"] is None
     assert written["records"][0]["trial"]["usageOutOfRange"] == ["costUSD", "inputTokens"]
+
+
+def test_a_fixture_whose_checkpoint_would_outgrow_the_store_is_refused_before_output(
+    write_fixture, tmp_path
+):
+    # The summary is budgeted, but the request is kept whole: 1.1 MB of request text.
+    trace = source_trace()
+    trace[0] = msg(0, "What port? " + "x" * 1_100_000, "user")
+    path = write_fixture(trace, required=["compaction", "child_handoff"])
+    with pytest.raises(UsageError, match=r"checkpoint of trial fx#compaction would be \d+ bytes"):
+        run_trials([path], agent=FIXTURE_CONTEXT_AGENT, output=tmp_path / "o")
+    assert not (tmp_path / "o").exists()

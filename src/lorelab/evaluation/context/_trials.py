@@ -16,10 +16,12 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 from lorelab.context import (
+    MAX_CHECKPOINT_BYTES,
     BoundaryKind,
     Checkpoint,
     CheckpointStore,
@@ -27,8 +29,8 @@ from lorelab.context import (
     RequestContext,
     RequestMessage,
     handoff_brief,
+    new_checkpoint,
     recover,
-    write_checkpoint,
 )
 from lorelab.errors import IntegrityFailure, UsageError
 from lorelab.evaluation.context._compare import load_baseline
@@ -70,7 +72,7 @@ from lorelab.evaluation.context._score import (
     counting_window_start,
     score_trace,
 )
-from lorelab.io import canonical_bytes, create_output_dir, sha256_bytes
+from lorelab.io import canonical_bytes, create_output_dir, json_bytes, sha256_bytes
 from lorelab.workers.agents import resolve_agent
 from lorelab.workers.identity import WorkerIdentity, bind_identity
 from lorelab.workers.roles import PROTOCOL, ContextResponse
@@ -136,15 +138,15 @@ def summarise_evidence(events: Sequence[Any]) -> str:
     return "\n".join(kept)
 
 
-def build_checkpoint(
-    store: CheckpointStore,
+def draft_checkpoint(
     fixture: ContextFixture,
     evidence: Sequence[Any],
     *,
     scope: str,
     boundary: BoundaryKind,
+    created_at: datetime | None = None,
 ) -> Checkpoint:
-    """Write the checkpoint of ``evidence`` at a managed ``boundary`` through lorelab.context."""
+    """The checkpoint of ``evidence`` at a managed ``boundary``, built but not stored."""
     flat = list(iter_events(list(evidence)))
     requests = [
         RequestMessage(index=event.index, author=event.author, text=event.text)
@@ -166,8 +168,7 @@ def build_checkpoint(
         f"{len(failed)} command(s) already failed; do not repeat them unchanged.",
         "Cite evidence by event index; indices of the source trace are unchanged.",
     ]
-    return write_checkpoint(
-        store,
+    return new_checkpoint(
         scope=scope,
         boundary=boundary,
         summary=summarise_evidence(evidence),
@@ -175,7 +176,51 @@ def build_checkpoint(
         request_context=RequestContext(task=fixture.task, messages=requests),
         failed_commands=failed,
         source_event_indices=[event.index for event, _ in flat],
+        created_at=created_at,
     )
+
+
+def build_checkpoint(
+    store: CheckpointStore,
+    fixture: ContextFixture,
+    evidence: Sequence[Any],
+    *,
+    scope: str,
+    boundary: BoundaryKind,
+) -> Checkpoint:
+    """Write the checkpoint of ``evidence`` at a managed ``boundary`` through lorelab.context."""
+    checkpoint = draft_checkpoint(fixture, evidence, scope=scope, boundary=boundary)
+    store.write(checkpoint)
+    return checkpoint
+
+
+def _evidence(fixture: ContextFixture) -> list[Any]:
+    # Every top-level event but the answers: the source's own answer is not evidence.
+    return [event for event in fixture.trace if not isinstance(event, AnswerEvent)]
+
+
+def check_checkpoint_fits(item: LoadedFixture, boundary: BoundaryKind, *, run_id: str) -> None:
+    """Refuse (exit 2) a fixture whose trial checkpoint would exceed the store's size limit.
+
+    The summary is budgeted, but the request messages, failed commands and evidence indices
+    are kept whole, so a fixture can outgrow a checkpoint; this is found before the output
+    exists rather than in the middle of a run. The longest timestamp form is measured.
+    """
+    trial_id = f"{item.fixture.id}#{boundary}"
+    draft = draft_checkpoint(
+        item.fixture,
+        _evidence(item.fixture),
+        scope=f"{run_id}/{trial_id}",
+        boundary=boundary,
+        created_at=datetime.now(UTC).replace(microsecond=999_999),
+    )
+    size = json_bytes(draft)
+    if size > MAX_CHECKPOINT_BYTES:
+        raise UsageError(
+            f"{item.path}: the checkpoint of trial {trial_id} would be {size} bytes, over the "
+            f"store limit of {MAX_CHECKPOINT_BYTES} (its request messages, failed commands and "
+            "evidence indices are kept whole)"
+        )
 
 
 def request_text(boundary: BoundaryKind) -> str:
@@ -307,7 +352,7 @@ def run_trial(
     """
     fixture = item.fixture
     trial_id = f"{fixture.id}#{boundary}"
-    evidence = [event for event in fixture.trace if not isinstance(event, AnswerEvent)]
+    evidence = _evidence(fixture)
     highest = max((event.index for event, _ in iter_events(list(fixture.trace))), default=-1)
     boundary_index, request_index = highest + 1, highest + 2
     scope = f"{run_id}/{trial_id}"
@@ -558,6 +603,9 @@ def run_trials(
                 "whose receipts hold metrics only"
             )
     plan = [(item, kind) for item in loaded for kind in kinds]
+    run_id = new_run_id()
+    for item, kind in plan:
+        check_checkpoint_fits(item, kind, run_id=run_id)
     scratch: Path | None = None
     private_home: Path | None = None
     try:
@@ -576,7 +624,6 @@ def run_trials(
         out = create_output_dir(output)
         trials_dir = out.subdir("trials")
         store = CheckpointStore(home)
-        run_id = new_run_id()
         records: list[RecordResult] = []
         for (item, kind), identity in zip(plan, identities, strict=True):
             record = run_trial(
