@@ -186,3 +186,49 @@ def test_the_installed_program_runs_worker_call(trial, tmp_path):
     )
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["timeoutMs"] == 30000
+
+
+@pytest.mark.parametrize("where", ["missing", "file"])
+def test_response_out_in_a_missing_directory_is_refused_before_the_call(trial, tmp_path, where):
+    ran = trial / "ran"
+    write_script(
+        trial / "worker.py",
+        f"import sys\nsys.stdin.read()\nopen({str(ran)!r}, 'w').write('x')\n"
+        f"print({json.dumps(ANSWER)!r})\n",
+    )
+    parent = tmp_path / "no-such-dir"
+    if where == "file":
+        parent.write_text("a file, not a directory")
+    out = parent / "response.json"
+    agent = json.dumps([sys.executable, "worker.py"])
+    payload = str(_payload_file(tmp_path))
+    args = ["call", "--agent", agent, "--role", "architect", "--payload", payload]
+    result = _invoke([*args, "--cwd", str(trial), "--response-out", str(out)])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    expected = "does not exist" if where == "missing" else "is not a directory"
+    assert f"its directory {parent} {expected}" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
+    assert not ran.exists()
+
+
+def test_a_response_file_that_cannot_be_written_after_the_call_keeps_the_receipt(trial, tmp_path):
+    out = tmp_path / "response.json"
+    # The worker itself creates the response file, so writing it after the call must fail.
+    write_script(
+        trial / "worker.py",
+        f"import sys\nsys.stdin.read()\nopen({str(out)!r}, 'w').write('mine')\n"
+        f"print({json.dumps(ANSWER)!r})\n",
+    )
+    agent = json.dumps([sys.executable, "worker.py"])
+    payload = str(_payload_file(tmp_path))
+    args = ["call", "--agent", agent, "--role", "architect", "--payload", payload]
+    result = _invoke([*args, "--cwd", str(trial), "--response-out", str(out)])
+    assert result.exit_code == 2
+    receipt = json.loads(result.stdout)
+    assert receipt["failure"] is None
+    assert receipt["spawned"] is True
+    assert "already exists" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert out.read_text() == "mine"

@@ -81,7 +81,9 @@ def call_command(
 
     Exit 0 when the call succeeded, 1 when it failed (timeout, output too large, invalid or
     rejected response, nonzero exit, ...), 3 when the worker's bound identity changed, 2 for
-    invalid input (nothing run).
+    invalid input (nothing run; --response-out in a missing or unwritable directory included).
+    A response file that still cannot be written after the call exits 2 with the receipt
+    printed.
     """
     result = call_agent(
         agent,
@@ -95,6 +97,9 @@ def call_command(
     )
     receipt = result.call.receipt
     echo_json(receipt)
+    if result.response_error is not None:
+        # The call happened and its receipt is printed; the response file is what failed.
+        raise result.response_error
     if receipt.failure == "identity-changed":
         exit_with(3)
     if receipt.failure is not None:

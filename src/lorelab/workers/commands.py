@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from lorelab.errors import OutputExistsError, UsageError
+from lorelab.errors import InputFileError, LorelabError, OutputExistsError, UsageError
 from lorelab.io import pretty_json, read_json
 from lorelab.workers.agents import resolve_agent
 from lorelab.workers.identity import WorkerIdentity, bind_identity
@@ -25,6 +25,8 @@ class AgentCall:
 
     identity: WorkerIdentity
     call: RoleCall
+    response_error: LorelabError | None = None
+    """Why ``--response-out`` could not be written after the call, if it could not."""
 
 
 def call_agent(
@@ -41,12 +43,14 @@ def call_agent(
     """Check the budget, read and validate the payload, bind the worker, make one call.
 
     Every refusal happens before the worker runs. With ``response_out``, a successful call's
-    response is written there (0600, never over an existing file).
+    response is written there (0600, never over an existing file); its directory is checked
+    before anything runs, and a write that still fails after the call is returned as
+    ``response_error`` (the call happened; its receipt must not be lost).
     """
     checked = check_role(role)
     check_bounds(timeout_ms, max_output_bytes)
-    if response_out is not None and os.path.lexists(response_out):
-        raise OutputExistsError(f"{response_out}: already exists; choose a new file")
+    if response_out is not None:
+        check_new_file(response_out)
     argv = resolve_agent(agent)
     payload = read_json(payload_path, "manifest")
     if not isinstance(payload, dict):
@@ -63,8 +67,23 @@ def call_agent(
         identity=identity,
     )
     if response_out is not None and call.response is not None:
-        _write_new(response_out, pretty_json(call.response).encode("utf-8"))
+        try:
+            _write_new(response_out, pretty_json(call.response).encode("utf-8"))
+        except (InputFileError, OutputExistsError) as exc:
+            return AgentCall(identity, call, exc)
     return AgentCall(identity, call)
+
+
+def check_new_file(path: Path) -> None:
+    """Refuse ``path`` as a new output file unless it is absent and its directory is writable."""
+    if os.path.lexists(path):
+        raise OutputExistsError(f"{path}: already exists; choose a new file")
+    parent = Path(os.path.abspath(path)).parent
+    if not parent.is_dir():
+        what = "does not exist" if not os.path.lexists(parent) else "is not a directory"
+        raise InputFileError(f"{path}: its directory {parent} {what}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputFileError(f"{path}: its directory {parent} is not writable")
 
 
 def _write_new(path: Path, data: bytes) -> None:
@@ -74,10 +93,14 @@ def _write_new(path: Path, data: bytes) -> None:
         )
     except FileExistsError:
         raise OutputExistsError(f"{path}: already exists; choose a new file") from None
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot create it: {exc.strerror or exc}") from None
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot write it: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
