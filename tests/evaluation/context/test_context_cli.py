@@ -312,3 +312,11 @@ def test_each_example_verdict_agrees_with_its_label(name, tmp_path):
     result = run(EXAMPLES / name, "--output", tmp_path / "out")
     assert result.exit_code == (0 if name.startswith("pass-") else 1)
     assert receipt(tmp_path / "out")["records"][0]["labelAgrees"] is True
+
+
+def test_an_id_with_a_newline_or_pipe_stays_in_its_markdown_table_row(write_fixture, tmp_path):
+    out = tmp_path / "out"
+    run(write_fixture(passing_trace(), name="a.json", fixture_id="odd\nid|x"), "--output", out)
+    rows = [line for line in (out / "context-receipt.md").read_text().splitlines() if "odd" in line]
+    assert len(rows) == 1
+    assert rows[0].startswith("| odd id\\|x | PASS |")

@@ -508,3 +508,12 @@ def test_a_fixture_whose_checkpoint_would_outgrow_the_store_is_refused_before_ou
     with pytest.raises(UsageError, match=r"checkpoint of trial fx#compaction would be \d+ bytes"):
         run_trials([path], agent=FIXTURE_CONTEXT_AGENT, output=tmp_path / "o")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_worker_directory_holding_a_fixture_is_refused(write_fixture, tmp_path):
+    path = write_source(write_fixture)
+    with pytest.raises(UsageError, match="worker must never see"):
+        run_trials(
+            [path], agent=FIXTURE_CONTEXT_AGENT, output=tmp_path / "o", cwd=path.parent.parent
+        )
+    assert not (tmp_path / "o").exists()

@@ -387,7 +387,8 @@ def _cell(value: object) -> str:
         return "unknown"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return str(value).replace("|", "\\|")
+    # One line: an id with a newline or a pipe must not break the table it sits in.
+    return " ".join(str(value).split()).replace("|", "\\|")
 
 
 def render_markdown(receipt: ContextReceipt) -> str:

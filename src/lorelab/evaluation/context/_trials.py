@@ -540,6 +540,17 @@ def _record(
     )
 
 
+def _check_worker_cwd(cwd: str | os.PathLike[str], loaded: Sequence[LoadedFixture]) -> None:
+    """Refuse a worker directory that holds a fixture: the worker must never see its labels."""
+    root = Path(os.path.realpath(cwd))
+    for item in loaded:
+        if Path(os.path.realpath(item.path)).is_relative_to(root):
+            raise UsageError(
+                f"--cwd {os.fspath(cwd)}: contains fixture {item.path}, whose labels and "
+                "expected facts the worker must never see; choose another directory"
+            )
+
+
 def _managed(boundaries: Sequence[str]) -> list[BoundaryKind]:
     unknown = [kind for kind in boundaries if kind not in MANAGED_BOUNDARIES]
     if unknown:
@@ -594,6 +605,8 @@ def run_trials(
     loaded = load_fixtures(fixtures)
     checked = load_baseline(baseline) if baseline is not None else None
     check_output_location(output, [item.path for item in loaded])
+    if cwd is not None:
+        _check_worker_cwd(cwd, loaded)
     home: Path | None = None
     if checkpoint_home is not None:
         home = Path(os.path.realpath(checkpoint_home))
