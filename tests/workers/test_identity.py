@@ -280,6 +280,58 @@ def test_a_credential_like_script_is_refused_before_it_is_hashed(trial, monkeypa
     assert str(secret) not in hashed
 
 
+@pytest.mark.parametrize(
+    "operand",
+    [
+        "-k~/.aws/credentials",
+        "-k~/.aws/config",
+        "-xk~/.ssh/known_hosts",
+        "-kid_rsa",
+        "-k.env",
+        "-Kconfig/api_secret.txt",
+        "--mount=type=bind,src=~/.ssh",
+        "label:~/.config/gcloud/adc.json",
+    ],
+)
+def test_a_credential_attached_to_a_flag_is_refused_without_being_read(
+    trial, operand, monkeypatch, tmp_path
+):
+    home = tmp_path / "home"
+    for sub in (".aws", ".ssh", ".config/gcloud"):
+        (home / sub).mkdir(parents=True)
+    (home / ".aws" / "config").write_text("[default]\n")
+    monkeypatch.setenv("HOME", str(home))
+    hashed: list[str] = []
+    real = identity_module.sha256_file
+    monkeypatch.setattr(
+        identity_module,
+        "sha256_file",
+        lambda path, *, cap: hashed.append(os.fspath(path)) or real(path, cap=cap),
+    )
+    with pytest.raises(InputFileError, match="looks like a credential"):
+        bind_identity([sys.executable, "-c", "pass", operand], cwd=trial, operator_identity=None)
+    assert all(not path.startswith(str(home)) for path in hashed)
+
+
+def test_an_absolute_credential_path_attached_to_a_flag_is_refused(trial, monkeypatch, tmp_path):
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    operand = f"-k{home}/.aws/config"
+    with pytest.raises(InputFileError, match=r"under ~/\.aws"):
+        bind_identity([sys.executable, "w.py", operand], cwd=trial, operator_identity=None)
+
+
+def test_ordinary_attached_flags_are_not_mistaken_for_credentials(trial):
+    (trial / "w.py").write_text("print('{}')\n")
+    identity = bind_identity(
+        [sys.executable, "-Wignore::DeprecationWarning", "-Xutf8", "w.py", "-v/tmp/out", "-n3"],
+        cwd=trial,
+        operator_identity=None,
+    )
+    assert identity.bound_files[0].declared == "w.py"
+
+
 def test_inline_source_and_free_text_are_not_mistaken_for_credentials(trial):
     identity = bind_identity(
         [

@@ -249,12 +249,31 @@ def credential_reason(operand: str, cwd: Path) -> str | None:
     return None
 
 
+def _screened_values(operand: str) -> list[str]:
+    """The texts of ``operand`` that could name a file, as the program might read them.
+
+    An option's value after ``=``, the text attached to a single-dash flag (``-k/path``,
+    ``-kid_rsa``), and whatever follows the first ``/`` or ``~`` anywhere in the operand
+    (``-xk/root/.aws/config``, ``src=~/.ssh``): a credential cannot hide behind a flag.
+    """
+    values: list[str] = []
+    if operand.startswith("-"):
+        if "=" in operand:
+            values.append(operand.split("=", 1)[1])
+        if not operand.startswith("--") and len(operand) > 2:
+            values.append(operand[2:])
+    else:
+        values.append(operand)
+    for marker in ("/", "~"):
+        position = operand.find(marker)
+        if position > 0:
+            values.append(operand[position:])
+    return list(dict.fromkeys(value for value in values if value))
+
+
 def _refuse_credentials(operands: Iterable[str], cwd: Path) -> None:
     for operand in operands:
-        values = [operand]
-        if operand.startswith("-"):
-            values = [operand.split("=", 1)[1]] if "=" in operand else []
-        for value in values:
+        for value in _screened_values(operand):
             reason = credential_reason(value, cwd)
             if reason is not None:
                 raise InputFileError(
