@@ -112,6 +112,38 @@ def test_a_relative_script_absent_from_the_trial_cwd_fails_preflight(trial, tmp_
         bind_identity([sys.executable, "worker.py"], cwd=trial, operator_identity=None)
 
 
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (lambda path: path.mkdir(), "is a directory"),
+        (lambda path: os.mkfifo(path), "is a FIFO"),
+        (lambda path: path.symlink_to(path.parent / "gone.py"), "is a broken symbolic link"),
+    ],
+)
+def test_a_python_script_that_is_not_a_regular_file_says_what_it_is(trial, make, what):
+    make(trial / "worker.py")
+    with pytest.raises(PreflightError, match=what) as caught:
+        bind_identity([sys.executable, "worker.py"], cwd=trial, operator_identity=None)
+    assert "absent" not in str(caught.value)
+
+
+def test_a_python_directory_operand_binds_its_main_module(trial):
+    app = trial / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text("print('{}')\n")
+    identity = bind_identity([sys.executable, "app"], cwd=trial, operator_identity=None)
+    bound = _files(identity)["script", "app/__main__.py"]
+    assert bound.sha256 == _sha(app / "__main__.py")
+    assert bound.cwd_relative is True
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_node_entrypoint_that_is_a_fifo_says_what_it_is(trial):
+    os.mkfifo(trial / "worker.js")
+    with pytest.raises(PreflightError, match="is a FIFO"):
+        bind_identity(["node", "worker.js"], cwd=trial, operator_identity=None)
+
+
 def test_python_reading_its_program_from_stdin_is_refused(trial):
     with pytest.raises(PreflightError, match="stdin"):
         bind_identity([sys.executable, "-u"], cwd=trial, operator_identity=None)

@@ -382,12 +382,44 @@ class _Binding:
         else:
             path, cwd_relative = self.cwd / declared, True
         if not path.is_file():
-            where = "" if os.path.isabs(declared) else f" in the trial cwd {self.cwd}"
-            raise PreflightError(
-                f"{kind} {declared!r} is absent{where}; relative paths resolve only against "
-                "the trial cwd, never against the lorelab checkout"
-            )
+            raise PreflightError(not_a_file(kind, declared, path, self.cwd))
         return path, cwd_relative
+
+
+def file_type(path: Path) -> str:
+    """What ``path`` is in words ("absent", "a directory", "a FIFO"...); never opens it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "a broken symbolic link" if os.path.islink(path) else "absent"
+    except NotADirectoryError:
+        return "absent (a parent is not a directory)"
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    mode = st.st_mode
+    for test, name in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def not_a_file(kind: str, declared: str, path: Path, cwd: Path) -> str:
+    """The preflight message for a script-like operand that is not a regular file."""
+    where = "" if os.path.isabs(declared) else f" in the trial cwd {cwd}"
+    what = file_type(path)
+    if what.startswith("absent"):
+        return (
+            f"{kind} {declared!r} is {what}{where}; relative paths resolve only against the "
+            "trial cwd, never against the lorelab checkout"
+        )
+    return f"{kind} {declared!r}{where} is {what}, not a script file lorelab can bind"
 
 
 def _bind_shebang(binding: _Binding, launcher: Path, env_path: Sequence[str]) -> None:
@@ -548,6 +580,18 @@ def _parse_python(binding: _Binding, argv: Sequence[str], launcher: Path) -> _Pa
         raise PreflightError(
             "python '-' reads its program from stdin, where lorelab writes the payload"
         )
+    base = Path(script) if os.path.isabs(script) else binding.cwd / script
+    main = base / "__main__.py"
+    if base.is_dir() and main.is_file():
+        # Python runs a directory operand's __main__.py, as it runs a package's with -m.
+        binding.bind(
+            "script",
+            f"{script.rstrip('/')}/__main__.py",
+            main,
+            not os.path.isabs(script),
+            SCRIPT_HASH_CAP,
+        )
+        return _Parsed(list(argv[index + 1 :]), frozenset())
     path, cwd_relative = binding.relative(script, "python script")
     binding.bind("script", script, path, cwd_relative, SCRIPT_HASH_CAP)
     return _Parsed(list(argv[index + 1 :]), frozenset())
@@ -644,11 +688,7 @@ def _parse_node(binding: _Binding, argv: Sequence[str]) -> _Parsed:
     base = Path(entry) if os.path.isabs(entry) else binding.cwd / entry
     found = _node_file(base)
     if found is None:
-        where = "" if os.path.isabs(entry) else f" in the trial cwd {binding.cwd}"
-        raise PreflightError(
-            f"node entrypoint {entry!r} is absent{where}; relative paths resolve only against "
-            "the trial cwd, never against the lorelab checkout"
-        )
+        raise PreflightError(not_a_file("node entrypoint", entry, base, binding.cwd))
     binding.bind("entrypoint", entry, found, not os.path.isabs(entry), SCRIPT_HASH_CAP)
     return _Parsed(list(argv[index + 1 :]), frozenset())
 
