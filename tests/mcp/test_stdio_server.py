@@ -1,6 +1,7 @@
 """The SDK's own stdio client starts ``python -m lorelab mcp`` and drives every tool."""
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -207,17 +208,43 @@ def test_tool_errors_are_error_results_and_the_server_keeps_serving(tmp_path):
     anyio.run(main)
 
 
+_CLOCK_KEYS = ("created_at", "createdAt", "reported_at", "duration_ms")
+_CLOCK_TEXT = re.compile(r"ckpt-[0-9TZ]+-[0-9a-f]+|\d{4}-\d\d-\d\dT[0-9:.+Z-]+")
+
+
 def _normalise(value: Any) -> Any:
-    """Drop wall-clock fields, the only thing two identical runs may differ in."""
+    """Drop wall-clock fields and ids made from the clock, the only things two runs differ in."""
     if isinstance(value, dict):
-        return {
-            key: _normalise(item)
-            for key, item in value.items()
-            if key not in ("created_at", "reported_at", "duration_ms")
-        }
+        return {key: _normalise(item) for key, item in value.items() if key not in _CLOCK_KEYS}
     if isinstance(value, list):
         return [_normalise(item) for item in value]
+    if isinstance(value, str):
+        return _CLOCK_TEXT.sub("<clock>", value)
     return value
+
+
+def _other_experience(task: str) -> dict[str, Any]:
+    """An experience with a procedure of its own, so that a Dream finds it as a candidate."""
+    return {
+        "task": task,
+        "summary": "Wrote the seed file and checked it.",
+        "outcome": "passed",
+        "verification": {
+            "command": f'{PY} -c \'assert open("seed.txt").read() == "s"\'',
+            "exit_code": 0,
+        },
+        "commands": [{"command": f'{PY} -c \'open("seed.txt", "w").write("s")\'', "exit_code": 0}],
+        "qa": "approved",
+    }
+
+
+CHECKPOINT = {
+    "scope": "task-17",
+    "boundary": "compaction",
+    "summary": "Fixtures regenerated; DB_PASSWORD=hunter2secret in the env.",
+    "notes": ["orders schema v3"],
+    "failed_commands": [{"command": "make fixtures-legacy", "exit_code": 2}],
+}
 
 
 def test_the_cli_and_mcp_give_the_same_results_for_the_same_calls(tmp_path):
@@ -245,6 +272,14 @@ def test_the_cli_and_mcp_give_the_same_results_for_the_same_calls(tmp_path):
         cli("dream"),
         cli("list", "--kind", "experience"),
         cli("show", "exp-2"),
+        cli("record", "--input", "-", stdin=json.dumps(_other_experience("Seed the dev database"))),
+        cli("record", "--input", "-", stdin=json.dumps(_other_experience("Dev database seeding"))),
+        cli("dream"),
+        cli("check", "cand-1", "--dir", str(project)),
+        cli("promote-candidate", "cand-1", "--name", "seed-dev-db"),
+        cli("checkpoint", "--input", "-", stdin=json.dumps(CHECKPOINT)),
+        cli("recover", "task-17"),
+        cli("recover", "never"),
     ]
 
     async def main() -> list[Any]:
@@ -282,9 +317,177 @@ def test_the_cli_and_mcp_give_the_same_results_for_the_same_calls(tmp_path):
                 await _call(client, "lore_dream", {}),
                 await _call(client, "lore_list", {"kind": "experience"}),
                 (await _call(client, "lore_show", {"id": "exp-2"}))["item"],
+                await _call(client, "lore_record", _other_experience("Seed the dev database")),
+                await _call(client, "lore_record", _other_experience("Dev database seeding")),
+                await _call(client, "lore_dream", {}),
+                await _call(client, "lore_check_candidate", {"candidate_id": "cand-1"}),
+                await _call(
+                    client,
+                    "lore_promote_candidate",
+                    {"candidate_id": "cand-1", "name": "seed-dev-db"},
+                ),
+                await _call(client, "lore_checkpoint", CHECKPOINT),
+                await _call(client, "lore_recover", {"scope": "task-17"}),
+                await _call(client, "lore_recover", {"scope": "never"}),
             ]
 
     mcp_results = anyio.run(main)
     assert len(cli_results) == len(mcp_results)
     for number, (from_cli, from_mcp) in enumerate(zip(cli_results, mcp_results, strict=True)):
         assert _normalise(from_cli) == _normalise(from_mcp), number
+    # The calls did what they say, so the comparison above compared real work.
+    assert [c["name"] for c in cli_results[13]["candidates"]] == ["database-dev-seed"]
+    assert cli_results[14]["passed"] is True
+    assert cli_results[15]["origin"] == "dream"
+    assert cli_results[16]["redactions"] == {"secret_assignment": 1}
+    assert cli_results[17]["found"] is True
+    assert "hunter2secret" not in json.dumps(cli_results[17])
+    assert cli_results[18] == {"found": False, "checkpoint": None, "handoff_brief": None}
+
+
+# Bad calls of every kind: (CLI arguments, CLI stdin, tool, tool arguments).
+_BAD_CALLS: list[tuple[tuple[str, ...], str | None, str, dict[str, Any]]] = [
+    (
+        ("record", "--input", "-"),
+        json.dumps({**_experience(SECOND), "verification": {"command": "t", "exit_code": "0"}}),
+        "lore_record",
+        {**_experience(SECOND), "verification": {"command": "t", "exit_code": "0"}},
+    ),
+    (
+        ("record", "--input", "-"),
+        json.dumps({**_experience(SECOND), "verification": {"command": "t", "exit_code": True}}),
+        "lore_record",
+        {**_experience(SECOND), "verification": {"command": "t", "exit_code": True}},
+    ),
+    (
+        ("record", "--input", "-"),
+        json.dumps({**_experience(SECOND), "verification": {"command": "t", "exit_code": 10**23}}),
+        "lore_record",
+        {**_experience(SECOND), "verification": {"command": "t", "exit_code": 10**23}},
+    ),
+    (
+        ("record", "--input", "-"),
+        json.dumps({**_experience(SECOND), "surprise": 1}),
+        "lore_record",
+        {**_experience(SECOND), "surprise": 1},
+    ),
+    (
+        ("prepare", "x", "--budget-tokens", "1"),
+        None,
+        "lore_prepare",
+        {"task": "x", "budget_tokens": 1},
+    ),
+    (
+        ("list", "--limit", "99999999999999999999"),
+        None,
+        "lore_list",
+        {"kind": "experience", "limit": 99999999999999999999},
+    ),
+    (("show", "exp_1"), None, "lore_show", {"id": "exp_1"}),
+    (
+        ("outcome", "plan-8", "--passed", "--rework-count", "0"),
+        None,
+        "lore_report_outcome",
+        {"plan_id": "plan-8", "passed": True, "rework_count": 0},
+    ),
+    (
+        ("promote", "exp-1", "exp-1", "--name", "a-b", "--description", "d"),
+        None,
+        "lore_promote_skill",
+        {"experience_ids": ["exp-1", "exp-1"], "name": "a-b", "description": "d"},
+    ),
+    (
+        ("promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"),
+        None,
+        "lore_promote_skill",
+        {"experience_ids": ["exp-1", "exp-2"], "name": "Bad Name", "description": "d"},
+    ),
+    (("check", "cand-9"), None, "lore_check_candidate", {"candidate_id": "cand-9"}),
+    (
+        ("check", "cand-9", "--timeout", "0"),
+        None,
+        "lore_check_candidate",
+        {"candidate_id": "cand-9", "timeout_seconds": 0},
+    ),
+    (
+        ("promote-candidate", "cand-9"),
+        None,
+        "lore_promote_candidate",
+        {"candidate_id": "cand-9"},
+    ),
+    (
+        ("checkpoint", "--input", "-"),
+        json.dumps({**CHECKPOINT, "failed_commands": [{"command": "make", "exit_code": 0}]}),
+        "lore_checkpoint",
+        {**CHECKPOINT, "failed_commands": [{"command": "make", "exit_code": 0}]},
+    ),
+    (
+        ("checkpoint", "--input", "-"),
+        json.dumps({**CHECKPOINT, "boundary": "lunch"}),
+        "lore_checkpoint",
+        {**CHECKPOINT, "boundary": "lunch"},
+    ),
+]
+# Where a message names its input: the CLI names the file, stdin or its flags; a tool its
+# arguments. What follows is the same.
+_SOURCE = re.compile(r"^(?:stdin|arguments|[a-z-]+ (?:arguments|flags)): ")
+
+
+def test_a_bad_call_gets_the_same_one_line_message_from_the_cli_and_over_mcp(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    runner = CliRunner()
+    cli_home = tmp_path / "cli-home"
+    first = runner.invoke(
+        app,
+        ["memory", "--home", str(cli_home), "record", "--input", "-"],
+        input=json.dumps(_experience(FIRST)),
+    )
+    assert first.exit_code == 0, first.output
+    from_cli = []
+    for args, stdin, _, _ in _BAD_CALLS:
+        result = runner.invoke(app, ["memory", "--home", str(cli_home), *args], input=stdin)
+        assert result.exit_code == 2, (args, result.output)
+        [line] = result.stderr.strip().splitlines()
+        assert line.startswith("lorelab: error: "), line
+        from_cli.append(line.removeprefix("lorelab: error: "))
+
+    async def main() -> list[str]:
+        texts = []
+        async with Client(_server(tmp_path / "mcp-home", project), read_timeout_seconds=60) as c:
+            await _call(c, "lore_record", _experience(FIRST))
+            for _, _, name, arguments in _BAD_CALLS:
+                result = await c.call_tool(name, arguments, read_timeout_seconds=60)
+                assert result.is_error, name
+                text = result.content[0].text  # type: ignore[union-attr]
+                assert "\n" not in text, text
+                assert text.startswith(f"Error executing tool {name}: "), text
+                texts.append(text.removeprefix(f"Error executing tool {name}: "))
+        return texts
+
+    from_mcp = anyio.run(main)
+    for cli_text, mcp_text in zip(from_cli, from_mcp, strict=True):
+        assert _SOURCE.sub("", cli_text) == _SOURCE.sub("", mcp_text), (cli_text, mcp_text)
+        assert "validation error" not in mcp_text
+        assert "pydantic" not in mcp_text
+
+
+def test_an_object_argument_sent_as_a_json_string_is_still_accepted(tmp_path):
+    # Some hosts send objects as JSON strings; the SDK accepted that before the tools
+    # validated their own arguments, and still does. A string never becomes a number.
+    project = tmp_path / "project"
+    project.mkdir()
+    data = _experience(FIRST)
+    as_string = {**data, "verification": json.dumps(data["verification"])}
+    code_as_string = {**data, "verification": {"command": "t", "exit_code": "0"}}
+
+    async def main() -> None:
+        async with Client(_server(tmp_path / "home", project), read_timeout_seconds=60) as c:
+            recorded = await _call(c, "lore_record", as_string)
+            assert recorded["verified"] is True
+            refused = await c.call_tool("lore_record", code_as_string, read_timeout_seconds=60)
+            assert refused.is_error
+            shown = await _call(c, "lore_show", {"id": recorded["id"]})
+            assert shown["item"]["provenance"]["verification"]["exit_code"] == 0
+
+    anyio.run(main)

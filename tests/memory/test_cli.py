@@ -344,3 +344,59 @@ def test_show_prints_a_table_of_fields_for_people(run):
     assert "[bold]now[/bold]" in shown
     assert "[/tmp]" in run("list").stdout
     assert "secret_assignment" in shown  # the redaction counts are shown
+
+
+def test_checkpoint_and_recover_from_the_command_line(run, tmp_path):
+    saved = run(
+        "checkpoint",
+        "--scope",
+        "task-9",
+        "--boundary",
+        "restart",
+        "--summary",
+        "Half done; token=abcd1234efgh",
+        "--note",
+        "keep the v3 schema",
+        "--failed",
+        "2:make legacy",
+    )
+    assert "(restart); redactions: secret_assignment: 1" in saved.stdout
+    brief = run("recover", "task-9").stdout
+    assert "`make legacy` (exit 2)" in brief
+    assert "abcd1234efgh" not in brief
+    assert run("recover", "other").stdout == "(no checkpoint for scope other)\n"
+    run(
+        "checkpoint",
+        "--scope",
+        "s",
+        "--boundary",
+        "restart",
+        "--summary",
+        "x",
+        "--failed",
+        "0:ok",
+        code=2,
+    )
+
+
+def test_recover_creates_nothing_and_an_unwritable_home_refuses_a_checkpoint(tmp_path):
+    nothing = _invoke("memory", "--home", str(tmp_path / "none"), "recover", "s", "--json")
+    assert json.loads(nothing.stdout) == {"found": False, "checkpoint": None, "handoff_brief": None}
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "file").write_text("x")
+    home = tmp_path / "file" / "home"
+    refused = _invoke(
+        "memory",
+        "--home",
+        str(home),
+        "checkpoint",
+        "--scope",
+        "s",
+        "--boundary",
+        "restart",
+        "--summary",
+        "x",
+    )
+    assert refused.exit_code == 2
+    [line] = refused.stderr.strip().splitlines()
+    assert line.startswith(f"lorelab: error: {tmp_path / 'file'}")

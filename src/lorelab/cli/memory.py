@@ -24,6 +24,7 @@ from lorelab.errors import UsageError
 from lorelab.io import MANIFEST_LIMIT, canonical_json, loads_strict, read_json, validate_model
 from lorelab.memory import (
     Brief,
+    CheckpointRequest,
     CheckRequest,
     CheckRun,
     DreamRequest,
@@ -36,13 +37,17 @@ from lorelab.memory import (
     PromoteCandidateRequest,
     PromoteRequest,
     RecordRequest,
+    RecoverRequest,
     ShowRequest,
     Skill,
     SkillHealthRequest,
     SkillHealthResult,
     StartRequest,
+    checkpoint,
     export_skills,
+    memory_home,
     open_store,
+    recover_context,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -128,7 +133,7 @@ def _read_input(source: str) -> Any:
     return read_json(source, "manifest")
 
 
-def _parse_ran(values: tuple[str, ...]) -> list[dict[str, Any]]:
+def _parse_ran(values: tuple[str, ...], option: str = "--ran") -> list[dict[str, Any]]:
     commands = []
     for value in values:
         code, sep, command = value.partition(":")
@@ -137,7 +142,7 @@ def _parse_ran(values: tuple[str, ...]) -> list[dict[str, Any]]:
         except ValueError:
             exit_code = None
         if not sep or exit_code is None or not command.strip():
-            raise UsageError(f"--ran {value!r}: expected EXIT_CODE:COMMAND, like '0:pytest -q'")
+            raise UsageError(f"{option} {value!r}: expected EXIT_CODE:COMMAND, like '0:pytest -q'")
         commands.append({"command": command, "exit_code": exit_code})
     return commands
 
@@ -663,6 +668,86 @@ def lock_show_command(ctx: click.Context, as_json: bool) -> None:
         stdout_console().print(table)
 
     _emit([lock.model_dump() for lock in locks], as_json, human)
+
+
+# ------------------------------------------------------------------ durable context
+
+
+def _home(ctx: click.Context, *, create: bool) -> Path:
+    where: _Where = ctx.find_object(_Where)  # type: ignore[assignment]
+    return memory_home(where.home, where.project_dir, create=create)
+
+
+@memory_group.command("checkpoint")
+@click.option("--input", "input_path", default=None, help="JSON checkpoint, or - for stdin.")
+@click.option("--scope", default=None, help="What the context belongs to (task or session id).")
+@click.option(
+    "--boundary", type=click.Choice(["compaction", "restart", "child_handoff"]), default=None
+)
+@click.option("--summary", default=None, help="Summary of the work so far.")
+@click.option("--note", "notes", multiple=True, help="A note the next context keeps (repeatable).")
+@click.option("--task", default=None, help="The task statement.")
+@click.option(
+    "--failed", multiple=True, help="A command that failed, as EXIT_CODE:COMMAND (repeatable)."
+)
+@_JSON
+@click.pass_context
+def checkpoint_command(
+    ctx: click.Context,
+    input_path: str | None,
+    scope: str | None,
+    boundary: str | None,
+    summary: str | None,
+    notes: tuple[str, ...],
+    task: str | None,
+    failed: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Write durable context at a compaction, restart or child-handoff boundary (lore_checkpoint).
+
+    Give it as JSON with --input (the lore_checkpoint tool's arguments) or with flags.
+    """
+    flags: dict[str, Any] = {"scope": scope, "boundary": boundary, "summary": summary, "task": task}
+    given = {key: value for key, value in flags.items() if value is not None}
+    if notes:
+        given["notes"] = list(notes)
+    if failed:
+        given["failed_commands"] = _parse_ran(failed, "--failed")
+    if input_path is not None:
+        if given:
+            raise UsageError("give the checkpoint either with --input or with flags, not both")
+        source = "stdin" if input_path == "-" else input_path
+        request = _validate(CheckpointRequest, _read_input(input_path), source)
+    else:
+        request = _validate(CheckpointRequest, given, "checkpoint flags")
+    result = checkpoint(_home(ctx, create=True), request)
+    _emit(
+        result,
+        as_json,
+        lambda: click.echo(
+            f"checkpoint {result.checkpoint_id} for {result.scope} ({result.boundary}); "
+            f"redactions: {', '.join(f'{k}: {v}' for k, v in result.redactions.items()) or 'none'}"
+        ),
+    )
+
+
+@memory_group.command("recover")
+@click.argument("scope")
+@_JSON
+@click.pass_context
+def recover_command(ctx: click.Context, scope: str, as_json: bool) -> None:
+    """The newest checkpoint of SCOPE and the handoff brief to resume from (lore_recover)."""
+    request = _validate(RecoverRequest, {"scope": scope}, "recover arguments")
+    # Reading never creates anything: a home that does not exist holds no checkpoint.
+    result = recover_context(_home(ctx, create=False), request)
+
+    def human() -> None:
+        if result.handoff_brief is None:
+            click.echo(f"(no checkpoint for scope {request.scope})")
+        else:
+            click.echo(result.handoff_brief, nl=not result.handoff_brief.endswith("\n"))
+
+    _emit(result, as_json, human)
 
 
 # ------------------------------------------------------------------ snapshot

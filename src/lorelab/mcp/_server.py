@@ -1,17 +1,21 @@
 """The lorelab MCP server: the memory's operations as tools, built on the official ``mcp`` SDK.
 
-Each tool takes the fields of one pydantic request model as its arguments (unknown arguments
-are refused) and returns one pydantic result model as structured content, so ``list_tools``
-shows real input and output schemas. A deliberate refusal (a locked holdout task, an unknown
-id, an unverified experience) is an MCP error result with a one-line message; the server
-keeps serving.
+Each tool publishes the JSON schema of one pydantic request model as its input schema
+(unknown arguments refused) and returns one pydantic result model as structured content, so
+``list_tools`` shows real input and output schemas. The SDK hands each tool its raw arguments
+and the tool validates them itself, with the same strict model and the same one-line message
+as ``lorelab memory`` (``<source>: <field>: <problem>``, the source being ``arguments``). A
+deliberate refusal (a locked holdout task, an unknown id, an unverified experience) is an MCP
+error result with the CLI's message; the server keeps serving.
 """
 
 from __future__ import annotations
 
+import json
+import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Annotated, Any, Final, TypeVar, Union, get_args, get_origin
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -23,16 +27,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from lorelab import __version__
 from lorelab.errors import LorelabError
 from lorelab.io import describe_validation_error
-from lorelab.mcp._context import (
-    CheckpointRequest,
-    CheckpointResult,
-    RecoverRequest,
-    RecoverResult,
-    checkpoint,
-    recover_context,
-)
 from lorelab.memory import (
     Brief,
+    CheckpointRequest,
+    CheckpointResult,
     CheckRequest,
     CheckRun,
     DreamRequest,
@@ -47,6 +45,8 @@ from lorelab.memory import (
     PromoteRequest,
     RecordRequest,
     RecordResult,
+    RecoverRequest,
+    RecoverResult,
     ShowRequest,
     ShowResult,
     Skill,
@@ -54,6 +54,8 @@ from lorelab.memory import (
     SkillHealthResult,
     StartRequest,
     StartResult,
+    checkpoint,
+    recover_context,
 )
 
 Req = TypeVar("Req", bound=BaseModel)
@@ -70,17 +72,52 @@ INSTRUCTIONS: Final = (
 )
 
 
-def _arguments_model(request: type[BaseModel]) -> type[ArgModelBase]:
-    # The SDK validates tool arguments with an ArgModelBase; deriving it from the request
-    # model keeps its fields, descriptions and validators, and forbids unknown arguments.
-    return type(
-        f"{request.__name__}Arguments",
-        (request, ArgModelBase),
-        {
-            "__module__": __name__,
-            "model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
-        },
-    )
+ARGUMENTS_SOURCE: Final = "arguments"
+
+
+class _RawArguments(ArgModelBase):
+    """Whatever arguments object the client sent, passed on untouched.
+
+    The SDK validates tool arguments with an ``ArgModelBase`` before a tool runs, and
+    reports a failure as pydantic's multi-line text. This one accepts any object, so the
+    tool validates with its request model and reports the CLI's one-line message.
+    """
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+def _wants_structure(annotation: Any) -> bool:
+    """Whether a field takes a JSON object or array (never a string, number or boolean)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _wants_structure(get_args(annotation)[0])
+    if origin in (list, dict):
+        return True
+    if origin in (Union, types.UnionType):
+        arms = [arm for arm in get_args(annotation) if arm is not type(None)]
+        return bool(arms) and all(_wants_structure(arm) for arm in arms)
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _unwrap_json_strings(request: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
+    # Some hosts send an object or array argument as a JSON string; the SDK accepts that, so
+    # we keep accepting it, but only for fields that take an object or array: a string is
+    # never turned into a number or a boolean ("0" stays a string and is refused).
+    unwrapped = dict(arguments)
+    for key, value in arguments.items():
+        field = request.model_fields.get(key)
+        if field is None or not isinstance(value, str) or not _wants_structure(field.annotation):
+            continue
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(parsed, dict | list):
+            unwrapped[key] = parsed
+    return unwrapped
 
 
 def _tool(
@@ -94,9 +131,9 @@ def _tool(
 ) -> Tool:
     def run(**arguments: Any) -> Res:
         try:
-            parsed = request.model_validate(arguments)
+            parsed = request.model_validate(_unwrap_json_strings(request, arguments))
         except ValidationError as exc:
-            raise ToolError(describe_validation_error(name, exc)) from None
+            raise ToolError(describe_validation_error(ARGUMENTS_SOURCE, exc)) from None
         try:
             return handler(parsed)
         except LorelabError as exc:
@@ -109,7 +146,7 @@ def _tool(
         title=None,
         description=description,
         parameters=request.model_json_schema(),
-        fn_metadata=FuncMetadata(arg_model=_arguments_model(request), output_model=result),
+        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_model=result),
         is_async=False,
         context_kwarg=None,
         annotations=ToolAnnotations(read_only_hint=read_only),

@@ -5,8 +5,23 @@ at the documented location.
 """
 
 from lorelab.memory._brief import estimate_tokens
+from lorelab.memory._context import (
+    CheckpointRequest,
+    CheckpointResult,
+    FailedCommandInput,
+    RecoverRequest,
+    RecoverResult,
+    checkpoint,
+    recover_context,
+)
 from lorelab.memory._export import export_skills, skill_markdown
-from lorelab.memory._location import DEFAULT_DIRNAME, STORE_FILENAME, open_store, store_path
+from lorelab.memory._location import (
+    DEFAULT_DIRNAME,
+    STORE_FILENAME,
+    memory_home,
+    open_store,
+    store_path,
+)
 from lorelab.memory._migrations import MIGRATIONS, applied_migrations
 from lorelab.memory._models import (
     EXIT_CODE_MAX,
@@ -82,11 +97,14 @@ __all__ = [
     "CheckRequest",
     "CheckResult",
     "CheckRun",
+    "CheckpointRequest",
+    "CheckpointResult",
     "CommandRun",
     "DreamRequest",
     "DreamResult",
     "EvaluationLock",
     "Experience",
+    "FailedCommandInput",
     "Item",
     "ItemKind",
     "Lesson",
@@ -101,6 +119,8 @@ __all__ = [
     "PromoteRequest",
     "RecordRequest",
     "RecordResult",
+    "RecoverRequest",
+    "RecoverResult",
     "Redactor",
     "RelevanceFloor",
     "RelevancePolicy",
@@ -118,10 +138,13 @@ __all__ = [
     "StoredVerification",
     "Verification",
     "applied_migrations",
+    "checkpoint",
     "estimate_tokens",
     "export_skills",
+    "memory_home",
     "open_store",
     "procedure_of",
+    "recover_context",
     "redact",
     "shared_procedure",
     "skill_markdown",

@@ -36,6 +36,29 @@ def store_path(
     return base / STORE_FILENAME
 
 
+def memory_home(
+    home: str | os.PathLike[str] | None = None,
+    project: str | os.PathLike[str] | None = None,
+    *,
+    create: bool = True,
+) -> Path:
+    """The memory home directory (the store's parent; checkpoints live there too).
+
+    With ``create``, a home inside a project directory that does not exist is refused (an
+    :class:`InputFileError`): a mistyped ``--project`` must never create a directory tree.
+    Nothing is created here.
+    """
+    path = store_path(home, project)
+    if create and home is None and not os.environ.get(HOME_ENV):
+        project_dir = Path(project) if project is not None else Path.cwd()
+        if not project_dir.is_dir():
+            raise InputFileError(
+                f"project directory {project_dir}: does not exist or is not a directory; "
+                "no memory store was created"
+            )
+    return path.parent
+
+
 def open_store(
     home: str | os.PathLike[str] | None = None,
     project: str | os.PathLike[str] | None = None,
@@ -50,12 +73,6 @@ def open_store(
     With ``create=False`` (read-only callers) a missing store is an ``InputFileError`` naming
     its path, and nothing is created.
     """
-    path = store_path(home, project)
-    if create and home is None and not os.environ.get(HOME_ENV):
-        project_dir = Path(project) if project is not None else Path.cwd()
-        if not project_dir.is_dir():
-            raise InputFileError(
-                f"project directory {project_dir}: does not exist or is not a directory; "
-                "no memory store was created"
-            )
-    return SqliteMemoryStore(path, create=create)
+    return SqliteMemoryStore(
+        memory_home(home, project, create=create) / STORE_FILENAME, create=create
+    )

@@ -1,4 +1,5 @@
-"""``lore_checkpoint`` and ``lore_recover``: durable context (``lorelab.context``) over MCP.
+"""Durable context (``lorelab.context``) as memory operations: ``lore_checkpoint`` and
+``lore_recover`` over MCP, ``memory checkpoint`` and ``memory recover`` on the CLI.
 
 Checkpoints live under the memory home (``<home>/checkpoints``), beside ``memory.db``. Text
 is redacted before it is written, like everything else the memory stores.
@@ -12,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lorelab.context import (
+    Checkpoint,
     CheckpointStore,
     FailedCommand,
     RequestContext,
@@ -19,7 +21,9 @@ from lorelab.context import (
     recover,
     write_checkpoint,
 )
-from lorelab.memory import EXIT_CODE_MAX, EXIT_CODE_MIN, Redactor
+from lorelab.errors import InputFileError
+from lorelab.memory._models import EXIT_CODE_MAX, EXIT_CODE_MIN
+from lorelab.memory._redact import Redactor
 
 
 class _Input(BaseModel):
@@ -81,7 +85,24 @@ class RecoverResult(BaseModel):
 def checkpoint(home: Path, request: CheckpointRequest) -> CheckpointResult:
     """Write one checkpoint for ``request.scope`` under ``home``."""
     red = Redactor()
-    written = write_checkpoint(
+    try:
+        written = _write(home, request, red)
+    except OSError as exc:
+        where = exc.filename if exc.filename is not None else home
+        raise InputFileError(
+            f"{where}: cannot write the checkpoint: {exc.strerror or exc}; nothing was written"
+        ) from None
+    return CheckpointResult(
+        checkpoint_id=written.id,
+        scope=written.scope,
+        boundary=written.boundary,
+        created_at=written.created_at.isoformat(),
+        redactions=red.summary(),
+    )
+
+
+def _write(home: Path, request: CheckpointRequest, red: Redactor) -> Checkpoint:
+    return write_checkpoint(
         CheckpointStore(home),
         scope=request.scope,
         boundary=request.boundary,
@@ -94,13 +115,6 @@ def checkpoint(home: Path, request: CheckpointRequest) -> CheckpointResult:
             FailedCommand(command=red(item.command), exit_code=item.exit_code)
             for item in request.failed_commands
         ],
-    )
-    return CheckpointResult(
-        checkpoint_id=written.id,
-        scope=written.scope,
-        boundary=written.boundary,
-        created_at=written.created_at.isoformat(),
-        redactions=red.summary(),
     )
 
 
