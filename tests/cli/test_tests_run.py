@@ -62,11 +62,14 @@ def test_a_stable_passing_pytest_suite_exits_0_with_the_documented_json(project)
     assert report["stable"] is True
     assert report["flakyCases"] == []
     assert report["runner"] == "pytest"
+    assert report["schemaVersion"] == 1
     assert len(report["runs"]) == 2
     for run in report["runs"]:
         assert run["exitCode"] == 0
         assert isinstance(run["durationMs"], int)
-        assert run["cases"] == [{"id": "tests/test_calc.py::test_adds", "status": "passed"}]
+        assert run["cases"] == [
+            {"id": "tests/test_calc.py::test_adds", "status": "passed", "failureKind": None}
+        ]
     assert "runner pytest (no package.json or *.test.js found)" in result.stderr
 
 

@@ -25,7 +25,24 @@ def test_execution_json_uses_camel_case_and_keeps_unknown_exit_codes_null():
     assert data["exitCode"] is None
     assert data["durationMs"] == 5
     assert "outputTail" in data
-    assert data["cases"] == [{"id": "tests/test_a.py::test_a", "status": "passed"}]
+    assert data["cases"] == [
+        {"id": "tests/test_a.py::test_a", "status": "passed", "failureKind": None}
+    ]
+
+
+def test_an_execution_record_carries_its_schema_version():
+    data = loads_strict(canonical_json(_execution()).encode(), "execution")
+    assert data["schemaVersion"] == 1
+    with pytest.raises(ValidationError):
+        Execution.model_validate({**data, "schemaVersion": 2})
+
+
+def test_records_written_before_failure_kinds_existed_still_load():
+    data = loads_strict(canonical_json(_execution()).encode(), "execution")
+    del data["schemaVersion"]
+    data["cases"] = [{"id": "t::a", "status": "failed"}]
+    execution = Execution.model_validate(data)
+    assert execution.cases[0].failure_kind is None
 
 
 def test_stability_json_names_flaky_cases_and_the_first_difference():

@@ -103,6 +103,72 @@ def test_a_test_that_kills_its_own_process_is_a_crash(make):
     assert "SIGKILL" in execution.reason
 
 
+@pytest.mark.parametrize("code", [0, 1])
+def test_a_test_that_exits_its_process_before_reporting_is_a_crash(make, code):
+    # Node 20 reports this file like one without tests (code 0) or one that failed to load
+    # (code 1); the preloaded exit hook tells them apart.
+    project = make(
+        "p",
+        {
+            **PASSING,
+            "test/exit.test.js": (
+                "const test = require('node:test');\n"
+                "test('fine', () => {});\n"
+                f"test('exits', () => {{ process.exit({code}); }});\n"
+            ),
+        },
+    )
+    execution = NodeRunner().run(project, timeout_s=TIMEOUT)
+    assert execution.classification == "crashed"
+    assert f"test/exit.test.js: the test process called process.exit({code})" in execution.reason
+    assert _ids(execution)["test/calc.test.js::adds"] == "passed"
+
+
+def test_an_esm_project_runs_with_the_exit_hook_preloaded(make):
+    project = make(
+        "p",
+        {
+            "package.json": '{"type": "module"}\n',
+            "src/calc.js": "export const add = (a, b) => a + b;\n",
+            "test/calc.test.mjs": (
+                "import test from 'node:test';\n"
+                "import assert from 'node:assert/strict';\n"
+                "import { add } from '../src/calc.js';\n"
+                "test('adds', () => { assert.equal(add(1, 2), 3); });\n"
+            ),
+        },
+    )
+    execution = NodeRunner().run(project, timeout_s=TIMEOUT)
+    assert execution.classification == "passed", execution.output_tail
+    assert "--require" in execution.processes[0].argv
+
+
+def test_failures_are_kinded_import_only_for_missing_modules_and_names(make):
+    project = make(
+        "p",
+        {
+            **SOURCE,
+            "test/kinds.test.js": (
+                HEADER + "const calc = require('../src/calc.js');\n"
+                "test('assertion', () => { assert.equal(add(1, 2), 4); });\n"
+                "test('call result', () => { calc.add(1, 2).map((x) => x); });\n"
+                "test('missing name', () => { calc.sub(1, 2); });\n"
+                "test('missing module', () => { require('../src/gone.js'); });\n"
+                "test('passes', () => {});\n"
+            ),
+        },
+    )
+    execution = NodeRunner().run(project, timeout_s=TIMEOUT)
+    assert execution.classification == "failed"
+    assert {case.id.split("::")[1]: case.failure_kind for case in execution.cases} == {
+        "assertion": "other",
+        "call result": "other",
+        "missing name": "import",
+        "missing module": "import",
+        "passes": None,
+    }
+
+
 def test_an_infinite_loop_times_out_and_its_children_are_killed(make, tmp_path, gone):
     pid_file = tmp_path / "grandchild.pid"
     project = make(

@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -32,6 +34,20 @@ def _snapshot(project):
 
 def _ids(execution):
     return {case.id: case.status for case in execution.cases}
+
+
+def _seeded_hash(text):
+    """``hash(text)`` in a fresh interpreter with PYTHONHASHSEED=0 (differs from a random seed)."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", f"print(hash({text!r}))"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return int(out.stdout)
 
 
 def test_a_passing_suite_is_passed_with_node_ids_and_leaves_the_tree_as_it_was(make):
@@ -97,6 +113,38 @@ def test_an_import_error_is_a_collection_error(make):
     execution = FAST.run(project, timeout_s=TIMEOUT)
     assert execution.classification == "collection-error"
     assert "ImportError" in execution.reason
+
+
+def test_failures_are_kinded_import_only_for_missing_modules_and_names(make):
+    project = make(
+        "p",
+        {
+            **SOURCE,
+            "tests/test_kinds.py": (
+                "import pytest\n\n"
+                "@pytest.fixture\n"
+                "def gone():\n    import src.gone\n\n"
+                "def test_fixture(gone):\n    pass\n\n"
+                "def test_name():\n    from src.calc import sub\n\n"
+                "def test_module_attribute():\n    import src.calc\n    src.calc.sub(1, 2)\n\n"
+                "def test_value_attribute():\n    'text'.no_such_method()\n\n"
+                "def test_assertion():\n    assert 1 == 2\n\n"
+                "def test_raises_other():\n    raise ValueError('ImportError: not really')\n\n"
+                "def test_passes():\n    pass\n"
+            ),
+        },
+    )
+    execution = FAST.run(project, timeout_s=TIMEOUT)
+    assert execution.classification == "failed"
+    assert {case.id.split("::")[1]: case.failure_kind for case in execution.cases} == {
+        "test_fixture": "import",
+        "test_name": "import",
+        "test_module_attribute": "import",
+        "test_value_attribute": "other",
+        "test_assertion": "other",
+        "test_raises_other": "other",
+        "test_passes": None,
+    }
 
 
 def test_a_test_file_that_yields_no_cases_is_a_collection_error(make):
@@ -238,7 +286,9 @@ def test_the_environment_is_scrubbed_and_ancestor_configuration_ignored(tmp_path
             "    assert sys.flags.no_user_site == 1\n"
             "    assert 'PYTEST_ADDOPTS' not in os.environ\n"
             "    assert 'PYTHONPATH' not in os.environ\n"
-            "    assert hash('lorelab') == hash('lorelab')\n"
+            # Hash randomization is off (the seed is 0), so str hashes are reproducible.
+            "    assert sys.flags.hash_randomization == 0\n"
+            f"    assert hash('lorelab') == {_seeded_hash('lorelab')}\n"
         )
         execution = FAST.run(project, timeout_s=TIMEOUT)
     assert execution.classification == "passed", execution.output_tail

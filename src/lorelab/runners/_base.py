@@ -15,6 +15,7 @@ from lorelab.runners._models import (
     Case,
     CaseStatus,
     Execution,
+    FailureKind,
     RunnerName,
 )
 
@@ -97,14 +98,32 @@ def read_junit(path: Path) -> ET.Element:
 _STATUS_RANK: Final[dict[CaseStatus, int]] = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
 
+def _merged_kind(first: Case, second: Case) -> FailureKind | None:
+    # 'import' only if every failing report of the case failed to import; unknown stays None.
+    kinds = [case.failure_kind for case in (first, second) if case.status in ("failed", "error")]
+    if not kinds:
+        return None
+    if "other" in kinds:
+        return "other"
+    if None in kinds:
+        return None
+    return "import"
+
+
 def merge_cases(cases: Iterable[Case]) -> list[Case]:
     """Merge repeated reports of one case id, keeping the first position and the worst status.
 
-    pytest reports a test that failed and then errored in teardown twice under one id.
+    pytest reports a test that failed and then errored in teardown twice under one id. The
+    merged failure kind is ``import`` only if every failing report of the case was one.
     """
     merged: dict[str, Case] = {}
     for case in cases:
         seen = merged.get(case.id)
-        if seen is None or _STATUS_RANK[case.status] > _STATUS_RANK[seen.status]:
+        if seen is None:
             merged[case.id] = case
+            continue
+        worst = case if _STATUS_RANK[case.status] > _STATUS_RANK[seen.status] else seen
+        merged[case.id] = Case(
+            id=case.id, status=worst.status, failure_kind=_merged_kind(seen, case)
+        )
     return list(merged.values())

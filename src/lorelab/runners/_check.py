@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -33,6 +34,9 @@ class RunSummary(_Record):
 class SuiteReport(_Record):
     """What ``lorelab tests run --json`` prints."""
 
+    schema_version: Literal[1] = Field(
+        default=1, description="Version of this document's JSON shape."
+    )
     runner: RunnerName = Field(description="The runner used.")
     runner_chosen_by: str = Field(description="'--runner' or why the runner was detected.")
     classification: StabilityClassification = Field(

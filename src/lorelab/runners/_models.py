@@ -14,6 +14,7 @@ StabilityClassification = Literal[
     "passed", "failed", "collection-error", "timeout", "crashed", "no-tests", "unstable"
 ]
 DefectStatus = Literal["detected", "survived", "broken"]
+FailureKind = Literal["import", "other"]
 
 RUNNER_NAMES: Final[tuple[RunnerName, ...]] = ("pytest", "node")
 OUTPUT_TAIL_CHARS: Final = 4000
@@ -43,6 +44,16 @@ class Case(_Record):
             "collection of its file failed) or skipped (skip, xfail, todo)."
         )
     )
+    failure_kind: FailureKind | None = Field(
+        default=None,
+        description=(
+            "For a failed or errored case: 'import' when it failed only because a module, or a "
+            "name in one, could not be found (pytest: ImportError, ModuleNotFoundError, "
+            "AttributeError 'module ... has no attribute'; node: MODULE_NOT_FOUND, a missing "
+            "export, '<name> is not a function/constructor'), else 'other'. Null for passed "
+            "and skipped cases, and when unknown."
+        ),
+    )
 
 
 class ProcessRecord(_Record):
@@ -60,6 +71,9 @@ class ProcessRecord(_Record):
 class Execution(_Record):
     """One run of a test suite against one source tree, with case-level outcomes."""
 
+    schema_version: Literal[1] = Field(
+        default=1, description="Version of this record's JSON shape (receipts store it as a file)."
+    )
     runner: RunnerName = Field(description="The runner that ran the suite.")
     argv: list[str] = Field(
         description=(
@@ -114,11 +128,23 @@ class DefectOutcome(_Record):
     status: DefectStatus = Field(
         description=(
             "detected: a case that passed on the reference failed on the defect in a "
-            "complete, stable execution; survived: no such case; broken: the defect run "
-            "was a collection error, timeout, crash, empty or unstable (never a detection)."
+            "complete, stable execution, for a reason other than a failed import; survived: "
+            "no case that passed on the reference failed; broken: the defect run was a "
+            "collection error, timeout, crash, empty or unstable, or every reference-passing "
+            "case that failed on it failed only to import (never a detection)."
         )
     )
     detecting_cases: list[str] = Field(
-        description="Case ids that passed on the reference and failed or errored on the defect."
+        description=(
+            "Case ids that passed on the reference and failed or errored on the defect, in "
+            "every run, for a reason other than a failed import."
+        )
+    )
+    import_failure_cases: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Case ids that passed on the reference and failed on the defect only because an "
+            "import failed (failureKind 'import' in some run); never detections."
+        ),
     )
     reason: str = Field(description="One line explaining the status.")

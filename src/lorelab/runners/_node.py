@@ -6,7 +6,8 @@ test file gets its own ``node --test`` process and its own report; that is how a
 as one entry named by the file's absolute path, with the child's exit code and signal in its
 text: a signal or an exit status other than 1 is a crash, status 1 with no case reported is a
 collection error (syntax error, missing module, a throw at load), and a file that reported no
-case at all yielded nothing, which is a collection error too.
+case at all yielded nothing, which is a collection error too, unless a preloaded hook saw the
+test process call ``process.exit()`` first: then the file crashed before it could report.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from lorelab.runners._models import (
     CaseStatus,
     Classification,
     Execution,
+    FailureKind,
     ProcessRecord,
     RunnerName,
 )
@@ -58,9 +60,35 @@ _NAME_PATTERNS: Final = (
     re.compile(r"test-.+\.[cm]?js"),
     re.compile(r"test\.[cm]?js"),
 )
+EXIT_MARKER_ENV: Final = "LORELAB_NODE_EXIT_MARKER"
+# Preloaded (--require) into every test process: node 20 reports a test file that called
+# process.exit() before its report was sent exactly like a file without tests (one passing
+# entry, or a failing one for a non-zero status), so the hook leaves a marker saying it did.
+# Only the per-file test process (NODE_TEST_CONTEXT set) on its main thread is watched.
+_EXIT_HOOK: Final = f"""'use strict';
+const marker = process.env.{EXIT_MARKER_ENV};
+if (marker && process.env.NODE_TEST_CONTEXT && require('node:worker_threads').isMainThread) {{
+  const fs = require('node:fs');
+  const exit = process.exit;
+  process.exit = function exit_(code) {{
+    try {{
+      fs.writeFileSync(marker, String(code === undefined ? (process.exitCode ?? 0) : code));
+    }} catch {{}}
+    return exit.apply(process, arguments);
+  }};
+}}
+"""
 _EXIT_INFO: Final = re.compile(r"exitCode: (null|-?\d+), signal: (null|'(\w+)')")
 _SEPARATOR: Final = " > "
 _FAILED_TYPES: Final = frozenset({"testCodeFailure", "testTimeoutFailure"})
+# The error a test threw, as node 20's JUnit text shows it: "cause: TypeError [Error]: msg".
+_CAUSE: Final = re.compile(r"^\s*cause: ([A-Za-z_$][\w$]*)(?: \[[^\]\n]*\])?: (.*)$", re.MULTILINE)
+_MODULE_NOT_FOUND: Final = re.compile(r"code: '(?:ERR_)?MODULE_NOT_FOUND'")
+_CHAIN: Final = r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*"
+# A plain name or member chain that is not callable: what a missing export looks like.
+_NOT_CALLABLE: Final = re.compile(
+    rf"(?:{_CHAIN}|\(0 ?, ?{_CHAIN}\)) is not a (?:function|constructor)"
+)
 
 
 def is_node_test_file(relative: str) -> bool:
@@ -117,6 +145,34 @@ def _status(testcase: ET.Element) -> CaseStatus:
     return "passed"
 
 
+def failure_kind(testcase: ET.Element) -> FailureKind | None:
+    """``import`` if the case failed only because a module or an export could not be found.
+
+    Read from the error node 20 prints as the failure's ``cause``: MODULE_NOT_FOUND or
+    ERR_MODULE_NOT_FOUND (``Cannot find module``), a SyntaxError saying a module "does not
+    provide an export named" something, or a TypeError saying a plain name or member chain
+    ``is not a function``/``is not a constructor`` (what a renamed export gives). Anything
+    else is ``other``; None for passed and skipped cases.
+    """
+    failure = testcase.find("failure")
+    if failure is None:
+        return None
+    text = failure.text or ""
+    if _MODULE_NOT_FOUND.search(text):
+        return "import"
+    cause = _CAUSE.search(text)
+    if cause is None:
+        return "other"
+    name, message = cause.group(1), cause.group(2).strip()
+    if message.startswith(("Cannot find module ", "Cannot find package ")):
+        return "import"
+    if name == "SyntaxError" and "does not provide an export named" in message:
+        return "import"
+    if name == "TypeError" and _NOT_CALLABLE.fullmatch(message):
+        return "import"
+    return "other"
+
+
 def _cases(element: ET.Element, file: str, absolute: str, names: list[str]) -> Iterator[Case]:
     for child in element:
         if child.tag == "testsuite":
@@ -125,7 +181,11 @@ def _cases(element: ET.Element, file: str, absolute: str, names: list[str]) -> I
             name = _name(child)
             if not names and name == absolute:
                 continue  # the file-level entry; read by _file_entry
-            yield Case(id=f"{file}::{_SEPARATOR.join([*names, name])}", status=_status(child))
+            yield Case(
+                id=f"{file}::{_SEPARATOR.join([*names, name])}",
+                status=_status(child),
+                failure_kind=failure_kind(child),
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +217,17 @@ class _FileOutcome:
     reason: str
 
 
-def _classify_file(file: str, absolute: str, proc: ProcessResult, junit: Path) -> _FileOutcome:
+def _read_exit_marker(path: Path) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(64).decode("utf-8", errors="replace").strip() or "?"
+    except FileNotFoundError:
+        return None
+
+
+def _classify_file(
+    file: str, absolute: str, proc: ProcessResult, junit: Path, exit_marker: Path
+) -> _FileOutcome:
     if proc.timed_out:
         return _FileOutcome([], "timeout", f"{file}: still running at the timeout; killed")
     if proc.signal is not None:
@@ -168,6 +238,15 @@ def _classify_file(file: str, absolute: str, proc: ProcessResult, junit: Path) -
         return _FileOutcome([], "crashed", f"{file}: node exited {proc.exit_code}: {exc}")
     cases = merge_cases(_cases(root, file, absolute, []))
     entry = _file_entry(root, absolute)
+    exited = _read_exit_marker(exit_marker)
+    if exited is not None and not cases:
+        # The test process ended itself before any case reached the report: a crash, as a
+        # pytest test calling os._exit is, not a file that had no tests.
+        return _FileOutcome(
+            cases,
+            "crashed",
+            f"{file}: the test process called process.exit({exited}) before reporting any case",
+        )
     if entry is not None and entry.failed:
         if entry.signal is not None:
             return _FileOutcome(cases, "crashed", f"{file}: test process killed by {entry.signal}")
@@ -215,10 +294,15 @@ class NodeRunner:
     def name(self) -> RunnerName:
         return "node"
 
-    def argv_prefix(self, node: str, junit: Path) -> list[str]:
-        """The command each test file is appended to; the JUnit report goes to ``junit``."""
+    def argv_prefix(self, node: str, junit: Path, exit_hook: Path) -> list[str]:
+        """The command each test file is appended to; the JUnit report goes to ``junit``.
+
+        ``exit_hook`` is preloaded into the test process to notice an early process.exit().
+        """
         return [
             node,
+            "--require",
+            str(exit_hook),
             "--test",
             "--test-reporter=junit",
             f"--test-reporter-destination={junit}",
@@ -237,21 +321,29 @@ class NodeRunner:
             files.reverse()
         env = scrubbed_env(REMOVED_ENV, SET_ENV)
         workdir = Path(tempfile.mkdtemp(prefix="lorelab-node-"))
-        prefix = self.argv_prefix(node, Path("<report-per-file>.xml"))
+        hook = workdir / "exit-hook.cjs"
+        prefix = self.argv_prefix(node, Path("<report-per-file>.xml"), Path("<exit-hook>.cjs"))
         start = time.monotonic()
         deadline = start + timeout
         processes: list[ProcessRecord] = []
         outcomes: list[_FileOutcome] = []
         tails: list[bytes] = []
         try:
+            hook.write_text(_EXIT_HOOK, encoding="utf-8")
             for index, file in enumerate(files):
                 remaining = deadline - time.monotonic()
                 junit = workdir / f"{index}.xml"
-                argv = [*self.argv_prefix(node, junit), file]
+                marker = workdir / f"{index}.exit"
+                argv = [*self.argv_prefix(node, junit, hook), file]
                 if remaining <= 0:
                     outcomes.append(_FileOutcome([], "timeout", f"{file}: not started, timed out"))
                     break
-                proc = run_process(argv, cwd=root, env=env, timeout_s=remaining)
+                proc = run_process(
+                    argv,
+                    cwd=root,
+                    env={**env, EXIT_MARKER_ENV: str(marker)},
+                    timeout_s=remaining,
+                )
                 processes.append(
                     ProcessRecord(
                         argv=argv,
@@ -262,7 +354,7 @@ class NodeRunner:
                     )
                 )
                 tails.append(proc.output_tail)
-                outcome = _classify_file(file, str(root / file), proc, junit)
+                outcome = _classify_file(file, str(root / file), proc, junit, marker)
                 outcomes.append(outcome)
                 if outcome.classification == "timeout":
                     break

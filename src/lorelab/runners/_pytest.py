@@ -33,6 +33,7 @@ from lorelab.runners._models import (
     CaseStatus,
     Classification,
     Execution,
+    FailureKind,
     ProcessRecord,
     RunnerName,
 )
@@ -63,6 +64,13 @@ _CONFIG_MARKERS: Final = (
 )
 _CONFIG_READ_LIMIT: Final = 1024 * 1024
 _ERROR_LINE: Final = re.compile(r"^E\s+(\S.*)$", re.MULTILINE)
+# pytest's JUnit message is the exception line; a setup/teardown error wraps it in quotes.
+_ERROR_WRAPPER: Final = re.compile(r'^failed on (?:setup|teardown) with "')
+# Failures that mean "a module, or a name in it, could not be found", not a wrong behaviour.
+_IMPORT_FAILURE: Final = re.compile(
+    r"(?:ImportError|ModuleNotFoundError): "
+    r"|AttributeError: (?:partially initialized )?module '[^']*' has no attribute "
+)
 
 
 def has_own_config(project: Path) -> bool:
@@ -111,6 +119,23 @@ def _status(testcase: ET.Element) -> CaseStatus:
     return "passed"
 
 
+def failure_kind(testcase: ET.Element) -> FailureKind | None:
+    """``import`` if the case failed or errored only because an import failed, else ``other``.
+
+    Read from the ``message`` of the JUnit ``<failure>``/``<error>``: pytest writes the
+    exception line there (``ImportError: cannot import name 'add' from 'src.calc'``), wrapped
+    as ``failed on setup with "..."`` for a fixture error. None for passed and skipped cases.
+    """
+    messages = [
+        _ERROR_WRAPPER.sub("", (child.get("message") or "").lstrip(), count=1)
+        for child in testcase
+        if child.tag in ("failure", "error")
+    ]
+    if not messages:
+        return None
+    return "import" if all(_IMPORT_FAILURE.match(text) for text in messages) else "other"
+
+
 @dataclass(frozen=True, slots=True)
 class _Reading:
     cases: list[Case]
@@ -137,13 +162,14 @@ def _read_outcomes(root: ET.Element, report: dict[str, Any]) -> _Reading:
         if not classname:
             # A report about a whole module: a collection error or a module-level skip.
             file = testcase.get("file") or (testcase.get("name") or "").replace(".", "/")
-            cases.append(Case(id=file, status=status))
+            cases.append(Case(id=file, status=status, failure_kind=failure_kind(testcase)))
             if status == "error":
                 detail = _last_error_line(testcase.find("error"))
                 collection_errors.append(f"{file}: {detail}" if detail else file)
             continue
         key = (classname, testcase.get("name") or "")
-        cases.append(Case(id=nodeids.get(key) or _fallback_id(testcase), status=status))
+        case_id = nodeids.get(key) or _fallback_id(testcase)
+        cases.append(Case(id=case_id, status=status, failure_kind=failure_kind(testcase)))
     modules: dict[str, dict[str, Any]] = report.get("modules", {})
     empty = [
         nodeid

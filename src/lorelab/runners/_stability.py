@@ -115,9 +115,10 @@ def detect(baseline: Stability, defect: Stability) -> DefectOutcome:
 
     ``baseline`` is the suite on the reference source and must be stable and passing (else
     :class:`ComparisonRefused`). The defect is ``detected`` only if a case that passed on the
-    reference failed or errored on the defect in a complete, stable execution. A collection
+    reference failed or errored on the defect in a complete, stable execution, for a reason
+    other than a failed import (``Case.failure_kind == "import"`` in any run). A collection
     error, timeout, crash, empty run or instability on the defect is ``broken``, never a
-    detection.
+    detection; so is a defect whose every reference-passing failing case only failed to import.
     """
     if not is_valid_baseline(baseline):
         raise ComparisonRefused(
@@ -144,16 +145,34 @@ def detect(baseline: Stability, defect: Stability) -> DefectOutcome:
             reason=f"{run.classification} on the defect: {run.reason}",
         )
     on_defect = {case.id: case.status for case in run.cases}
-    detecting = [
+    failing = [
         case.id
         for case in baseline.runs[0].cases
         if case.status == "passed" and on_defect.get(case.id) in ("failed", "error")
     ]
+    # A failure to import in any run is not evidence about behaviour: never a detection.
+    import_only = {
+        case.id for other in defect.runs for case in other.cases if case.failure_kind == "import"
+    }
+    detecting = [case_id for case_id in failing if case_id not in import_only]
+    imports = [case_id for case_id in failing if case_id in import_only]
     if detecting:
+        also = f" ({len(imports)} more fail only to import)" if imports else ""
         return DefectOutcome(
             status="detected",
             detecting_cases=detecting,
-            reason=f"{len(detecting)} reference-passing cases fail on the defect",
+            import_failure_cases=imports,
+            reason=f"{len(detecting)} reference-passing cases fail on the defect{also}",
+        )
+    if imports:
+        return DefectOutcome(
+            status="broken",
+            detecting_cases=[],
+            import_failure_cases=imports,
+            reason=(
+                f"the defect only breaks imports: all {len(imports)} reference-passing cases "
+                f"that fail on it fail to import a module or a name in it, first {imports[0]}"
+            ),
         )
     return DefectOutcome(
         status="survived",
