@@ -419,3 +419,119 @@ def test_the_readable_table_names_the_decision_and_the_limits(tmp_path):
     assert "decision for dreaming: inconclusive" in result.output
     assert "memory_guided" in result.output
     assert "cannot prove" in result.output
+
+
+# ---------------------------------------------------------------- decisions evaluate may not make
+
+
+def _manifest_runs(example_manifest_data, manifest_path, **top) -> dict:
+    from lorelab.io import SCRIPT_HASH_CAP, sha256_file
+
+    outcomes = {t["id"]: dict.fromkeys(CONDITIONS, True) for t in example_manifest_data["tasks"]}
+    data = _runs(outcomes)
+    data["manifest_sha256"] = sha256_file(manifest_path, cap=SCRIPT_HASH_CAP)
+    data.update(top)
+    return data
+
+
+def test_a_manifest_other_than_the_one_the_runs_were_made_under_is_refused(
+    write_json, example_manifest_data
+):
+    declared = write_json(example_manifest_data, "declared.json")
+    runs = write_json(_manifest_runs(example_manifest_data, declared))
+    report = evaluate_file(runs, declared)
+    assert report.manifest_checked is True
+    example_manifest_data["thresholds"]["alpha"] = 0.2
+    changed = write_json(example_manifest_data, "changed.json")
+    result = CliRunner().invoke(app, ["evaluate", "--input", str(runs), "--manifest", str(changed)])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1
+    assert "is not the manifest the runs were made under" in result.output
+
+
+def test_runs_made_under_a_manifest_without_it_get_an_inconclusive_decision(
+    write_json, example_manifest_data
+):
+    declared = write_json(example_manifest_data, "declared.json")
+    data = _manifest_runs(example_manifest_data, declared)
+    holdouts = {t["id"] for t in example_manifest_data["tasks"] if t["holdout"]}
+    for run in data["runs"]:
+        run["holdout"] = run["task_id"] in holdouts
+        if run["condition"] == "baseline":
+            run["passed"], run["rework_count"] = False, 2
+    report = evaluate(read_runs(write_json(data)))
+    assert report.manifest_sha256 == data["manifest_sha256"]
+    assert report.manifest_checked is False
+    assert report.decision.verdict == "inconclusive"
+    assert "declared thresholds were not given" in report.decision.reasons[0]
+    assert report.decision.reasons[-1] == "without it the rule would say advance"
+    assert evaluate_file(write_json(data), declared).decision.verdict == "advance"
+
+
+def test_a_malformed_manifest_digest_in_the_runs_file_is_refused(write_json):
+    data = _runs(_uniform(6, False, True), holdout=True)
+    data["manifest_sha256"] = "not-a-digest"
+    with pytest.raises(SchemaError, match="manifest_sha256 must be 64 lowercase hex digits"):
+        read_runs(write_json(data))
+
+
+def test_without_known_holdouts_the_decision_is_inconclusive_even_when_it_would_advance(
+    write_json,
+):
+    report = evaluate(read_runs(write_json(_runs(_uniform(6, False, True)))))
+    assert report.holdout_source == "all-tasks"
+    assert report.decision.verdict == "inconclusive"
+    assert "holdouts are not known" in report.decision.reasons[0]
+    assert "seeds included" in report.decision.reasons[0]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("retrieval_relevant", True, "retrieval_relevant true"),
+        ("guidance_tokens", 40, "guidance_tokens 40"),
+        ("plan_id", "plan-3", "plan_id plan-3"),
+        ("skill_id", "skill-1", "skill_id skill-1"),
+        ("unchecked_items_served", True, "served memory items"),
+    ],
+)
+def test_a_baseline_run_that_saw_memory_is_refused_naming_it(write_json, field, value, named):
+    data = _runs(_uniform(6, False, True), holdout=True)
+    target = next(r for r in data["runs"] if r["task_id"] == "t4" and r["condition"] == "baseline")
+    target[field] = value
+    result = CliRunner().invoke(app, ["evaluate", "--input", str(write_json(data))])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1
+    assert f"baseline runs must never see memory, but these did: t4 ({named})" in result.output
+
+
+def test_flagged_holdout_runs_are_reported_and_keep_dreaming_from_advancing(write_json):
+    data = _runs(_uniform(6, False, True), holdout=True)
+    for run in data["runs"]:
+        if run["task_id"] == "t2" and run["condition"] == "dreaming":
+            run["verify_files_edited"] = ["tests/test_t2.py"]
+        if run["task_id"] == "t3" and run["condition"] == "memory_guided":
+            run["host_model_mismatch"] = True
+    report = evaluate(read_runs(write_json(data)))
+    flagged = {(f.task_id, f.condition): f.flags for f in report.flagged_runs}
+    assert flagged == {
+        ("t2", "dreaming"): ["verify-files-edited"],
+        ("t3", "memory_guided"): ["host-model-mismatch"],
+    }
+    assert report.decision.verdict == "inconclusive"
+    assert "t2 x dreaming (verify-files-edited)" in report.decision.reasons[1]
+    assert report.runs == 24
+    table = CliRunner().invoke(app, ["evaluate", "--input", str(write_json(data))])
+    assert "t2 x dreaming (holdout): verify-files-edited" in table.output
+
+
+def test_a_holdout_served_its_own_past_solution_counts_as_pollution(write_json):
+    data = _runs(_uniform(8, False, True), holdout=True)
+    for run in data["runs"]:
+        if run["condition"] == "dreaming" and run["task_id"] in ("t1", "t2"):
+            run["own_solutions_served"] = ["exp-43"]
+    report = evaluate(read_runs(write_json(data)))
+    dreaming = next(p for p in report.paired if p.condition == "dreaming")
+    assert dreaming.polluted == ["t1", "t2"]
+    assert report.decision.verdict == "do-not-advance"
+    assert [f.flags for f in report.flagged_runs] == [["own-solution-served"]] * 2

@@ -88,6 +88,54 @@ def test_a_verify_command_with_shell_operators_is_refused(write_json, example_ma
     assert "&&" in message
 
 
+@pytest.mark.parametrize(
+    ("verify", "expected"),
+    [
+        ("FOO=1 python -m pytest -q", "environment assignment 'FOO=1', which needs a shell"),
+        ("cd tests && pytest", "shell operator(s) &&"),
+        ("cd tests", "shell builtin 'cd'"),
+        ("python -m pytest -q >out.txt", "shell operator(s) >out.txt"),
+        ("python -m pytest -q 2>/dev/null", "shell operator(s) 2>/dev/null"),
+        ("python -m pytest $PYTEST_ARGS", "shell expansion '$PYTEST_ARGS'"),
+        ("python -m pytest $(cat args)", "shell expansion '$(cat'"),
+    ],
+)
+def test_a_verify_command_that_needs_a_shell_is_refused_naming_the_task(
+    write_json, example_manifest_data, verify, expected
+):
+    task = example_manifest_data["tasks"][3]
+    task["verify"] = verify
+    message = _refusal(write_json, example_manifest_data)
+    assert f"task {task['id']}" in message
+    assert expected in message
+
+
+def test_a_verify_command_with_an_equals_sign_in_an_argument_is_accepted(
+    write_json, example_manifest_data
+):
+    example_manifest_data["tasks"][0]["verify"] = "python -m pytest -q -o addopts= tests"
+    load_manifest(write_json(example_manifest_data))
+
+
+def test_a_time_budget_the_attempts_can_never_use_is_refused(write_json, example_manifest_data):
+    example_manifest_data["reworkBudget"] = 1
+    example_manifest_data["host"]["timeBudgetS"] = 241
+    message = _refusal(write_json, example_manifest_data)
+    assert "host.timeBudgetS 241 can never be used" in message
+    assert "2 host attempt(s) of at most 120 s each (240 s in all)" in message
+    example_manifest_data["host"]["timeBudgetS"] = 240
+    assert load_manifest(write_json(example_manifest_data)).host.time_budget_s == 240
+
+
+def test_a_time_budget_beyond_six_attempts_is_refused_by_the_schema(
+    write_json, example_manifest_data
+):
+    example_manifest_data["reworkBudget"] = 5
+    example_manifest_data["host"]["timeBudgetS"] = 3600
+    message = _refusal(write_json, example_manifest_data)
+    assert "timeBudgetS" in message
+
+
 def test_fewer_than_ten_tasks_is_refused(write_json, example_manifest_data):
     example_manifest_data["tasks"] = example_manifest_data["tasks"][:9]
     assert "tasks" in _refusal(write_json, example_manifest_data)
