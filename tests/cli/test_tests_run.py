@@ -70,7 +70,7 @@ def test_a_stable_passing_pytest_suite_exits_0_with_the_documented_json(project)
         assert run["cases"] == [
             {"id": "tests/test_calc.py::test_adds", "status": "passed", "failureKind": None}
         ]
-    assert "runner pytest (no package.json or *.test.js found)" in result.stderr
+    assert "runner pytest (no package.json or node test file found)" in result.stderr
 
 
 def test_a_failing_node_suite_exits_1_and_the_table_names_the_runner_and_failure(project):
@@ -166,3 +166,14 @@ def test_the_table_prints_case_ids_with_brackets_verbatim(project):
     assert result.exit_code == 1
     assert "tests/test_p.py::test_p[[bold]]" in result.stdout
     assert "test_p[:smile:]" in result.stdout
+
+
+def test_an_mjs_test_file_without_package_json_selects_node(project):
+    # Detection uses node's own test-file patterns, not only *.test.js.
+    path = project({"test/a.test.mjs": ("import test from 'node:test';\ntest('ok', () => {});\n")})
+    result = _invoke(path, "--stability-runs", "2", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["runner"] == "node"
+    assert report["runnerChosenBy"] == "node test file test/a.test.mjs found"
+    assert report["runs"][0]["cases"][0]["id"] == "test/a.test.mjs::ok"

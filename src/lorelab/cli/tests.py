@@ -82,7 +82,10 @@ def _print_table(path: Path, check: SuiteCheck) -> None:
     "--runner",
     type=click.Choice(["pytest", "node"]),
     default=None,
-    help="Runner to use. Default: node if PATH has package.json or *.test.js, else pytest.",
+    help=(
+        "Runner to use. Default: node if PATH has package.json or a file node --test would "
+        "run (*.test.js, *.test.mjs, test/*.js, ...), else pytest."
+    ),
 )
 @click.option(
     "--stability-runs",

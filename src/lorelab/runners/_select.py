@@ -25,22 +25,43 @@ def get_runner(name: str, *, plugin_autoload: bool = True) -> TestRunner:
     raise UsageError(f"runner {name!r}: unknown; choose one of {', '.join(RUNNER_NAMES)}")
 
 
-def _has_node_test_file(project: Path) -> bool:
+def _first_node_test_file(project: Path) -> str | None:
+    """The first file (sorted walk) node 20 would run, skipping what detection should ignore.
+
+    The test is node's own (:func:`is_node_test_file`; symlinks are not run by the node
+    runner, so they do not count either). Unlike node's discovery, hidden
+    directories and virtual environments (a ``pyvenv.cfg`` inside) are not searched, so a
+    Python project's ``.venv`` or ``.tox`` holding JavaScript does not make it a node project.
+    """
     for directory, subdirs, files in os.walk(project):
-        subdirs[:] = [d for d in subdirs if d != "node_modules" and not d.startswith(".")]
-        if any(name.endswith(".test.js") for name in files):
-            return True
-        del directory
-    return False
+        base = Path(directory)
+        subdirs[:] = sorted(
+            d
+            for d in subdirs
+            if d != "node_modules"
+            and not d.startswith(".")
+            and not (base / d / "pyvenv.cfg").is_file()
+        )
+        prefix = base.relative_to(project).as_posix()
+        for name in sorted(files):
+            relative = name if prefix == "." else f"{prefix}/{name}"
+            if is_node_test_file(relative) and not (base / name).is_symlink():
+                return relative
+    return None
 
 
 def detect_runner(project: Path) -> tuple[RunnerName, str]:
-    """Pick a runner for ``project`` and say why: package.json or ``*.test.js`` mean node."""
+    """Pick a runner for ``project`` and say why: package.json or a node test file mean node.
+
+    A node test file is one node 20's default patterns select (``*.test.js``, ``*.test.mjs``,
+    ``test/*.js`` and the rest, see :func:`is_node_test_file`).
+    """
     if (project / "package.json").is_file():
         return "node", "package.json found"
-    if _has_node_test_file(project):
-        return "node", "*.test.js files found"
-    return "pytest", "no package.json or *.test.js found"
+    found = _first_node_test_file(project)
+    if found is not None:
+        return "node", f"node test file {found} found"
+    return "pytest", "no package.json or node test file found"
 
 
 def is_test_file(runner: str, path: str) -> bool:
