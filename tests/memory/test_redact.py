@@ -47,6 +47,14 @@ URL_PASSWORD = _chars(ALNUM, 14)
 ASSIGNED_PASSWORD = _chars(ALNUM, 16)
 GOOGLE = "AI" + "za" + _chars(B64URL, 35)
 BEARER = _chars(ALNUM, 32)
+MYSQL_PASSWORD = _chars(ALNUM, 13)
+OPTION_PASSWORD = _chars(ALNUM, 13)
+CURL_PASSWORD = _chars(ALNUM, 13)
+BASIC = _chars(ALNUM + "+/", 24) + "=="
+GITLAB = "gl" + "pat-" + _chars(B64URL, 20)
+HUGGINGFACE = "h" + "f_" + _chars(ALNUM, 34)
+NPM = "np" + "m_" + _chars(ALNUM, 36)
+AT_PASSWORD = _chars(ALNUM, 5) + "@" + _chars(ALNUM, 7)
 
 # (kind, secret, text that carries it)
 CORPUS = [
@@ -66,6 +74,14 @@ CORPUS = [
     ("secret_assignment", ASSIGNED_PASSWORD, f'settings(password: "{ASSIGNED_PASSWORD}")'),
     ("google_api_key", GOOGLE, f"maps key {GOOGLE}"),
     ("bearer_token", BEARER, f"Authorization: Bearer {BEARER}"),
+    ("cli_secret", MYSQL_PASSWORD, f"mysql -uroot -p{MYSQL_PASSWORD} orders < dump.sql"),
+    ("cli_secret", OPTION_PASSWORD, f"psql --password {OPTION_PASSWORD} -h db.internal"),
+    ("cli_secret", CURL_PASSWORD, f"curl -u admin:{CURL_PASSWORD} https://api.internal/v1"),
+    ("basic_auth", BASIC, f"curl -H 'Authorization: Basic {BASIC}' https://api.internal"),
+    ("gitlab_token", GITLAB, f"git clone https://oauth2@gitlab.com/acme/api.git # {GITLAB}"),
+    ("huggingface_token", HUGGINGFACE, f"huggingface-cli login --token={HUGGINGFACE}"),
+    ("npm_token", NPM, f"//registry.npmjs.org/:_authToken {NPM}"),
+    ("url_password", AT_PASSWORD, f"DATABASE_URL postgres://app:{AT_PASSWORD}@db:5432/app"),
 ]
 
 
@@ -75,6 +91,26 @@ def test_each_planted_secret_is_replaced_and_counted_by_kind(kind, secret, text)
     assert secret not in redacted
     assert f"[REDACTED:{kind}]" in redacted
     assert counts.get(kind, 0) >= 1
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        (
+            f"postgres://app:{AT_PASSWORD}@db:5432/app",
+            "postgres://app:[REDACTED:url_password]@db:5432/app",
+        ),
+        ("redis://:s3cretpw@cache:6379/0", "redis://:[REDACTED:url_password]@cache:6379/0"),
+        (
+            "mysql -h db -uroot -p'two words' orders",
+            "mysql -h db -uroot -p[REDACTED:cli_secret] orders",
+        ),
+        ("curl --user ci:abc123xyz -X POST u", "curl --user ci:[REDACTED:cli_secret] -X POST u"),
+    ],
+)
+def test_no_part_of_a_password_survives(text, redacted):
+    # 'user:p@ss@host' once lost only 'p', leaving '@ss@host': the whole password must go.
+    assert redact(text)[0] == redacted
 
 
 def test_an_unterminated_private_key_block_is_redacted_to_the_end():
@@ -94,6 +130,17 @@ def test_an_unterminated_private_key_block_is_redacted_to_the_end():
         "pytest -q tests/test_tokens.py",
         "https://example.com/path?q=1",
         "the sk-learn style package",
+        "mkdir -p build && ssh -p 2222 deploy@host",
+        "mysql -h db -P3306 -uroot -p orders",
+        "mysql -uroot -p$MYSQL_PWD orders",
+        "pytest -p no:cacheprovider -q",
+        "docker run -u 1000:1000 app && git push -u origin main",
+        "docker login --password-stdin && psql --password-file /run/secrets/db",
+        "psql --password $PGPASSWORD",
+        "basic usage examples for the basic plan",
+        "npm_config_registry=https://registry.internal",
+        "http://localhost:8080/api and https://host:443/path@v2",
+        "curl -u admin https://api.internal",
     ],
 )
 def test_ordinary_text_and_references_are_left_alone(text):

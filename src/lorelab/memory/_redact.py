@@ -30,6 +30,13 @@ class _Detector:
     group: int = 0
 
 
+_GITLAB_PREFIXES: Final = ("pat", "dt", "rt", "ptt", "soat", "cbt", "ft", "imt", "oas", "agent")
+# One command-line argument: quoted as a whole, or a run up to whitespace or a shell operator.
+_ARG: Final = r"""(?:"[^"\n]+"|'[^'\n]+'|[^\s"'&;|]+)"""
+# A value that starts like this is a reference to a secret (``$DB_PASSWORD``, ``<token>``,
+# ``${TOKEN}``, ``%PASSWORD%``, ``****``), not a secret: left as written and not counted.
+_REFERENCE: Final = ("$", "%", "<", "{", "*")
+
 # Order matters: whole blocks and structured tokens first, so a generic assignment rule never
 # sees half a private key or a token it would mislabel.
 _DETECTORS: Final = (
@@ -81,14 +88,57 @@ _DETECTORS: Final = (
     ),
     _Detector("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), ("aiza",)),
     _Detector(
+        "gitlab_token",
+        re.compile(r"\bgl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|oas|agent)-[A-Za-z0-9_-]{20,}"),
+        tuple(f"gl{kind}-" for kind in _GITLAB_PREFIXES),
+    ),
+    _Detector("huggingface_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), ("hf_",)),
+    _Detector("npm_token", re.compile(r"\bnpm_[A-Za-z0-9]{36,}\b"), ("npm_",)),
+    _Detector(
+        "basic_auth",
+        re.compile(
+            r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<value>[A-Za-z0-9+/=._~-]{4,})"
+        ),
+        ("basic",),
+    ),
+    # Passwords given on a command line: MySQL/MariaDB's attached -pSECRET (case-sensitive:
+    # -P is the port), an option such as --password SECRET or --token SECRET (the =SECRET
+    # spelling is a secret_assignment), and curl's -u/--user NAME:SECRET.
+    _Detector(
+        "cli_secret",
+        re.compile(
+            r"\b(?i:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|"
+            r"mariadb|mariadb-dump|mariadb-admin)\b[^\n;|&]*?\s-p(?P<value>" + _ARG + ")"
+        ),
+        ("mysql", "mariadb"),
+    ),
+    _Detector(
+        "cli_secret",
+        re.compile(
+            r"(?i)(?<![\w-])--(?:password|passwd|pass|token|api[-_]?key|access[-_]?key|"
+            r"auth[-_]?token|client[-_]?secret)\s+(?P<value>(?!-)" + _ARG + ")"
+        ),
+        ("--pass", "--token", "--api", "--access", "--auth", "--client"),
+    ),
+    _Detector(
+        "cli_secret",
+        re.compile(
+            r"(?i)\bcurl\b[^\n;|&]*?\s(?:-u\s*|--user(?:\s+|=))[\"']?[^\s:\"']*:"
+            r"(?P<value>[^\s\"']+)"
+        ),
+        ("curl",),
+    ),
+    _Detector(
         "bearer_token",
         re.compile(r"(?i)\b(?:authorization:\s*)?bearer\s+([A-Za-z0-9._~+/=-]{16,})"),
         ("bearer",),
         group=1,
     ),
+    # The password runs to the last "@" of the authority (not the first: "p@ss" is one
+    # password); "/", "?", "#" and whitespace end the authority.
     _Detector(
         "url_password",
-        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:([^@\s/]+)@"),
+        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s?#]+)@"),
         ("://",),
         group=1,
     ),
@@ -131,11 +181,10 @@ class Redactor:
 
     def _apply(self, detector: _Detector, text: str) -> str:
         def replace(match: re.Match[str]) -> str:
-            if detector.kind == "secret_assignment":
-                value = match.group("value")
-                if value.startswith((MARKER_PREFIX, "$", "%", "<", "{")) or value.startswith("*"):
-                    # Already redacted, or a reference (``$DB_PASSWORD``, ``<token>``), not a
-                    # secret; left as written and not counted.
+            if "value" in detector.pattern.groupindex:
+                value = match.group("value").strip("\"'")
+                if value.startswith((MARKER_PREFIX, *_REFERENCE)):
+                    # Already redacted, or a reference, not a secret: left as written.
                     return match.group(0)
                 start, end = match.span("value")
             elif detector.group:
