@@ -145,6 +145,87 @@ def test_copy_project_copies_a_tree_of_regular_files(tmp_path):
         assert _mode(project / "src" / "m.py") == 0o600
 
 
+def test_copy_project_keeps_the_owner_execute_bit_and_nothing_else(tmp_path):
+    source = tmp_path / "source"
+    (source / "bin").mkdir(parents=True)
+    (source / "bin" / "run.sh").write_text("#!/bin/sh\nexit 0\n")
+    (source / "bin" / "run.sh").chmod(0o755)
+    (source / "bin" / "data.txt").write_text("data\n")
+    (source / "bin" / "data.txt").chmod(0o666)
+    with RunRoot(tmp_path) as root:
+        project = root.copy_project(source, "copy")
+        assert _mode(project / "bin" / "run.sh") == 0o700
+        assert _mode(project / "bin" / "data.txt") == 0o600
+        assert _mode(project / "bin") == 0o700
+        assert os.access(project / "bin" / "run.sh", os.X_OK)
+
+
+def test_copy_project_keeps_real_names_hidden_files_and_deep_trees(tmp_path):
+    # A copied tree is a real project: its names are kept (documented exception to the
+    # canonical-path rule, which governs file lists from manifests and agents).
+    source = tmp_path / "source"
+    deep = "/".join(f"d{index}" for index in range(21))
+    files = {
+        ".hidden/.env": "KEY=1\n",
+        ".eslintrc.json": "{}\n",
+        "a b/-weird name.py": "W = 1\n",
+        "app/[id].tsx": "export {};\n",
+        "app/+page.svelte": "<p/>\n",
+        f"{deep}/leaf.py": "L = 1\n",
+    }
+    for path, text in files.items():
+        (source / path).parent.mkdir(parents=True, exist_ok=True)
+        (source / path).write_text(text)
+    with RunRoot(tmp_path) as root:
+        project = root.copy_project(source, "copy")
+        for path, text in files.items():
+            assert (project / path).read_text() == text
+        assert root.skipped(project) == ()
+
+
+def test_copy_project_skips_version_control_metadata_and_says_so(tmp_path):
+    source = tmp_path / "source"
+    (source / ".git" / "objects").mkdir(parents=True)
+    (source / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (source / ".git" / "hook").symlink_to("/etc/hostname")  # never looked at
+    (source / "vendor" / "lib").mkdir(parents=True)
+    (source / "vendor" / "lib" / ".git").write_text("gitdir: ../../.git/modules/lib\n")
+    (source / "vendor" / "lib" / "m.py").write_text("M = 1\n")
+    (source / ".gitignore").write_text("*.pyc\n")
+    with RunRoot(tmp_path) as root:
+        project = root.copy_project(source, "copy")
+        assert not (project / ".git").exists()
+        assert not (project / "vendor" / "lib" / ".git").exists()
+        assert (project / "vendor" / "lib" / "m.py").read_text() == "M = 1\n"
+        assert (project / ".gitignore").read_text() == "*.pyc\n"
+        assert root.skipped(project) == (".git", "vendor/lib/.git")
+
+
+def test_copy_project_refuses_trees_past_its_depth_and_length_bounds(tmp_path):
+    deep_source = tmp_path / "deep"
+    deep = deep_source.joinpath(*(f"d{index}" for index in range(34)))
+    deep.mkdir(parents=True)
+    (deep / "leaf.py").write_text("L = 1\n")
+    long_source = tmp_path / "long"
+    long_dir = long_source.joinpath(*("x" * 200 for _ in range(6)))
+    long_dir.mkdir(parents=True)
+    (long_dir / "leaf.py").write_text("L = 1\n")
+    with RunRoot(tmp_path) as root:
+        with pytest.raises(PathError, match="deeper than 32 directories"):
+            root.copy_project(deep_source, "deep")
+        with pytest.raises(PathError, match="longer than 1024 characters"):
+            root.copy_project(long_source, "long")
+        assert root.projects == ()
+
+
+def test_copy_project_refuses_a_backslash_in_a_name(tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "a\\b.py").write_text("X = 1\n")
+    with RunRoot(tmp_path) as root, pytest.raises(PathError, match="backslash"):
+        root.copy_project(source, "copy")
+
+
 def test_copy_project_refuses_a_symlink_inside_the_tree_naming_it(tmp_path):
     source = tmp_path / "source"
     (source / "src").mkdir(parents=True)

@@ -24,7 +24,12 @@ from lorelab.workspace._paths import FileEntry, canonical_path
 MAX_PROJECT_FILES: Final = 2000
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
 MAX_PROJECT_BYTES: Final = 32 * 1024 * 1024
-_COPY_MAX_DEPTH: Final = 32
+# A copied tree keeps its own names (see copy_project), within these bounds.
+COPY_MAX_DEPTH: Final = 32
+COPY_MAX_PATH_LENGTH: Final = 1024
+# Version-control metadata is skipped by copy_project, never read (it is large and no check
+# needs it); any entry with one of these names, at any depth, file or directory.
+COPY_SKIPPED_NAMES: Final = frozenset({".git", ".hg", ".svn", ".bzr"})
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -266,6 +271,7 @@ class RunRoot:
         # mkdtemp creates the directory 0700 with a fresh, unguessable name.
         self.path = Path(os.path.realpath(tempfile.mkdtemp(prefix="lorelab-run-", dir=parent)))
         self._projects: list[Path] = []
+        self._skipped: dict[Path, tuple[str, ...]] = {}
 
     def __enter__(self) -> RunRoot:
         return self
@@ -310,23 +316,34 @@ class RunRoot:
         """Copy the tree at ``source`` into a new project ``name``.
 
         Only directories and regular files are copied; a symlink or any other kind of file
-        inside the tree is refused, naming its path, and nothing is created.
+        inside the tree is refused, naming its path, and nothing is created. Names are kept as
+        they are (a copied tree need not use canonical paths, see docs/runners.md) within
+        :data:`COPY_MAX_DEPTH` directories and :data:`COPY_MAX_PATH_LENGTH` characters, with no
+        backslash and no two paths equal ignoring case. Version-control metadata
+        (:data:`COPY_SKIPPED_NAMES`) is skipped; :meth:`skipped` lists what was left out.
+        Files are 0600, or 0700 when the source file is executable by its owner.
         """
         source_path = Path(source)
-        entries = _read_tree(source_path)
+        entries, skipped = _read_tree(source_path)
         target = self._new_project_dir(name)
+        self._skipped[target] = skipped
         project_fd = _open_dir(os.fspath(target), None, shown=f"project {target}")
         try:
-            for relative, data in entries:
+            for relative, data, executable in entries:
                 *parents, leaf = relative.split("/")
                 dir_fd = _descend(project_fd, parents, create=True, shown=relative)
                 try:
-                    _write_new(dir_fd, leaf, data, shown=relative)
+                    mode = 0o700 if executable else 0o600
+                    _write_new(dir_fd, leaf, data, shown=relative, mode=mode)
                 finally:
                     os.close(dir_fd)
         finally:
             os.close(project_fd)
         return target
+
+    def skipped(self, project: str | os.PathLike[str]) -> tuple[str, ...]:
+        """The source entries :meth:`copy_project` left out of ``project`` (VCS metadata)."""
+        return self._skipped.get(Path(project), ())
 
     def cleanup(self) -> None:
         """Remove every project this root created, then the root itself if it is empty.
@@ -350,7 +367,8 @@ class RunRoot:
             os.rmdir(self.path)
 
 
-def _read_tree(source: Path) -> list[tuple[str, bytes]]:
+def _read_tree(source: Path) -> tuple[list[tuple[str, bytes, bool]], tuple[str, ...]]:
+    """Every regular file below ``source`` as (path, bytes, owner-executable), and the skips."""
     try:
         st = os.lstat(source)
     except FileNotFoundError:
@@ -359,46 +377,61 @@ def _read_tree(source: Path) -> list[tuple[str, bytes]]:
         raise PathError(f"source tree {source}: is a symlink; symlinks are never followed")
     if not stat.S_ISDIR(st.st_mode):
         raise PathError(f"source tree {source}: not a directory")
-    entries: list[tuple[str, bytes]] = []
+    entries: list[tuple[str, bytes, bool]] = []
+    skipped: list[str] = []
     total = 0
-    for relative, full in _walk(source, ""):
-        data = _read_regular(full, relative)
+    for relative, full in _walk(source, "", skipped):
+        data, executable = _read_regular(full, relative)
         total += len(data)
         if len(entries) >= MAX_PROJECT_FILES:
             raise InvalidInput(f"source tree {source}: more than {MAX_PROJECT_FILES} files")
         if total > MAX_PROJECT_BYTES:
             raise InvalidInput(f"source tree {source}: more than {MAX_PROJECT_BYTES} bytes")
-        entries.append((relative, data))
-    check_layout([relative for relative, _ in entries])
-    return entries
+        entries.append((relative, data, executable))
+    check_layout([relative for relative, _, _ in entries])
+    return entries, tuple(skipped)
 
 
-def _walk(directory: Path, prefix: str, depth: int = 0) -> Iterator[tuple[str, Path]]:
-    if depth > _COPY_MAX_DEPTH:
-        raise PathError(f"path {prefix!r}: deeper than {_COPY_MAX_DEPTH} directories")
+def _check_copied_name(relative: str, name: str) -> None:
+    # The names come from the file system, so '', '.', '..', '/' and NUL cannot occur; the
+    # other path rules that make sense for a tree on disk are applied here.
+    if "\\" in name:
+        raise PathError(f"path {relative!r}: contains a backslash")
+    if len(relative) > COPY_MAX_PATH_LENGTH:
+        raise PathError(f"path {relative[:40]!r}...: longer than {COPY_MAX_PATH_LENGTH} characters")
+
+
+def _walk(
+    directory: Path, prefix: str, skipped: list[str], depth: int = 0
+) -> Iterator[tuple[str, Path]]:
+    if depth > COPY_MAX_DEPTH:
+        raise PathError(f"path {prefix!r}: deeper than {COPY_MAX_DEPTH} directories")
     with os.scandir(directory) as scan:
         children = sorted(scan, key=lambda entry: entry.name)
     for entry in children:
         relative = f"{prefix}{entry.name}"
-        if "\\" in entry.name:
-            raise PathError(f"path {relative!r}: contains a backslash")
+        if entry.name in COPY_SKIPPED_NAMES:
+            skipped.append(relative)
+            continue
+        _check_copied_name(relative, entry.name)
         if entry.is_symlink():
             raise PathError(f"path {relative!r}: is a symlink; symlinks are never copied")
         if entry.is_dir(follow_symlinks=False):
-            yield from _walk(Path(entry.path), f"{relative}/", depth + 1)
+            yield from _walk(Path(entry.path), f"{relative}/", skipped, depth + 1)
         elif entry.is_file(follow_symlinks=False):
             yield relative, Path(entry.path)
         else:
             raise PathError(f"path {relative!r}: not a regular file or directory")
 
 
-def _read_regular(full: Path, relative: str) -> bytes:
+def _read_regular(full: Path, relative: str) -> tuple[bytes, bool]:
     try:
         fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
         raise PathError(f"path {relative!r}: cannot open: {exc.strerror}") from None
     try:
         st = os.fstat(fd)
+        executable = bool(st.st_mode & stat.S_IXUSR)
         if not stat.S_ISREG(st.st_mode):
             raise PathError(f"path {relative!r}: not a regular file")
         if st.st_size > MAX_FILE_BYTES:
@@ -412,4 +445,4 @@ def _read_regular(full: Path, relative: str) -> bytes:
             chunks.append(chunk)
     finally:
         os.close(fd)
-    return b"".join(chunks)
+    return b"".join(chunks), executable
