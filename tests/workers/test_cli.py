@@ -232,3 +232,30 @@ def test_a_response_file_that_cannot_be_written_after_the_call_keeps_the_receipt
     assert "already exists" in result.stderr
     assert "Traceback" not in result.stderr
     assert out.read_text() == "mine"
+
+
+def test_a_shell_worker_rewriting_its_script_during_the_call_exits_three(trial, tmp_path):
+    (trial / "run2.sh").write_text(
+        f"cat > /dev/null\necho '# appended' >> \"$0\"\necho '{json.dumps(ANSWER)}'\n"
+    )
+    payload = str(_payload_file(tmp_path))
+    args = ["call", "--agent", '["bash", "run2.sh"]', "--role", "architect", "--payload", payload]
+    result = _invoke([*args, "--cwd", str(trial)])
+    receipt = json.loads(result.stdout)
+    assert receipt["spawned"] is True
+    assert receipt["exitCode"] == 0
+    assert receipt["failure"] == "identity-changed"
+    assert any("script 'run2.sh': content changed" in c for c in receipt["identityChanges"])
+    assert result.exit_code == 3
+    assert "# appended" in (trial / "run2.sh").read_text()
+
+
+def test_identity_of_a_shell_worker_binds_its_script(trial):
+    (trial / "run.sh").write_text("echo '{}'\n")
+    result = _invoke(["identity", "--agent", '["bash", "run.sh"]', "--cwd", str(trial)])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert [(f["kind"], f["declared"]) for f in record["boundFiles"]] == [("script", "run.sh")]
+    absent = _invoke(["identity", "--agent", '["bash", "absent.sh"]', "--cwd", str(trial)])
+    assert absent.exit_code == 3
+    assert "'absent.sh' is absent in the trial cwd" in absent.stderr

@@ -1,5 +1,6 @@
 import hashlib
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -465,3 +466,152 @@ def test_the_verification_scope_never_claims_full_attestation(trial):
     dumped = identity.model_dump(mode="json", by_alias=True)
     assert dumped["verificationScope"]["fullRuntimeAttestation"] is False
     assert dumped["model"] == {"requested": None, "verified": None}
+
+
+def test_a_shell_script_operand_is_bound(trial):
+    script = trial / "run.sh"
+    script.write_text("echo '{}'\n")
+    identity = bind_identity(["bash", "-e", "run.sh"], cwd=trial, operator_identity=None)
+    bound = _files(identity)["script", "run.sh"]
+    assert bound.sha256 == _sha(script)
+    assert bound.cwd_relative is True
+
+
+@pytest.mark.parametrize("shell", ["bash", "sh"])
+def test_a_shell_script_absent_from_the_trial_cwd_fails_preflight(
+    trial, tmp_path, monkeypatch, shell
+):
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "absent.sh").write_text("echo '{}'\n")
+    monkeypatch.chdir(checkout)
+    with pytest.raises(PreflightError, match=r"'absent\.sh' is absent in the trial cwd"):
+        bind_identity([shell, "absent.sh"], cwd=trial, operator_identity=None)
+
+
+def test_a_shell_reading_commands_from_stdin_is_refused(trial):
+    with pytest.raises(PreflightError, match="stdin"):
+        bind_identity(["bash", "-s"], cwd=trial, operator_identity=None)
+    with pytest.raises(PreflightError, match="stdin"):
+        bind_identity(["sh"], cwd=trial, operator_identity=None)
+
+
+def test_shell_dash_c_text_is_inline_source_and_binds_what_it_names(trial):
+    (trial / "w.py").write_text("print('{}')\n")
+    text = "python3 w.py --model m-9"
+    identity = bind_identity(["sh", "-c", text], cwd=trial, operator_identity=None)
+    [inline] = identity.inline_sources
+    assert inline.flag == "-c"
+    assert inline.sha256 == hashlib.sha256(text.encode()).hexdigest()
+    files = _files(identity)
+    assert files["operand", "w.py"].sha256 == _sha(trial / "w.py")
+    assert files["command", "python3"].resolved_target == os.path.realpath(
+        shutil.which("python3") or ""
+    )
+
+
+def test_a_credential_named_in_shell_text_is_refused_without_being_read(
+    trial, monkeypatch, tmp_path
+):
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "config").write_text("[default]\n")
+    monkeypatch.setenv("HOME", str(home))
+    for text in ("cat ~/.aws/config", "cat $HOME/.aws/config", "python3 w.py < .env"):
+        with pytest.raises(InputFileError, match="looks like a credential"):
+            bind_identity(["bash", "-c", text], cwd=trial, operator_identity=None)
+
+
+def test_other_launchers_bind_file_operands_relative_to_the_trial_cwd(trial, tmp_path):
+    (trial / "data.txt").write_text("x\n")
+    (trial / "sub").mkdir()
+    absolute = tmp_path / "abs.txt"
+    absolute.write_text("y\n")
+    identity = bind_identity(
+        ["cat", "data.txt", "sub", "missing.txt", f"--from={absolute}"],
+        cwd=trial,
+        operator_identity=None,
+    )
+    files = _files(identity)
+    assert files["operand", "data.txt"].cwd_relative is True
+    assert files["operand", str(absolute)].cwd_relative is False
+    assert {declared for _, declared in files} == {"data.txt", str(absolute)}
+
+
+def test_python_launchers_still_bind_only_absolute_operands(trial):
+    (trial / "w.py").write_text("print('{}')\n")
+    (trial / "data.txt").write_text("x\n")
+    identity = bind_identity(
+        [sys.executable, "w.py", "data.txt"], cwd=trial, operator_identity=None
+    )
+    assert [(f.kind, f.declared) for f in identity.bound_files] == [("script", "w.py")]
+
+
+def test_a_changed_shell_script_is_reported(trial):
+    script = trial / "run.sh"
+    script.write_text("echo '{}'\n")
+    identity = bind_identity(["bash", "run.sh"], cwd=trial, operator_identity=None)
+    with script.open("a") as handle:
+        handle.write("# appended\n")
+    check = check_identity(identity, cwd=trial)
+    assert not check.ok
+    assert any("script 'run.sh': content changed" in change for change in check.changes)
+
+
+def test_an_operand_file_created_after_binding_is_not_a_change(trial):
+    (trial / "w.py").write_text("print('{}')\n")
+    identity = bind_identity(
+        ["bash", "-c", "true", "sh", "out.txt"], cwd=trial, operator_identity=None
+    )
+    (trial / "out.txt").write_text("written by the worker\n")
+    assert check_identity(identity, cwd=trial).ok
+
+
+def test_an_existing_operand_file_that_changes_is_a_change(trial):
+    (trial / "data.txt").write_text("x\n")
+    identity = bind_identity(["cat", "data.txt"], cwd=trial, operator_identity=None)
+    (trial / "data.txt").write_text("y\n")
+    check = check_identity(identity, cwd=trial)
+    assert any("operand 'data.txt': content changed" in change for change in check.changes)
+
+
+def _standin_interpreter(bin_dir: Path, name: str) -> dict[str, str]:
+    write_script(bin_dir / name, "import sys\n")
+    env = dict(os.environ)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    return env
+
+
+@pytest.mark.parametrize(
+    ("name", "argv", "script"),
+    [
+        ("ruby", ["ruby", "-w", "worker.rb"], "worker.rb"),
+        ("perl", ["perl", "-Mstrict", "worker.pl"], "worker.pl"),
+        ("php", ["php", "-f", "worker.php"], "worker.php"),
+        ("deno", ["deno", "run", "-A", "worker.ts"], "worker.ts"),
+        ("bun", ["bun", "worker.ts"], "worker.ts"),
+        ("zsh", ["zsh", "worker.zsh"], "worker.zsh"),
+    ],
+)
+def test_interpreter_scripts_are_bound_and_must_exist(trial, tmp_path, name, argv, script):
+    env = _standin_interpreter(tmp_path / "bin", name)
+    with pytest.raises(PreflightError, match=re.escape(f"{name} script '{script}' is absent")):
+        bind_identity(argv, cwd=trial, operator_identity=None, env=env)
+    (trial / script).write_text("// worker\n")
+    identity = bind_identity(argv, cwd=trial, operator_identity=None, env=env)
+    assert _files(identity)["script", script].sha256 == _sha(trial / script)
+    # The stand-in launcher is itself a script: its shebang interpreter is bound too.
+    assert identity.launcher.kind == "script"
+
+
+def test_an_inline_ruby_program_is_bound_and_not_screened_as_an_operand(trial, tmp_path):
+    env = _standin_interpreter(tmp_path / "bin", "ruby")
+    code = "puts File.read('token.txt')"
+    identity = bind_identity(["ruby", "-e", code], cwd=trial, operator_identity=None, env=env)
+    assert identity.inline_sources[0].sha256 == hashlib.sha256(code.encode()).hexdigest()
+
+
+def test_a_bun_package_script_name_binds_no_script(trial, tmp_path):
+    env = _standin_interpreter(tmp_path / "bin", "bun")
+    identity = bind_identity(["bun", "run", "dev"], cwd=trial, operator_identity=None, env=env)
+    assert all(f.kind != "script" for f in identity.bound_files)

@@ -3,8 +3,10 @@
 ``bind_identity`` resolves the launcher exactly as the child would (absolute; relative to the
 trial cwd; a PATH lookup whose relative entries resolve against the trial cwd), then binds what
 the argv names: a launcher script's shebang interpreter, Python ``-c`` source, ``-m`` module and
-script, Node ``-e``/``-p`` source, entrypoint and ``--require``/``--import`` preloads, and every
-existing absolute file operand. Credential-like operands are refused without being read.
+script, Node ``-e``/``-p`` source, entrypoint and ``--require``/``--import`` preloads, the script
+or inline text of shells and other interpreters (:mod:`._interpreters`), and every existing
+absolute file operand (for launchers other than Python and Node, every file operand in the trial
+cwd too). Credential-like operands are refused without being read.
 ``check_identity`` binds again and reports every change in content, resolved target or
 permission bits; nothing here ever runs the worker.
 """
@@ -40,6 +42,7 @@ from lorelab.io import (
     sha256_bytes,
     sha256_file,
 )
+from lorelab.workers._interpreters import Plan, interpreter_family, plan_arguments, shell_words
 
 SCHEMA_VERSION: Final = "lorelab.worker-identity/1"
 
@@ -51,13 +54,20 @@ VERIFICATION_SCOPE: Final[dict[str, Any]] = {
         "Python: inline -c source, the -m module's file and its parent packages' __init__ "
         "files, the script operand",
         "Node: inline -e/-p source, the entrypoint, --require/--import preloads",
-        "every existing absolute file operand (up to 8 MiB each)",
+        "shells (sh, bash, zsh, dash, ksh...), ruby, perl, php, lua, Rscript, tclsh, deno and "
+        "bun: the script operand (which must exist) or the inline program text; for sh -c "
+        "text also the commands it starts that resolve on PATH and the files it names",
+        "every existing absolute file operand (up to 8 MiB each); for launchers other than "
+        "Python and Node also every operand naming an existing file in the trial cwd",
         "every module of the installed lorelab package, the shipped adapters included",
     ],
     "notBound": [
         "shared libraries, the interpreter's standard library and installed packages other "
         "than the files named above",
         "modules a worker imports, and files it reads, while it runs",
+        "what shell text does indirectly (variables, globs, substitutions, sourced files), "
+        "and the package.json script behind bun run NAME",
+        "operands that name no file at bind time (files the worker creates)",
         "environment variables and configuration files of the agent CLIs",
         "the remote model behind an agent CLI: model.verified is always null",
         "processes that leave the worker's process group",
@@ -119,7 +129,9 @@ _NODE_PRELOAD: Final = frozenset(
 )
 _NODE_SUFFIXES: Final = ("", ".js", ".cjs", ".mjs", "/index.js")
 
-BoundKind = Literal["interpreter", "script", "module", "preload", "entrypoint", "operand"]
+BoundKind = Literal[
+    "interpreter", "script", "module", "preload", "entrypoint", "operand", "command", "tool"
+]
 
 
 class _Wire(BaseModel):
@@ -160,7 +172,7 @@ class BoundFile(_Wire):
 
 
 class InlineSource(_Wire):
-    """Program text given inline in the argv (``python -c``, ``node -e``/``-p``)."""
+    """Program text given inline in the argv (``python -c``, ``node -e``, ``sh -c``...)."""
 
     flag: str = Field(description="The flag that carries the source.")
     sha256: str = Field(description="SHA-256 of the UTF-8 source.")
@@ -525,6 +537,9 @@ def _under(path: Path, cwd: Path) -> bool:
 class _Parsed:
     program_args: list[str]
     inline_indices: frozenset[int]
+    # Whether operands naming existing files relative to the trial cwd are bound too: for every
+    # launcher but Python and Node, whose program lorelab cannot otherwise tell from its data.
+    relative_operands: bool = False
 
 
 def _parse_python(binding: _Binding, argv: Sequence[str], launcher: Path) -> _Parsed:
@@ -702,11 +717,91 @@ def _requested_model(program_args: Sequence[str]) -> str | None:
     return None
 
 
-def _bind_absolute_operands(binding: _Binding, operands: Iterable[str]) -> None:
+def _bind_file_operands(binding: _Binding, operands: Iterable[str], relative: bool) -> None:
+    """Bind every operand (or ``--flag=value``) naming an existing regular file.
+
+    Absolute files always; with ``relative``, files relative to the trial cwd too. A file
+    already bound in another role (the script) is not bound twice.
+    """
     for operand in operands:
         value = operand.split("=", 1)[1] if operand.startswith("-") and "=" in operand else operand
-        if os.path.isabs(value) and os.path.isfile(value):
-            binding.bind("operand", value, Path(value), False, SCRIPT_HASH_CAP)
+        if not value:
+            continue
+        if os.path.isabs(value):
+            path, cwd_relative = Path(value), False
+        elif relative:
+            path, cwd_relative = binding.cwd / value, True
+        else:
+            continue
+        if not path.is_file():
+            continue
+        absolute = str(Path(os.path.abspath(path)))
+        if any(f.path == absolute for f in binding.files):
+            continue
+        binding.bind("operand", value, path, cwd_relative, SCRIPT_HASH_CAP)
+
+
+def _bind_shell_text(binding: _Binding, text: str) -> None:
+    """Bind what shell command text names: the commands it starts and the files it names."""
+    for word, is_command in shell_words(text):
+        if is_command and not _ASSIGNMENT_WORD.match(word):
+            try:
+                program, _, cwd_relative = _resolve_launcher(word, binding.cwd, binding.search_path)
+            except InputFileError:
+                # A builtin, a function or a command absent here: nothing to bind.
+                continue
+            binding.bind("command", word, program, cwd_relative, LAUNCHER_HASH_CAP)
+            continue
+        _bind_file_operands(binding, [os.path.expanduser(word)], relative=True)
+
+
+def _shell_screen_words(text: str) -> list[str]:
+    """Shell words as the credential screen sees them: ``~`` and ``$VAR`` expanded."""
+    return [os.path.expandvars(os.path.expanduser(word)) for word, _ in shell_words(text)]
+
+
+def _bind_plan(binding: _Binding, items: Sequence[str], plan: Plan) -> _Parsed:
+    """Screen, then bind, what a recognised interpreter's argv runs (see ``_interpreters``)."""
+    label = items[0].rsplit("/", 1)[-1]
+    inline_indices = frozenset(entry.index for entry in plan.inline)
+    # Screen everything before anything is read: operands, and the words of shell text.
+    _refuse_credentials(
+        [arg for index, arg in enumerate(items) if index > 0 and index not in inline_indices],
+        binding.cwd,
+    )
+    for entry in plan.inline:
+        if entry.shell:
+            _refuse_credentials(_shell_screen_words(entry.text), binding.cwd)
+    for entry in plan.inline:
+        binding.inline_source(entry.flag, entry.text)
+        if entry.shell:
+            _bind_shell_text(binding, entry.text)
+    if plan.script is not None:
+        _bind_plan_script(binding, label, plan)
+    return _Parsed(list(items[plan.program_start :]), inline_indices, relative_operands=True)
+
+
+def _bind_plan_script(binding: _Binding, label: str, plan: Plan) -> None:
+    script = plan.script
+    assert script is not None
+    kind = f"{label} script"
+    if plan.script_on_path and "/" not in script:
+        # ruby -S / perl -S look the script up on PATH, relative entries against the cwd.
+        for entry in binding.search_path:
+            base = Path(entry) if os.path.isabs(entry) else binding.cwd / entry
+            if (base / script).is_file():
+                binding.bind(
+                    "script", script, base / script, not os.path.isabs(entry), SCRIPT_HASH_CAP
+                )
+                return
+        raise PreflightError(f"{kind} {script!r} was not found on PATH")
+    if plan.script_optional:
+        candidate = Path(script) if os.path.isabs(script) else binding.cwd / script
+        if not os.path.lexists(candidate):
+            # A package.json script or installed binary name (bun dev), not a file.
+            return
+    path, cwd_relative = binding.relative(script, kind)
+    binding.bind("script", script, path, cwd_relative, SCRIPT_HASH_CAP)
 
 
 def _check_argv(argv: Sequence[str]) -> list[str]:
@@ -761,9 +856,10 @@ def _bind(
     _refuse_credentials(
         [arg for i, arg in enumerate(items) if i not in parsed.inline_indices and i > 0], cwd
     )
-    _bind_absolute_operands(
+    _bind_file_operands(
         binding,
         [arg for i, arg in enumerate(items) if i > 0 and i not in parsed.inline_indices],
+        relative=parsed.relative_operands,
     )
     return WorkerIdentity(
         declared_argv=items,
@@ -780,6 +876,7 @@ def _bind(
 
 
 _ENV_VALUE_OPTIONS: Final = frozenset({"-u", "--unset", "-C", "--chdir"})
+_ASSIGNMENT_WORD: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _parse_program(
@@ -824,12 +921,20 @@ def _parse_program(
             return _Parsed(
                 inner.program_args,
                 frozenset(position + index for position in inner.inline_indices),
+                inner.relative_operands,
             )
-        return _Parsed(list(items[1:]), frozenset())
-    _refuse_credentials(items[1:], cwd)
+        return _Parsed(list(items[1:]), frozenset(), relative_operands=True)
+    family = interpreter_family(
+        [Path(items[0]).name, launcher_path.name, Path(os.path.realpath(launcher_path)).name]
+    )
+    if family is None:
+        _refuse_credentials(items[1:], cwd)
     if kind == "script":
+        # A wrapper script (an rbenv shim named ruby, say) binds its interpreter too.
         _bind_shebang(binding, launcher_path, binding.search_path)
-    return _Parsed(list(items[1:]), frozenset())
+    if family is not None:
+        return _bind_plan(binding, items, plan_arguments(family, items))
+    return _Parsed(list(items[1:]), frozenset(), relative_operands=True)
 
 
 def _operands_outside_inline(items: Sequence[str], kind: str) -> list[str]:
@@ -915,7 +1020,10 @@ def compare_identities(old: WorkerIdentity, new: WorkerIdentity) -> list[str]:
     for key in before.keys() - after.keys():
         changes.append(f"{key[0]} {key[1]!r}: no longer bound")
     for key in after.keys() - before.keys():
-        changes.append(f"{key[0]} {key[1]!r}: newly bound")
+        # An operand that named no file at bind time is data the worker may create, not
+        # something the identity bound; every other newly bound file changes what runs.
+        if key[0] != "operand":
+            changes.append(f"{key[0]} {key[1]!r}: newly bound")
     for key in sorted(before.keys() & after.keys()):
         changes += _compare_file(f"{key[0]} {key[1]!r}", before[key], after[key], old.cwd, new.cwd)
     if old.inline_sources != new.inline_sources:
