@@ -39,7 +39,7 @@ def test_a_passing_suite_has_file_qualified_case_ids(make):
         'test/calc.test.js::outer > inner > adds "zero"': "passed",
         "test/calc.test.js::skipped": "skipped",
     }
-    assert execution.processes[0].argv[-1] == "test/calc.test.js"
+    assert execution.processes[0].argv[-1] == "./test/calc.test.js"
     assert "--test-reporter=junit" in execution.argv
 
 
@@ -122,6 +122,18 @@ def test_a_test_that_exits_its_process_before_reporting_is_a_crash(make, code):
     assert execution.classification == "crashed"
     assert f"test/exit.test.js: the test process called process.exit({code})" in execution.reason
     assert _ids(execution)["test/calc.test.js::adds"] == "passed"
+
+
+def test_a_test_file_named_like_an_option_is_run_as_a_file(tmp_path):
+    # Real projects can hold such names (copies keep them); node must not read one as a flag.
+    (tmp_path / "-dash.test.js").write_text("require('node:test')('dash', () => {});\n")
+    (tmp_path / "--require=x.test.js").write_text("require('node:test')('flag', () => {});\n")
+    execution = NodeRunner().run(tmp_path, timeout_s=TIMEOUT)
+    assert execution.classification == "passed", execution.output_tail
+    assert _ids(execution) == {
+        "--require=x.test.js::flag": "passed",
+        "-dash.test.js::dash": "passed",
+    }
 
 
 def test_an_esm_project_runs_with_the_exit_hook_preloaded(make):

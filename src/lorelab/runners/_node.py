@@ -334,7 +334,8 @@ class NodeRunner:
                 remaining = deadline - time.monotonic()
                 junit = workdir / f"{index}.xml"
                 marker = workdir / f"{index}.exit"
-                argv = [*self.argv_prefix(node, junit, hook), file]
+                # './' keeps a file named '-x.test.js' from being read as an option.
+                argv = [*self.argv_prefix(node, junit, hook), f"./{file}"]
                 if remaining <= 0:
                     outcomes.append(_FileOutcome([], "timeout", f"{file}: not started, timed out"))
                     break
