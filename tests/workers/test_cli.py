@@ -259,3 +259,20 @@ def test_identity_of_a_shell_worker_binds_its_script(trial):
     absent = _invoke(["identity", "--agent", '["bash", "absent.sh"]', "--cwd", str(trial)])
     assert absent.exit_code == 3
     assert "'absent.sh' is absent in the trial cwd" in absent.stderr
+
+
+def test_identity_of_an_agent_adapter_binds_its_cli_or_says_it_is_not_bound(trial, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {"PATH": str(empty), "LORELAB_CODEX_BIN": ""}
+    missing = _invoke(["identity", "--agent", "codex", "--cwd", str(trial)], env=env)
+    assert missing.exit_code == 0, missing.output
+    record = json.loads(missing.stdout)
+    assert record["tool"]["bound"] is False
+    assert any("codex executable" in item for item in record["verificationScope"]["notBound"])
+    install_standin(tmp_path / "bin", "codex", "")
+    env = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}", "LORELAB_CODEX_BIN": ""}
+    found = _invoke(["identity", "--agent", "codex", "--cwd", str(trial)], env=env)
+    record = json.loads(found.stdout)
+    assert record["tool"]["bound"] is True
+    assert ("tool", "codex") in [(f["kind"], f["declared"]) for f in record["boundFiles"]]

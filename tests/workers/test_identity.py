@@ -615,3 +615,108 @@ def test_a_bun_package_script_name_binds_no_script(trial, tmp_path):
     env = _standin_interpreter(tmp_path / "bin", "bun")
     identity = bind_identity(["bun", "run", "dev"], cwd=trial, operator_identity=None, env=env)
     assert all(f.kind != "script" for f in identity.bound_files)
+
+
+def _adapter(name: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", f"lorelab.workers.adapters.{name}", *extra]
+
+
+def _path_env(*directories: Path, **variables: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORELAB_")}
+    env["PATH"] = os.pathsep.join([*map(str, directories), env.get("PATH", "")])
+    env.update(variables)
+    return env
+
+
+def test_the_agent_cli_an_adapter_launches_is_bound_from_path(trial, tmp_path):
+    claude = write_script(tmp_path / "bin" / "claude", "print('{}')\n")
+    identity = bind_identity(
+        _adapter("claude"), cwd=trial, operator_identity=None, env=_path_env(tmp_path / "bin")
+    )
+    assert identity.tool is not None
+    assert identity.tool.bound is True
+    assert identity.tool.source == "default"
+    assert identity.tool.path == str(claude)
+    files = _files(identity)
+    assert files["tool", "claude"].sha256 == _sha(claude)
+    # The stand-in is a script: the interpreter its shebang names is bound as well.
+    assert files["interpreter", sys.executable].sha256 == _sha(Path(sys.executable))
+    assert not any("claude executable" in item for item in identity.verification_scope["notBound"])
+
+
+def test_the_adapter_option_wins_over_the_variable_and_path(trial, tmp_path):
+    write_script(tmp_path / "bin" / "codex", "print('{}')\n")
+    chosen = write_script(trial / "tools" / "codex-dev", "print('{}')\n")
+    env = _path_env(tmp_path / "bin", LORELAB_CODEX_BIN=str(tmp_path / "bin" / "codex"))
+    identity = bind_identity(
+        _adapter("codex", "--bin", "tools/codex-dev"), cwd=trial, operator_identity=None, env=env
+    )
+    assert identity.tool is not None
+    assert (identity.tool.source, identity.tool.declared) == ("option", "tools/codex-dev")
+    bound = _files(identity)["tool", "tools/codex-dev"]
+    assert bound.path == str(chosen)
+    assert bound.cwd_relative is True
+
+
+def test_the_tool_variable_is_kept_so_later_checks_find_the_same_tool(trial, tmp_path):
+    gemini = write_script(tmp_path / "elsewhere" / "gemini-cli", "print('{}')\n")
+    env = _path_env(LORELAB_GEMINI_BIN=str(gemini))
+    identity = bind_identity(_adapter("gemini"), cwd=trial, operator_identity=None, env=env)
+    assert identity.tool is not None
+    assert identity.tool.source == "variable"
+    # check_identity runs in this process, whose environment has no LORELAB_GEMINI_BIN.
+    assert "LORELAB_GEMINI_BIN" not in os.environ
+    assert check_identity(identity, cwd=trial).ok
+    gemini.write_text(gemini.read_text() + "# changed\n")
+    changes = check_identity(identity, cwd=trial).changes
+    assert any(f"tool {str(gemini)!r}: content changed" in change for change in changes)
+
+
+def test_pynguin_is_named_by_its_own_option(trial, tmp_path):
+    pynguin = write_script(tmp_path / "venv" / "bin" / "pynguin", "print('{}')\n")
+    identity = bind_identity(
+        _adapter("pynguin", "--pynguin", str(pynguin), "--seed", "3"),
+        cwd=trial,
+        operator_identity=None,
+        env=_path_env(),
+    )
+    assert identity.tool is not None
+    assert identity.tool.tool == "pynguin"
+    assert _files(identity)["tool", str(pynguin)].sha256 == _sha(pynguin)
+
+
+def test_a_tool_that_cannot_be_found_is_recorded_as_not_bound(trial, tmp_path):
+    identity = bind_identity(
+        _adapter("claude"), cwd=trial, operator_identity=None, env=_path_env(tmp_path / "empty")
+    )
+    assert identity.tool is not None
+    assert identity.tool.bound is False
+    assert identity.tool.path is None
+    assert all(f.kind != "tool" for f in identity.bound_files)
+    [note] = [item for item in identity.verification_scope["notBound"] if "claude" in item]
+    assert "'claude' on PATH" in note
+    assert "names no executable file at bind time" in note
+    # The shared scope is not modified for other identities.
+    assert note not in VERIFICATION_SCOPE["notBound"]
+
+
+def test_a_tool_that_appears_after_binding_is_a_change(trial, tmp_path):
+    env = _path_env(tmp_path / "bin")
+    identity = bind_identity(_adapter("claude"), cwd=trial, operator_identity=None, env=env)
+    assert identity.tool is not None
+    assert identity.tool.bound is False
+    write_script(tmp_path / "bin" / "claude", "print('{}')\n")
+    changes = check_identity(identity, cwd=trial).changes
+    assert "tool 'claude': newly bound" in changes
+
+
+def test_workers_other_than_the_agent_adapters_bind_no_tool(trial):
+    assert bind_identity(_adapter("fixture"), cwd=trial, operator_identity=None).tool is None
+
+
+def test_an_absolute_tool_option_is_bound_once_as_the_tool(trial, tmp_path):
+    claude = write_script(tmp_path / "opt" / "claude", "print('{}')\n")
+    identity = bind_identity(
+        _adapter("claude", f"--bin={claude}"), cwd=trial, operator_identity=None, env=_path_env()
+    )
+    assert [f.kind for f in identity.bound_files if f.path == str(claude)] == ["tool"]

@@ -13,6 +13,7 @@ permission bits; nothing here ever runs the worker.
 
 from __future__ import annotations
 
+import copy
 import importlib.machinery
 import os
 import re
@@ -43,6 +44,15 @@ from lorelab.io import (
     sha256_file,
 )
 from lorelab.workers._interpreters import Plan, interpreter_family, plan_arguments, shell_words
+from lorelab.workers._tools import (
+    AGENT_TOOLS,
+    ToolSource,
+    choose_tool,
+    describe_choice,
+    find_executable,
+    option_value,
+    split_path,
+)
 
 SCHEMA_VERSION: Final = "lorelab.worker-identity/1"
 
@@ -60,6 +70,9 @@ VERIFICATION_SCOPE: Final[dict[str, Any]] = {
         "every existing absolute file operand (up to 8 MiB each); for launchers other than "
         "Python and Node also every operand naming an existing file in the trial cwd",
         "every module of the installed lorelab package, the shipped adapters included",
+        "the agent CLI a shipped adapter launches (claude, codex, gemini, pynguin), found as "
+        "the adapter finds it (its option, else its variable, else PATH), and its shebang "
+        "interpreter; when it cannot be found at bind time, notBound says so",
     ],
     "notBound": [
         "shared libraries, the interpreter's standard library and installed packages other "
@@ -179,6 +192,24 @@ class InlineSource(_Wire):
     bytes: int = Field(description="UTF-8 length of the source.")
 
 
+class ToolBinding(_Wire):
+    """The agent CLI a shipped adapter launches, resolved at bind time as the adapter will."""
+
+    adapter: str = Field(description="The adapter module that launches the tool.")
+    tool: str = Field(description="The tool's name (claude, codex, gemini, pynguin).")
+    declared: str = Field(
+        description="The executable as named: the option's value, the variable's, or the default."
+    )
+    source: ToolSource = Field(
+        description="Where the name came from: the adapter's option, its variable, or the default."
+    )
+    option: str = Field(description="The adapter option that names the executable.")
+    variable: str = Field(description="The environment variable that names the executable.")
+    bound: bool = Field(description="Whether it was found and bound (a bound file of kind tool).")
+    path: str | None = Field(description="The executable found; null when not found.")
+    reason: str | None = Field(description="Why it is not bound; null when bound.")
+
+
 class ModelRequest(_Wire):
     """The model the argv asks for; never verified."""
 
@@ -198,6 +229,10 @@ class WorkerIdentity(_Wire):
     bound_files: list[BoundFile]
     inline_sources: list[InlineSource]
     model: ModelRequest
+    tool: ToolBinding | None = Field(
+        default=None,
+        description="The agent CLI a shipped adapter launches; null for other workers.",
+    )
     operator_identity: str | None = Field(description="The operator's --identity text.")
     implementation_hashes: dict[str, str] = Field(
         description="SHA-256 of every module of the installed lorelab package."
@@ -298,35 +333,19 @@ def _resolve_launcher(
     declared: str, cwd: Path, search_path: Sequence[str]
 ) -> tuple[Path, Literal["absolute", "cwd", "path-lookup"], bool]:
     """Resolve argv[0] as ``execvp`` in the child (already in the trial cwd) would."""
+    found = find_executable(declared, cwd, search_path)
+    if found is not None:
+        return found.path, found.via, found.cwd_relative
     if os.path.isabs(declared):
-        path = Path(declared)
-        if not _is_executable_file(path):
-            raise InputFileError(f"worker launcher {declared!r} is not an executable file")
-        return path, "absolute", False
+        raise InputFileError(f"worker launcher {declared!r} is not an executable file")
     if "/" in declared:
-        path = cwd / declared
-        if not _is_executable_file(path):
-            raise InputFileError(
-                f"worker launcher {declared!r} is not an executable file in the trial cwd {cwd}"
-            )
-        return Path(os.path.abspath(path)), "cwd", True
-    for entry in search_path:
-        base = Path(entry) if os.path.isabs(entry) else cwd / entry
-        path = base / declared
-        if _is_executable_file(path):
-            return Path(os.path.abspath(path)), "path-lookup", not os.path.isabs(entry)
+        raise InputFileError(
+            f"worker launcher {declared!r} is not an executable file in the trial cwd {cwd}"
+        )
     raise InputFileError(
         f"worker launcher {declared!r} was not found on PATH (searched {len(search_path)} "
         "entries, relative entries against the trial cwd)"
     )
-
-
-def _is_executable_file(path: Path) -> bool:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and os.access(path, os.X_OK)
 
 
 def _record_file(
@@ -375,6 +394,8 @@ class _Binding:
     python_path: list[str]
     files: list[BoundFile] = field(default_factory=list)
     inline: list[InlineSource] = field(default_factory=list)
+    # The module a Python launcher runs with -m, so a shipped adapter's tool can be bound.
+    module: str | None = None
 
     def bind(
         self, kind: BoundKind, declared: str, path: Path, cwd_relative: bool, cap: int
@@ -578,6 +599,7 @@ def _parse_python(binding: _Binding, argv: Sequence[str], launcher: Path) -> _Pa
                 if flag == "m":
                     _refuse_credentials([value], binding.cwd)
                     _bind_module(binding, value, launcher, isolated, safe_path, no_env)
+                    binding.module = value
                     return _Parsed(list(argv[index + consumed :]), frozenset())
                 break
             isolated = isolated or flag == "I"
@@ -820,9 +842,61 @@ def _check_argv(argv: Sequence[str]) -> list[str]:
     return items
 
 
-def _split_path(value: str | None) -> list[str]:
-    # An empty PATH entry means the current directory, as in execvp.
-    return value.split(os.pathsep) if value else []
+def _bind_tool(
+    binding: _Binding, program_args: Sequence[str], tool_env: Mapping[str, str]
+) -> ToolBinding | None:
+    """Bind the agent CLI a shipped adapter will launch, found exactly as the adapter finds it.
+
+    Its shebang interpreter is bound too. A tool that cannot be found now is recorded as not
+    bound (the call will fail with ``tool-missing`` unless it appears, which is a change).
+    """
+    module = binding.module
+    spec = AGENT_TOOLS.get(module) if module is not None else None
+    if module is None or spec is None:
+        return None
+    declared, source = choose_tool(spec, option_value(program_args, spec.option), tool_env)
+    _refuse_credentials([declared], binding.cwd)
+    found = find_executable(declared, binding.cwd, binding.search_path)
+    reason: str | None = None
+    if found is None:
+        reason = (
+            f"{describe_choice(spec, declared, source)} names no executable file at bind time "
+            "(relative names against the trial cwd, PATH as the worker gets it)"
+        )
+    else:
+        binding.bind("tool", declared, found.path, found.cwd_relative, LAUNCHER_HASH_CAP)
+        if _read_head(found.path, 2) == b"#!":
+            # A tool that is a script (an npm-installed CLI, a venv console script) runs under
+            # its shebang interpreter: bind it as the launcher's is bound.
+            _bind_shebang(binding, found.path, binding.search_path)
+    return ToolBinding(
+        adapter=module,
+        tool=spec.tool,
+        declared=declared,
+        source=source,
+        option=spec.option,
+        variable=spec.variable,
+        bound=found is not None,
+        path=str(found.path) if found is not None else None,
+        reason=reason,
+    )
+
+
+def _scope(tool: ToolBinding | None) -> dict[str, Any]:
+    scope = copy.deepcopy(VERIFICATION_SCOPE)
+    if tool is not None and not tool.bound:
+        scope["notBound"].append(
+            f"the {tool.tool} executable the {tool.adapter} adapter launches: {tool.reason}"
+        )
+    return scope
+
+
+def _tool_env(identity: WorkerIdentity) -> dict[str, str]:
+    """The environment the tool was chosen from, as far as the choice depended on it."""
+    tool = identity.tool
+    if tool is not None and tool.source == "variable":
+        return {tool.variable: tool.declared}
+    return {}
 
 
 def _bind(
@@ -831,6 +905,7 @@ def _bind(
     operator_identity: str | None,
     search_path: list[str],
     python_path: list[str],
+    tool_env: Mapping[str, str],
 ) -> WorkerIdentity:
     items = _check_argv(argv)
     if not cwd.is_dir():
@@ -856,6 +931,8 @@ def _bind(
     _refuse_credentials(
         [arg for i, arg in enumerate(items) if i not in parsed.inline_indices and i > 0], cwd
     )
+    # The tool first: an absolute --bin is the tool (hashed up to 512 MiB), not an operand.
+    tool = _bind_tool(binding, parsed.program_args, tool_env)
     _bind_file_operands(
         binding,
         [arg for i, arg in enumerate(items) if i > 0 and i not in parsed.inline_indices],
@@ -870,8 +947,10 @@ def _bind(
         bound_files=binding.files,
         inline_sources=binding.inline,
         model=ModelRequest(requested=_requested_model(parsed.program_args)),
+        tool=tool,
         operator_identity=operator_identity,
         implementation_hashes=implementation_hashes(),
+        verification_scope=_scope(tool),
     )
 
 
@@ -912,7 +991,7 @@ def _parse_program(
             search_path = binding.search_path
             for assignment in items[1:index]:
                 if assignment.startswith("PATH="):
-                    search_path = _split_path(assignment[len("PATH=") :])
+                    search_path = split_path(assignment[len("PATH=") :])
             program, _, cwd_relative = _resolve_launcher(items[index], cwd, search_path)
             binding.bind("interpreter", items[index], program, cwd_relative, LAUNCHER_HASH_CAP)
             inner = _parse_program(
@@ -972,8 +1051,9 @@ def bind_identity(
         argv,
         Path(cwd),
         operator_identity,
-        _split_path(environment.get("PATH", os.defpath)),
+        split_path(environment.get("PATH", os.defpath)),
         [entry for entry in environment.get("PYTHONPATH", "").split(os.pathsep) if entry],
+        environment,
     )
 
 
@@ -1028,6 +1108,10 @@ def compare_identities(old: WorkerIdentity, new: WorkerIdentity) -> list[str]:
         changes += _compare_file(f"{key[0]} {key[1]!r}", before[key], after[key], old.cwd, new.cwd)
     if old.inline_sources != new.inline_sources:
         changes.append("inline sources differ")
+    named_before = (old.tool.declared, old.tool.source) if old.tool else None
+    named_now = (new.tool.declared, new.tool.source) if new.tool else None
+    if named_before != named_now:
+        changes.append(f"agent tool named differently: {named_before} -> {named_now}")
     for module in sorted(old.implementation_hashes.keys() | new.implementation_hashes.keys()):
         was = old.implementation_hashes.get(module)
         now = new.implementation_hashes.get(module)
@@ -1051,6 +1135,7 @@ def rebind_identity(
             identity.operator_identity,
             list(identity.search_path),
             list(identity.python_path),
+            _tool_env(identity),
         )
     except LorelabError as exc:
         return None, [f"cannot bind the worker again: {exc}"]

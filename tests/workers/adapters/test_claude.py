@@ -7,7 +7,7 @@ API token fields) and ``modelUsage`` (per-model usage).
 
 import json
 
-from lorelab.workers import adapter_argv, build_prompt, call_worker
+from lorelab.workers import adapter_argv, bind_identity, build_prompt, call_worker
 from tests.workers.support import (
     architect_payload,
     env_with_path,
@@ -190,3 +190,54 @@ def test_a_missing_claude_cli_fails_with_a_clear_reason(trial, tmp_path):
     assert call.receipt.failure == "nonzero-exit"
     assert "tool-missing" in (call.receipt.failure_detail or "")
     assert "LORELAB_CLAUDE_BIN" in (call.receipt.failure_detail or "")
+
+
+def test_a_claude_cli_changed_during_the_call_is_caught_by_the_identity(trial, tmp_path):
+    bin_dir = tmp_path / "bin"
+    install_standin(bin_dir, "claude", result_object(json.dumps(ANSWER)))
+    standin = bin_dir / "claude"
+    # The stand-in rewrites itself after answering, as an auto-updating CLI might.
+    standin.write_text(
+        standin.read_text().replace("sys.exit(", "open(__file__, 'a').write('#')\nsys.exit(")
+    )
+    env = env_with_path(bin_dir)
+    env.pop("LORELAB_CLAUDE_BIN", None)
+    argv = adapter_argv("claude")
+    identity = bind_identity(argv, cwd=trial, operator_identity=None, env=env)
+    assert identity.tool is not None
+    assert identity.tool.path == str(standin)
+    call = call_worker(
+        argv,
+        "architect",
+        architect_payload(),
+        cwd=trial,
+        env=env,
+        identity=identity,
+        timeout_ms=30_000,
+    )
+    assert call.receipt.failure == "identity-changed"
+    assert "tool 'claude': content changed" in " ".join(call.receipt.identity_changes)
+
+
+def test_the_adapter_runs_the_claude_the_identity_bound(trial, tmp_path):
+    bound = install_standin(tmp_path / "bin", "claude", result_object(json.dumps(ANSWER)))
+    # A relative --bin resolves against the trial cwd, for the binder and the adapter alike.
+    local = install_standin(trial / "tools", "claude", result_object(json.dumps(ANSWER)))
+    env = env_with_path(tmp_path / "bin")
+    env.pop("LORELAB_CLAUDE_BIN", None)
+    argv = [*adapter_argv("claude"), "--bin", "tools/claude"]
+    identity = bind_identity(argv, cwd=trial, operator_identity=None, env=env)
+    assert identity.tool is not None
+    assert identity.tool.path == str(trial / "tools" / "claude")
+    call = call_worker(
+        argv,
+        "architect",
+        architect_payload(),
+        cwd=trial,
+        env=env,
+        identity=identity,
+        timeout_ms=30_000,
+    )
+    assert call.ok, call.receipt.failure_detail
+    assert local.exists()
+    assert not bound.exists()

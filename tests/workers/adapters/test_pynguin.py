@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lorelab.workers import adapter_argv, call_worker
+from lorelab.workers import adapter_argv, bind_identity, call_worker
 from lorelab.workers.adapters.pynguin import keep_first_tests, seed_source
 from lorelab.workers.roles import AuthorPayload
 from tests.workers.support import (
@@ -102,6 +102,25 @@ def test_lessons_seed_pynguin_with_their_tests_pointed_at_the_module(trial, tmp_
     assert "from src.clamp import clamp" in content
     assert "src.clamp_old" not in content
     assert "def test_boundary_upper" in content
+
+
+def test_a_relative_pynguin_path_resolves_against_the_trial_cwd_as_the_identity_binds_it(
+    trial, tmp_path
+):
+    marker = tmp_path / "local-ran"
+    local = write_script(
+        trial / "tools" / "pynguin", STANDIN + f"open({str(marker)!r}, 'w').write('x')\n"
+    )
+    extra = ("--pynguin", "tools/pynguin")
+    identity = bind_identity([*adapter_argv("pynguin"), *extra], cwd=trial, operator_identity=None)
+    assert identity.tool is not None
+    assert identity.tool.path == str(local)
+    # Pynguin runs in a temporary directory; the relative path must not resolve there.
+    call, seen = _call(trial, tmp_path, author_payload(), extra=extra)
+    assert call.ok, call.receipt.failure_detail
+    assert seen is not None
+    assert Path(seen["cwd"]) != trial
+    assert marker.exists()
 
 
 def test_pynguin_refuses_to_run_without_the_danger_acknowledgement(trial, tmp_path):

@@ -20,6 +20,13 @@ from typing import Any, Final, NoReturn
 from lorelab.errors import JSONInputError, LorelabError
 from lorelab.io import MIB, canonical_bytes, loads_strict
 from lorelab.workers._process import ProcessResult, run_bounded
+from lorelab.workers._tools import (
+    ToolSpec,
+    choose_tool,
+    describe_choice,
+    find_executable,
+    split_path,
+)
 from lorelab.workers.roles import MAX_TIMEOUT_MS, Usage, validate_payload
 
 PAYLOAD_LIMIT: Final = 32 * MIB
@@ -136,10 +143,22 @@ def extract_json_answer(text: str, tool: str) -> dict[str, Any]:
     raise AdapterFailure("invalid-answer", f"the {tool} answer is not one JSON object: {preview!r}")
 
 
-def tool_binary(options: argparse.Namespace, variable: str, default: str) -> str:
-    """The tool executable: ``--bin``, else the environment variable, else ``default`` on PATH."""
-    chosen = getattr(options, "bin", None) or os.environ.get(variable) or default
-    return str(chosen)
+def tool_executable(request: Request, spec: ToolSpec) -> str:
+    """The tool's executable, found as the identity binder finds it, as an absolute path.
+
+    Named by the adapter's option, else its environment variable, else the default name; a
+    relative name resolves against the trial cwd and a bare one along PATH (relative entries
+    against the trial cwd), so the file that runs is the file the identity bound.
+    """
+    declared, source = choose_tool(spec, getattr(request.options, spec.dest, None), os.environ)
+    found = find_executable(declared, request.cwd, split_path(os.environ.get("PATH", os.defpath)))
+    if found is None:
+        raise AdapterFailure(
+            "tool-missing",
+            f"cannot find {spec.tool}: {describe_choice(spec, declared, source)} names no "
+            f"executable file; install it, or set {spec.option} or {spec.variable}",
+        )
+    return str(found.path)
 
 
 def run_tool(
@@ -273,7 +292,8 @@ def run_adapter(
 
 def base_parser(prog: str, description: str) -> argparse.ArgumentParser:
     """The options every agent adapter takes: ``--model`` and ``--bin``."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+    # No abbreviations: the identity binder reads --bin from the argv exactly as named.
+    parser = argparse.ArgumentParser(prog=prog, description=description, allow_abbrev=False)
     parser.add_argument("--model", "-m", help="The model to request from the tool.")
     parser.add_argument("--bin", help="Path of the tool's executable (overrides the variable).")
     return parser

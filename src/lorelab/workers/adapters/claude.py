@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from lorelab.errors import JSONInputError
 from lorelab.io import loads_strict
+from lorelab.workers._tools import AGENT_TOOLS
 from lorelab.workers.adapters._agent import (
     AdapterFailure,
     Answer,
@@ -23,12 +24,13 @@ from lorelab.workers.adapters._agent import (
     run_tool,
     stderr_excerpt,
     sum_counts,
-    tool_binary,
+    tool_executable,
     usage_or_none,
 )
 from lorelab.workers.roles import Usage, build_prompt
 
-VARIABLE: Final = "LORELAB_CLAUDE_BIN"
+TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.claude"]
+VARIABLE: Final = TOOL.variable
 # Hosts edit their working directory and run commands there; the test roles only answer.
 HOST_TOOLS: Final = [
     "--permission-mode",
@@ -44,7 +46,7 @@ ANSWER_ONLY_TOOLS: Final = [
 
 def command(request: Request) -> list[str]:
     """The Claude Code argv for this request (the prompt goes on stdin)."""
-    argv = [tool_binary(request.options, VARIABLE, "claude"), "-p", "--output-format", "json"]
+    argv = [tool_executable(request, TOOL), "-p", "--output-format", "json"]
     if request.options.model:
         argv += ["--model", request.options.model]
     argv += HOST_TOOLS if request.role == "host" else ANSWER_ONLY_TOOLS

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from lorelab.errors import JSONInputError
 from lorelab.io import loads_strict
+from lorelab.workers._tools import AGENT_TOOLS
 from lorelab.workers.adapters._agent import (
     AdapterFailure,
     Answer,
@@ -26,19 +27,20 @@ from lorelab.workers.adapters._agent import (
     run_tool,
     stderr_excerpt,
     sum_counts,
-    tool_binary,
+    tool_executable,
     usage_or_none,
 )
 from lorelab.workers.roles import Usage, build_prompt
 
-VARIABLE: Final = "LORELAB_CODEX_BIN"
+TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.codex"]
+VARIABLE: Final = TOOL.variable
 
 
 def command(request: Request) -> list[str]:
     """The Codex argv for this request (prompt ``-``: read from stdin)."""
     sandbox = "workspace-write" if request.role == "host" else "read-only"
     argv = [
-        tool_binary(request.options, VARIABLE, "codex"),
+        tool_executable(request, TOOL),
         "exec",
         "--json",
         "--sandbox",

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from lorelab.errors import JSONInputError
 from lorelab.io import loads_strict
+from lorelab.workers._tools import AGENT_TOOLS
 from lorelab.workers.adapters._agent import (
     AdapterFailure,
     Answer,
@@ -25,19 +26,20 @@ from lorelab.workers.adapters._agent import (
     run_tool,
     stderr_excerpt,
     sum_counts,
-    tool_binary,
+    tool_executable,
     usage_or_none,
 )
 from lorelab.workers.roles import Usage, build_prompt
 
-VARIABLE: Final = "LORELAB_GEMINI_BIN"
+TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.gemini"]
+VARIABLE: Final = TOOL.variable
 INSTRUCTION: Final = "Follow the instructions given above on standard input exactly."
 
 
 def command(request: Request) -> list[str]:
     """The Gemini CLI argv for this request (the role prompt goes on stdin)."""
     argv = [
-        tool_binary(request.options, VARIABLE, "gemini"),
+        tool_executable(request, TOOL),
         "-p",
         INSTRUCTION,
         "--output-format",

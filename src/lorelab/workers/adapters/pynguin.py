@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+from lorelab.workers._tools import AGENT_TOOLS
 from lorelab.workers.adapters._agent import (
     AdapterFailure,
     Answer,
@@ -30,10 +31,12 @@ from lorelab.workers.adapters._agent import (
     run_adapter,
     run_tool,
     stderr_excerpt,
+    tool_executable,
 )
 from lorelab.workers.roles import AuthorPayload, count_test_cases
 
-VARIABLE: Final = "LORELAB_PYNGUIN"
+TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.pynguin"]
+VARIABLE: Final = TOOL.variable
 DANGER: Final = "PYNGUIN_DANGER_AWARE"
 DEFAULT_SEARCH_SECONDS: Final = 10
 DEFAULT_SEED: Final = 20240601
@@ -105,9 +108,14 @@ def keep_first_tests(source: str, limit: int) -> tuple[str, int]:
 
 
 def _pynguin_argv(
-    request: Request, project: Path, module: str, output: Path, seed_dir: Path | None, seconds: int
+    request: Request,
+    executable: str,
+    project: Path,
+    module: str,
+    output: Path,
+    seed_dir: Path | None,
+    seconds: int,
 ) -> list[str]:
-    executable = request.options.pynguin or os.environ.get(VARIABLE) or "pynguin"
     argv = [
         executable,
         "--project-path",
@@ -155,6 +163,8 @@ def _author(request: Request) -> Answer:
             f"generating for {', '.join(name for name, _ in modules[: payload.limits.max_files])}"
         )
         modules = modules[: payload.limits.max_files]
+    # Found against the trial cwd before Pynguin runs in its temporary directory.
+    executable = tool_executable(request, TOOL)
     deadline = time.monotonic() + request.budget.tool_timeout_s
     files: list[dict[str, str]] = []
     cases_left = payload.limits.max_cases
@@ -187,7 +197,7 @@ def _author(request: Request) -> Answer:
             output = root / f"out-{module}"
             output.mkdir()
             result = run_tool(
-                _pynguin_argv(request, project, module, output, seed_dir, seconds),
+                _pynguin_argv(request, executable, project, module, output, seed_dir, seconds),
                 request=request,
                 stdin=None,
                 tool="pynguin",
