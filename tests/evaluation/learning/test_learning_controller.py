@@ -14,8 +14,9 @@ from click.testing import CliRunner
 
 from lorelab.cli.main import app
 from lorelab.evaluation.learning import LearningManifest, get_dataset
-from lorelab.evaluation.learning.controller import LearningRequest, run_learning
+from lorelab.evaluation.learning.controller import LearningRequest, label_problem, run_learning
 from lorelab.evaluation.learning.schedule import schedule
+from lorelab.runners import Case, Execution
 from lorelab.workers import resolve_agent
 from lorelab.workspace import FileEntry
 
@@ -418,3 +419,42 @@ def test_cli_end_to_end_on_each_dataset_with_the_fixture(tmp_path, dataset):
     assert summary["arms"]["memory"]["trials"] == specs
     assert summary["arms"]["memory"]["detected"] > summary["arms"]["no-memory"]["detected"]
     assert summary["paired"]["signTest"]["negative"] == 0
+
+
+def _execution(cases: list[tuple[str, str, str | None]], classification: str) -> Execution:
+    return Execution(
+        runner="pytest",
+        argv=["pytest"],
+        exit_code=0 if classification == "passed" else 1,
+        duration_ms=1,
+        cases=[Case(id=i, status=s, failure_kind=k) for i, s, k in cases],
+        classification=classification,
+        reason="",
+        reverse=False,
+        processes=[],
+        output_tail="",
+    )
+
+
+def test_ground_truth_refuses_a_defect_whose_expected_case_fails_only_to_import():
+    fixture = _one_spec(defects=1).fixtures[0]
+    defect = fixture.defects[0]
+    ids = [f"tests/test_normalize.py::t{i}" for i in range(3)] + defect.expected_failing_cases
+    reference = _execution([(i, "passed", None) for i in ids], "passed")
+    broken = _execution(
+        [
+            (i, "failed", "import") if i in defect.expected_failing_cases else (i, "passed", None)
+            for i in ids
+        ],
+        "failed",
+    )
+    behaving = _execution(
+        [
+            (i, "failed", "other") if i in defect.expected_failing_cases else (i, "passed", None)
+            for i in ids
+        ],
+        "failed",
+    )
+    assert label_problem(fixture, [(None, [reference] * 2), (defect.id, [behaving] * 2)]) is None
+    problem = label_problem(fixture, [(None, [reference] * 2), (defect.id, [broken] * 2)])
+    assert "only to import" in problem

@@ -271,6 +271,34 @@ def _tree_text(root: Path) -> str:
     return "\n".join(parts)
 
 
+def label_problem(
+    fixture: Fixture, variants: list[tuple[str | None, list[Execution]]]
+) -> str | None:
+    """Why a fixture's labels do not hold (None when they do), from its ground-truth runs."""
+    for defect_id, runs in variants:
+        stability = assess(runs)
+        what = "reference" if defect_id is None else f"defect {defect_id}"
+        if not stability.stable:
+            return f"{what}: unstable ({stability.first_difference})"
+        run = runs[0]
+        if defect_id is None:
+            if run.classification != "passed":
+                return f"reference tests on the reference source: {run.classification}"
+            continue
+        expected = set(next(d for d in fixture.defects if d.id == defect_id).expected_failing_cases)
+        failing = {case.id for case in run.cases if case.status in ("failed", "error")}
+        if run.classification != "failed":
+            return f"{what}: {run.classification}, expected failing cases {sorted(expected)}"
+        if failing != expected:
+            return f"{what}: failed {sorted(failing)}, expected exactly {sorted(expected)}"
+        imports = sorted(case.id for case in run.cases if case.failure_kind == "import")
+        if imports:
+            return f"{what}: {imports} fail only to import; a defect must break behaviour"
+        if any(case.status != "passed" for case in run.cases if case.id not in expected):
+            return f"{what}: a case outside its expected failures did not pass"
+    return None
+
+
 class _Controller:
     def __init__(
         self,
@@ -428,7 +456,7 @@ class _Controller:
         for (fixture, defect_id, _), runs in zip(variants, executions, strict=True):
             by_fixture.setdefault(fixture.id, []).append((defect_id, runs))
         for fixture in self.manifest.fixtures:
-            reason = self._label_problem(fixture, by_fixture[fixture.id])
+            reason = label_problem(fixture, by_fixture[fixture.id])
             self.progress(f"ground truth {fixture.id}: {reason or 'holds'}")
             if reason is not None:
                 failed.append(fixture.id)
@@ -447,31 +475,6 @@ class _Controller:
                     },
                 )
         return failed
-
-    def _label_problem(
-        self, fixture: Fixture, variants: list[tuple[str | None, list[Execution]]]
-    ) -> str | None:
-        for defect_id, runs in variants:
-            stability = assess(runs)
-            what = "reference" if defect_id is None else f"defect {defect_id}"
-            if not stability.stable:
-                return f"{what}: unstable ({stability.first_difference})"
-            run = runs[0]
-            if defect_id is None:
-                if run.classification != "passed":
-                    return f"reference tests on the reference source: {run.classification}"
-                continue
-            expected = set(
-                next(d for d in fixture.defects if d.id == defect_id).expected_failing_cases
-            )
-            failing = {case.id for case in run.cases if case.status in ("failed", "error")}
-            if run.classification != "failed":
-                return f"{what}: {run.classification}, expected failing cases {sorted(expected)}"
-            if failing != expected:
-                return f"{what}: failed {sorted(failing)}, expected exactly {sorted(expected)}"
-            if any(case.status != "passed" for case in run.cases if case.id not in expected):
-                return f"{what}: a case outside its expected failures did not pass"
-        return None
 
     # ------------------------------------------------------------------ trials
 
