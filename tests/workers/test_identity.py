@@ -720,3 +720,14 @@ def test_an_absolute_tool_option_is_bound_once_as_the_tool(trial, tmp_path):
         _adapter("claude", f"--bin={claude}"), cwd=trial, operator_identity=None, env=_path_env()
     )
     assert [f.kind for f in identity.bound_files if f.path == str(claude)] == ["tool"]
+
+
+def test_shell_text_binds_a_named_file_even_where_a_command_stands(trial):
+    (trial / "lib.sh").write_text("run() { echo '{}'; }\n")
+    (trial / "helper.sh").write_text("echo '{}'\n")  # not executable
+    identity = bind_identity(
+        ["bash", "-c", "source lib.sh; ./helper.sh"], cwd=trial, operator_identity=None
+    )
+    files = _files(identity)
+    assert files["operand", "lib.sh"].sha256 == _sha(trial / "lib.sh")
+    assert files["operand", "./helper.sh"].sha256 == _sha(trial / "helper.sh")

@@ -767,13 +767,11 @@ def _bind_shell_text(binding: _Binding, text: str) -> None:
     """Bind what shell command text names: the commands it starts and the files it names."""
     for word, is_command in shell_words(text):
         if is_command and not _ASSIGNMENT_WORD.match(word):
-            try:
-                program, _, cwd_relative = _resolve_launcher(word, binding.cwd, binding.search_path)
-            except InputFileError:
-                # A builtin, a function or a command absent here: nothing to bind.
+            found = find_executable(word, binding.cwd, binding.search_path)
+            if found is not None:
+                binding.bind("command", word, found.path, found.cwd_relative, LAUNCHER_HASH_CAP)
                 continue
-            binding.bind("command", word, program, cwd_relative, LAUNCHER_HASH_CAP)
-            continue
+            # A builtin, a function, or a file that is not executable: bound only as a file.
         _bind_file_operands(binding, [os.path.expanduser(word)], relative=True)
 
 
