@@ -333,6 +333,16 @@ def test_an_unusable_home_is_one_line_for_memory_and_for_the_mcp_server(tmp_path
         )
 
 
+def test_the_mcp_server_refuses_a_missing_project_directory_at_start(tmp_path):
+    result = _invoke("mcp", "--home", str(tmp_path / "home"), "--project", str(tmp_path / "typo"))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"lorelab: error: project directory {tmp_path / 'typo'}: does not exist or is not a "
+        "directory"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_show_prints_a_table_of_fields_for_people(run):
     data = dict(RECORD, task="Fix the [/tmp] path handling [bold]now[/bold]", host="codex")
     run("record", "--input", "-", input=json.dumps(data))
