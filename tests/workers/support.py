@@ -86,6 +86,35 @@ def host_payload() -> dict[str, Any]:
     }
 
 
+def dreamer_experience(
+    ident: str, verify: str = "pytest -q", commands: list[tuple[str, int]] | None = None
+) -> dict[str, Any]:
+    """One verified experience as a dreamer payload carries it."""
+    ran = commands if commands is not None else [("ruff check .", 0), (verify, 0)]
+    return {
+        "id": ident,
+        "task": f"Fix the rounding bug ({ident})",
+        "summary": "Quantized before comparing.",
+        "commands": [{"command": c, "exitCode": x} for c, x in ran],
+        "verification": {"command": verify, "exitCode": 0},
+    }
+
+
+def dreamer_payload(
+    experiences: list[dict[str, Any]] | None = None, max_candidates: int = 5
+) -> dict[str, Any]:
+    return {
+        "protocol": "lorelab.worker/1",
+        "role": "dreamer",
+        "experiences": (
+            experiences
+            if experiences is not None
+            else [dreamer_experience("exp-2"), dreamer_experience("exp-1")]
+        ),
+        "limits": {"maxCandidates": max_candidates},
+    }
+
+
 PLAN = {"cases": [{"name": "upper", "intent": "clamp(5, 0, 3) == 3"}]}
 
 

@@ -20,10 +20,10 @@ from lorelab.workspace import FileEntry, check_distinct
 
 PROTOCOL: Final = "lorelab.worker/1"
 PROMPT_VERSION: Final = "lorelab.role-prompt/1"
-ROLES: Final = ("architect", "author", "reviewer", "host", "context")
+ROLES: Final = ("architect", "author", "reviewer", "host", "context", "dreamer")
 MAX_TIMEOUT_MS: Final = 120_000
 
-Role = Literal["architect", "author", "reviewer", "host", "context"]
+Role = Literal["architect", "author", "reviewer", "host", "context", "dreamer"]
 Runner = Literal["pytest", "node"]
 
 CONFTEST_PATH: Final = "tests/conftest.py"
@@ -370,9 +370,93 @@ class ContextResponse(_Response):
     answer: ContextAnswer | None = None
 
 
-RolePayload = ArchitectPayload | AuthorPayload | ReviewerPayload | HostPayload | ContextPayload
+# The dreamer proposes candidate Skills from verified experiences (docs/memory.md, Dreams).
+
+
+class DreamerCommand(_Wire):
+    """A command an experience ran and the exit code it reported."""
+
+    command: str = Field(description="The command as stored (secrets already redacted).")
+    exit_code: int = Field(description="Its exit code.")
+
+
+class DreamerVerification(_Wire):
+    """The verification an experience passed (a dreamer sees verified experiences only)."""
+
+    command: str = Field(description="The verification command as stored.")
+    exit_code: Literal[0] = Field(description="Its exit code: always 0.")
+
+
+class DreamerExperience(_Wire):
+    """One verified experience of the memory store, as stored (already redacted)."""
+
+    id: str = Field(description="The experience id in the store (exp-N).")
+    task: str = Field(description="The task as it was given.")
+    summary: str = Field(description="What was done and what worked.")
+    commands: list[DreamerCommand] = Field(description="Commands run, in order.")
+    verification: DreamerVerification
+
+
+class DreamerLimits(_Wire):
+    """Limits on a dreamer's proposals."""
+
+    max_candidates: int = Field(ge=1, description="The most candidates the reply may hold.")
+
+
+class DreamerPayload(_Payload):
+    """What a dreamer receives: verified experiences only, and limits."""
+
+    role: Literal["dreamer"]
+    experiences: list[DreamerExperience] = Field(
+        description="Verified experiences of the store, newest first."
+    )
+    limits: DreamerLimits
+
+
+class ProposedCheck(_Wire):
+    """A check of a proposed candidate: a command and the exit code it must return."""
+
+    command: str = Field(description="A command run in a disposable copy of the project.")
+    expected_exit_code: int = Field(description="The exit code it must return.")
+
+
+class ProposedCandidate(_Wire):
+    """A candidate Skill a dreamer proposes.
+
+    Only the shape is checked here: the store judges each proposal on its own (names, checks,
+    sources, duplicates) and refuses it alone, so one bad proposal never voids the others.
+    """
+
+    name: str = Field(description="An Agent Skills name: lowercase letters, digits, hyphens.")
+    description: str = Field(description="What the Skill does and when to use it.")
+    steps: list[str] = Field(description="The Skill's commands, in order.")
+    checks: list[ProposedCheck] = Field(description="Checks that show the Skill works.")
+    source_experience_ids: list[str] = Field(
+        description="The payload experiences (two or more) the candidate comes from."
+    )
+
+
+class DreamerResponse(_Response):
+    """A dreamer's proposals (possibly none)."""
+
+    candidates: list[ProposedCandidate] = Field(description="The proposed candidates.")
+
+
+RolePayload = (
+    ArchitectPayload
+    | AuthorPayload
+    | ReviewerPayload
+    | HostPayload
+    | ContextPayload
+    | DreamerPayload
+)
 RoleResponse = (
-    ArchitectResponse | AuthorResponse | ReviewerResponse | HostResponse | ContextResponse
+    ArchitectResponse
+    | AuthorResponse
+    | ReviewerResponse
+    | HostResponse
+    | ContextResponse
+    | DreamerResponse
 )
 
 PAYLOAD_MODELS: Final[dict[str, type[BaseModel]]] = {
@@ -381,6 +465,7 @@ PAYLOAD_MODELS: Final[dict[str, type[BaseModel]]] = {
     "reviewer": ReviewerPayload,
     "host": HostPayload,
     "context": ContextPayload,
+    "dreamer": DreamerPayload,
 }
 RESPONSE_MODELS: Final[dict[str, type[BaseModel]]] = {
     "architect": ArchitectResponse,
@@ -388,6 +473,7 @@ RESPONSE_MODELS: Final[dict[str, type[BaseModel]]] = {
     "reviewer": ReviewerResponse,
     "host": HostResponse,
     "context": ContextResponse,
+    "dreamer": DreamerResponse,
 }
 
 
@@ -414,7 +500,8 @@ def validate_response(
 
     With the ``payload`` it answered, the payload's limits are checked too: the architect's
     ``maxCases``; the author's ``maxFiles``, the runner's test-path pattern, and ``maxCases``
-    counted as test functions (``def test_...`` for pytest, ``test(``/``it(`` calls for node).
+    counted as test functions (``def test_...`` for pytest, ``test(``/``it(`` calls for node);
+    the dreamer's ``maxCandidates``.
     The transport records this error as failure class ``invalid-response``.
     """
     check_role(role)
@@ -431,6 +518,14 @@ def validate_response(
             )
     if isinstance(response, AuthorResponse):
         _check_author_limits(response, payload)
+    if isinstance(response, DreamerResponse):
+        limits = payload.get("limits", {})
+        limit = limits.get("maxCandidates") if isinstance(limits, Mapping) else None
+        if isinstance(limit, int) and len(response.candidates) > limit:
+            raise SchemaError(
+                f"dreamer response: {len(response.candidates)} candidates exceed "
+                f"limits.maxCandidates {limit}"
+            )
     return response
 
 
@@ -568,6 +663,29 @@ Rules:
 - Do not repeat a command listed in `recovered.failedCommands`.
 - List every command you ran this turn, in order, with its exit code; they get event indices
   from `nextIndex` on. Set "answer" to null to ask for another turn (at most `trial.maxTurns`).
+""",
+    "dreamer": """\
+Task: propose candidate Skills (reusable procedures) from the verified experiences in
+`experiences`. Each experience is work that passed its verification: its `task`, a `summary`,
+the `commands` it ran with their exit codes, and its `verification` command. Do not run
+anything and do not edit files; only answer.
+
+Reply shape:
+{"candidates": [{"name": "<skill-name>", "description": "<what it does and when to use it>",
+  "steps": ["<command>", ...],
+  "checks": [{"command": "<command>", "expectedExitCode": 0}],
+  "sourceExperienceIds": ["<experience id>", "<experience id>"]}]}
+
+Rules:
+- At most `limits.maxCandidates` candidates; `{"candidates": []}` when nothing is shared.
+- A candidate is a procedure that two or more of the given experiences actually followed: its
+  `sourceExperienceIds` name at least two ids from `experiences`, and its `steps` are commands
+  those experiences ran successfully, in order.
+- Every candidate has at least one check: a command, run in a fresh copy of the project, whose
+  expected exit code shows the procedure works (usually the shared verification command, 0).
+- `name`: 1 to 64 lowercase letters, digits and single hyphens, not starting or ending with a
+  hyphen. `description`: at most 1024 characters.
+- Never invent commands, paths or secrets the experiences do not show.
 """,
 }
 

@@ -1,9 +1,11 @@
-"""The protocol fixture: a deterministic, offline worker that answers ``architect``, ``author``
-and ``reviewer`` from the payload alone (``python -m lorelab.workers.adapters.fixture``).
+"""The protocol fixture: a deterministic, offline worker that answers ``architect``, ``author``,
+``reviewer`` and ``dreamer`` from the payload alone
+(``python -m lorelab.workers.adapters.fixture``).
 
 It turns the examples a specification states in the grammar of docs/protocol.md into test
 cases; with lessons it also writes the edge cases whose tags are case patterns of a lesson's
-test names. That is how memory reaches the author offline. Its answers say
+test names. That is how memory reaches the author offline. As a dreamer it proposes one
+candidate per verification command shared by two or more experiences. Its answers say
 ``evidenceKind: protocol-fixture``: they exercise the protocol and never support a learning
 conclusion. No usage and no model are reported (unknown, not zero).
 """
@@ -26,7 +28,11 @@ from lorelab.workers.roles import (
     AuthorPayload,
     AuthorResponse,
     Case,
+    DreamerPayload,
+    DreamerResponse,
     Lesson,
+    ProposedCandidate,
+    ProposedCheck,
     ReviewerPayload,
     ReviewerResponse,
     Task,
@@ -36,7 +42,7 @@ from lorelab.workspace import FileEntry
 
 EVIDENCE_KIND: Final = "protocol-fixture"
 MAX_PAYLOAD_BYTES: Final = 8 * 1024 * 1024
-ANSWERED_ROLES: Final = ("architect", "author", "reviewer")
+ANSWERED_ROLES: Final = ("architect", "author", "reviewer", "dreamer")
 
 Runner = Literal["pytest", "node"]
 Section = Literal["example", "edge"]
@@ -642,6 +648,66 @@ def reviewer(payload: ReviewerPayload) -> ReviewerResponse:
     )
 
 
+# --- dreamer -------------------------------------------------------------------------------
+
+SKILL_NAME_MAX: Final = 64
+DESCRIPTION_MAX: Final = 1024
+_NOT_NAME: Final = re.compile(r"[^a-z0-9]+")
+
+
+def _candidate_name(command: str, taken: set[str]) -> str:
+    """``verify-<command as lowercase words>``, a valid Agent Skills name, unique in ``taken``."""
+    slug = _NOT_NAME.sub("-", command.lower()).strip("-") or "shared-command"
+    base = f"verify-{slug}"
+    name, number = base[:SKILL_NAME_MAX].rstrip("-"), 2
+    while name in taken:
+        suffix = f"-{number}"
+        name = base[: SKILL_NAME_MAX - len(suffix)].rstrip("-") + suffix
+        number += 1
+    taken.add(name)
+    return name
+
+
+def dreamer(payload: DreamerPayload) -> DreamerResponse:
+    """One candidate per verification command shared by two or more experiences.
+
+    Commands are compared with whitespace collapsed (the payload holds verified experiences
+    only, so every verification exited 0). Candidates come in order of support (largest first),
+    then command; each has the command as its one step and its one check (expected exit 0),
+    and names its experiences in payload order. At most ``limits.maxCandidates`` are returned.
+    """
+    sources: dict[str, list[str]] = {}
+    tasks: dict[str, list[str]] = {}
+    for experience in payload.experiences:
+        command = " ".join(experience.verification.command.split())
+        if not command or experience.id in sources.get(command, []):
+            continue
+        sources.setdefault(command, []).append(experience.id)
+        tasks.setdefault(command, []).append(" ".join(experience.task.split())[:120])
+    shared = sorted(
+        (command for command, ids in sources.items() if len(ids) >= 2),
+        key=lambda command: (-len(sources[command]), command),
+    )[: payload.limits.max_candidates]
+    taken: set[str] = set()
+    candidates = []
+    for command in shared:
+        ids = sources[command]
+        description = (
+            f"Run `{command}`, the verification shared by {len(ids)} verified experiences "
+            f"({', '.join(ids)}): {'; '.join(tasks[command][:5])}"
+        )[:DESCRIPTION_MAX]
+        candidates.append(
+            ProposedCandidate(
+                name=_candidate_name(command, taken),
+                description=description,
+                steps=[command],
+                checks=[ProposedCheck(command=command, expected_exit_code=0)],
+                source_experience_ids=list(ids),
+            )
+        )
+    return DreamerResponse(candidates=candidates, evidence_kind=EVIDENCE_KIND)
+
+
 # --- the program ---------------------------------------------------------------------------
 
 
@@ -656,14 +722,16 @@ def answer(obj: Any) -> dict[str, Any]:
             f"(it answers {', '.join(ANSWERED_ROLES)})"
         )
     payload = validate_payload(role, obj)
-    response: ArchitectResponse | AuthorResponse | ReviewerResponse
+    response: ArchitectResponse | AuthorResponse | ReviewerResponse | DreamerResponse
     if isinstance(payload, ArchitectPayload):
         response = architect(payload)
     elif isinstance(payload, AuthorPayload):
         response = author(payload)
     elif isinstance(payload, ReviewerPayload):
         response = reviewer(payload)
-    else:  # ANSWERED_ROLES above keeps host payloads out
+    elif isinstance(payload, DreamerPayload):
+        response = dreamer(payload)
+    else:  # ANSWERED_ROLES above keeps host and context payloads out
         raise UsageError(f"payload: role {role!r} is not answered by the protocol fixture")
     result: dict[str, Any] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
     return result
