@@ -94,7 +94,8 @@ def test_a_description_too_long_after_redaction_is_refused_and_nothing_is_stored
 def test_the_name_migration_repairs_names_an_older_dream_left_invalid(tmp_path):
     path = tmp_path / "memory.db"
     conn = sqlite3.connect(path, isolation_level=None)
-    migrate(conn, str(path), MIGRATIONS[:-1])
+    before = [m.name for m in MIGRATIONS].index("0009_valid_skill_names")
+    migrate(conn, str(path), MIGRATIONS[:before])
     insert_skill = (
         "INSERT INTO skills (created_at, name, description, steps, source_experience_ids, "
         "origin, candidate_id, project, health, terms) "

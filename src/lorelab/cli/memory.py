@@ -23,6 +23,7 @@ from lorelab.cli._common import LorelabGroup, echo_json, exit_with, stdout_conso
 from lorelab.errors import UsageError
 from lorelab.io import MANIFEST_LIMIT, canonical_json, loads_strict, read_json, validate_model
 from lorelab.memory import (
+    HOME_ENV,
     Brief,
     CheckpointRequest,
     CheckRequest,
@@ -43,12 +44,16 @@ from lorelab.memory import (
     SkillHealthRequest,
     SkillHealthResult,
     StartRequest,
+    WorkerDreamRequest,
+    WorkerDreamResult,
     checkpoint,
+    dream_with_worker,
     export_skills,
     memory_home,
     open_store,
     recover_context,
 )
+from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolve_agent
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -401,13 +406,128 @@ def health_command(ctx: click.Context, skill_id: str | None, as_json: bool) -> N
 # ------------------------------------------------------------------ dreams
 
 
+def _worker_cwd(where: _Where) -> Path | None:
+    """The project directory a dreamer runs in, or ``None`` (a private temporary directory).
+
+    ``--project`` names it; without one, the current directory is the project only when the
+    store lives there (no ``--home``, no ``$LORELAB_HOME``).
+    """
+    if where.project_dir is not None:
+        return Path(os.path.abspath(where.project_dir))
+    if where.home is None and not os.environ.get(HOME_ENV):
+        return Path.cwd()
+    return None
+
+
+def _print_worker_dream(result: WorkerDreamResult) -> None:
+    receipt = result.receipt
+    if not result.ok:
+        click.echo(
+            f"the dreamer call failed ({receipt.failure}: {receipt.failure_detail}); "
+            "nothing was stored"
+        )
+    else:
+        claimed = receipt.model.claimed or "not reported"
+        evidence = f"; evidence: {receipt.evidence_kind}" if receipt.evidence_kind else ""
+        click.echo(
+            f"{result.stored} proposal(s) stored as unchecked candidate(s), {result.refused} "
+            f"refused, from {result.considered_experiences} verified experience(s); "
+            f"model (claimed): {claimed}{evidence}"
+        )
+    click.echo(
+        f"receipt: role {receipt.role}, exit {receipt.exit_code}, {receipt.duration_ms} ms, "
+        f"prompt {receipt.prompt_hash[:12]}"
+    )
+    if result.proposals:
+        table = Table("#", "name", "status", "candidate / refusal", "reason")
+        for outcome in result.proposals:
+            _add_row(
+                table,
+                str(outcome.index),
+                outcome.name,
+                outcome.status,
+                outcome.candidate_id or outcome.refusal or "",
+                outcome.reason or "",
+            )
+        stdout_console().print(table)
+
+
 @memory_group.command("dream")
 @_PROJECT_NAME
 @click.option("--limit", type=int, default=200, show_default=True, help="Experiences considered.")
+@click.option(
+    "--agent",
+    default=None,
+    help="Ask a worker (role dreamer) instead of mining: a shipped adapter (fixture, claude, "
+    "codex, gemini) or the worker's argv as a JSON array. Never run through a shell.",
+)
+@click.option(
+    "--timeout-ms",
+    type=int,
+    default=None,
+    help=f"With --agent: kill the worker after this many ms (default {DEFAULT_TIMEOUT_MS}).",
+)
+@click.option(
+    "--max-output-bytes",
+    type=int,
+    default=None,
+    help=f"With --agent: fail the call past this many stdout bytes "
+    f"(default {DEFAULT_MAX_OUTPUT_BYTES}).",
+)
+@click.option(
+    "--max-candidates",
+    type=int,
+    default=None,
+    help="With --agent: the most candidates the worker may propose (default 10).",
+)
+@click.option(
+    "--identity", "operator_identity", default=None, help="With --agent: who operates it."
+)
 @_JSON
 @click.pass_context
-def dream_command(ctx: click.Context, project_name: str | None, limit: int, as_json: bool) -> None:
-    """Mine candidate Skills from command sequences shared by verified experiences."""
+def dream_command(
+    ctx: click.Context,
+    project_name: str | None,
+    limit: int,
+    agent: str | None,
+    timeout_ms: int | None,
+    max_output_bytes: int | None,
+    max_candidates: int | None,
+    operator_identity: str | None,
+    as_json: bool,
+) -> None:
+    """Mine candidate Skills from command sequences shared by verified experiences.
+
+    With --agent, a worker proposes them instead (one call through the worker protocol, never
+    retried); each proposal is stored as an unchecked candidate or refused with its reason.
+    Exit 1 when the call failed (nothing stored; the receipt is printed), 3 when the worker's
+    identity changed during it.
+    """
+    if agent is None:
+        given = {
+            "--timeout-ms": timeout_ms,
+            "--max-output-bytes": max_output_bytes,
+            "--max-candidates": max_candidates,
+            "--identity": operator_identity,
+        }
+        stray = [flag for flag, value in given.items() if value is not None]
+        if stray:
+            raise UsageError(f"{stray[0]} is only used with --agent (a worker-based Dream)")
+    else:
+        _dream_with_agent(
+            ctx,
+            agent,
+            {
+                "project": project_name,
+                "limit": limit,
+                "max_candidates": 10 if max_candidates is None else max_candidates,
+            },
+            DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms,
+            DEFAULT_MAX_OUTPUT_BYTES if max_output_bytes is None else max_output_bytes,
+            operator_identity,
+            as_json,
+        )
+        return
     request = _validate(DreamRequest, {"project": project_name, "limit": limit}, "dream arguments")
     result = _store(ctx).dream(request)
 
@@ -420,6 +540,34 @@ def dream_command(ctx: click.Context, project_name: str | None, limit: int, as_j
             click.echo(f"{candidate.id} {candidate.name}: {len(candidate.checks)} check(s)")
 
     _emit(result, as_json, human)
+
+
+def _dream_with_agent(
+    ctx: click.Context,
+    agent: str,
+    arguments: dict[str, Any],
+    timeout_ms: int,
+    max_output_bytes: int,
+    operator_identity: str | None,
+    as_json: bool,
+) -> None:
+    request = _validate(WorkerDreamRequest, arguments, "dream arguments")
+    argv = resolve_agent(agent)
+    where: _Where = ctx.find_object(_Where)  # type: ignore[assignment]
+    result = dream_with_worker(
+        _store(ctx),
+        request,
+        argv,
+        cwd=_worker_cwd(where),
+        timeout_ms=timeout_ms,
+        max_output_bytes=max_output_bytes,
+        operator_identity=operator_identity,
+    )
+    _emit(result, as_json, lambda: _print_worker_dream(result))
+    if result.receipt.failure == "identity-changed":
+        exit_with(3)
+    if not result.ok:
+        exit_with(1)
 
 
 def _print_check(run: CheckRun) -> None:

@@ -14,9 +14,16 @@ from lorelab.memory._context import (
     checkpoint,
     recover_context,
 )
+from lorelab.memory._dream_worker import (
+    WorkerDreamResult,
+    dream_with_worker,
+    dreamer_experience,
+    dreamer_payload,
+)
 from lorelab.memory._export import export_skills, skill_markdown
 from lorelab.memory._location import (
     DEFAULT_DIRNAME,
+    HOME_ENV,
     STORE_FILENAME,
     memory_home,
     open_store,
@@ -35,6 +42,7 @@ from lorelab.memory._models import (
     BriefRecord,
     BriefSkill,
     Candidate,
+    CandidateProposal,
     CheckRequest,
     CheckResult,
     CheckRun,
@@ -54,6 +62,7 @@ from lorelab.memory._models import (
     PrepareRequest,
     PromoteCandidateRequest,
     PromoteRequest,
+    ProposalOutcome,
     RecordRequest,
     RecordResult,
     RelevanceFloor,
@@ -69,6 +78,8 @@ from lorelab.memory._models import (
     StoredCommand,
     StoredVerification,
     Verification,
+    WorkerDreamRequest,
+    WorkerProvenance,
 )
 from lorelab.memory._procedure import MIN_SHARED_COMMANDS, procedure_of, shared_procedure
 from lorelab.memory._protocol import MemoryStore
@@ -84,6 +95,7 @@ __all__ = [
     "EXIT_CODE_MIN",
     "HEALTH_CAP",
     "HEALTH_START",
+    "HOME_ENV",
     "MIGRATIONS",
     "MIN_SHARED_COMMANDS",
     "SCHEMA_VERSION",
@@ -94,6 +106,7 @@ __all__ = [
     "BriefRecord",
     "BriefSkill",
     "Candidate",
+    "CandidateProposal",
     "CheckRequest",
     "CheckResult",
     "CheckRun",
@@ -117,6 +130,7 @@ __all__ = [
     "PrepareRequest",
     "PromoteCandidateRequest",
     "PromoteRequest",
+    "ProposalOutcome",
     "RecordRequest",
     "RecordResult",
     "RecoverRequest",
@@ -137,8 +151,14 @@ __all__ = [
     "StoredCommand",
     "StoredVerification",
     "Verification",
+    "WorkerDreamRequest",
+    "WorkerDreamResult",
+    "WorkerProvenance",
     "applied_migrations",
     "checkpoint",
+    "dream_with_worker",
+    "dreamer_experience",
+    "dreamer_payload",
     "estimate_tokens",
     "export_skills",
     "memory_home",

@@ -289,6 +289,14 @@ def _valid_skill_names(conn: sqlite3.Connection) -> None:
             conn.execute(f"UPDATE {table} SET name = ? WHERE id = ?", (fixed, number))
 
 
+# Candidates a worker proposed (origin 'worker') keep where they came from: the worker's argv,
+# the role prompt's hash, the model it claimed and when, as one JSON object. Mined candidates
+# have none (NULL).
+_CANDIDATE_PROVENANCE: Final = """
+ALTER TABLE candidates ADD COLUMN provenance TEXT;
+"""
+
+
 MIGRATIONS: Final = (
     Migration("0001_experiences_and_briefs", _script(_EXPERIENCES)),
     Migration("0002_skills_plans_and_health", _script(_SKILLS_AND_PLANS)),
@@ -299,6 +307,7 @@ MIGRATIONS: Final = (
     Migration("0007_term_counts_watermark", _script(_TERM_COUNTS_WATERMARK)),
     Migration("0008_refuse_deletes_everywhere", _script(_REFUSE_DELETES)),
     Migration("0009_valid_skill_names", _valid_skill_names),
+    Migration("0010_candidate_provenance", _script(_CANDIDATE_PROVENANCE)),
 )
 
 MIGRATIONS_TABLE: Final = "_lorelab_migrations"

@@ -26,6 +26,8 @@ QA = Literal["approved", "unreviewed"]
 ExperienceTrust = Literal["verified", "unverified"]
 SkillState = Literal["trusted", "review_required"]
 CandidateState = Literal["candidate", "checked", "check_failed", "promoted"]
+CandidateOrigin = Literal["mined", "worker"]
+ProposalRefusal = Literal["sources", "steps", "checks", "name", "description", "duplicate"]
 ItemKind = Literal["experience", "skill", "plan", "brief", "candidate", "lock", "lesson"]
 
 _TEXT = 8000
@@ -416,6 +418,30 @@ class CheckRun(_Output):
     created_at: str
 
 
+class ModelClaim(_Output):
+    """The model a worker says it used: a claim, never verified."""
+
+    claimed: str | None = Field(description="The response's model; null when not reported.")
+    verified: None = Field(default=None, description="Always null: lorelab cannot verify it.")
+
+
+class WorkerProvenance(_Output):
+    """Where a worker-proposed candidate came from: which worker, asked what, when."""
+
+    worker_argv: list[str] = Field(description="The worker's argv as declared (redacted).")
+    operator_identity: str | None = Field(description="The operator's --identity text.")
+    launcher_sha256: str = Field(description="SHA-256 of the launcher the identity bound.")
+    role: Literal["dreamer"] = Field(default="dreamer", description="The protocol role called.")
+    prompt_version: str = Field(description="The role-prompt version of the call's receipt.")
+    prompt_hash: str = Field(description="The role-prompt hash of the call's receipt.")
+    model: ModelClaim
+    evidence_kind: str | None = Field(
+        description="The response's evidenceKind: 'protocol-fixture' for the shipped fixture "
+        "(synthetic: it exercises the protocol, nothing more); null otherwise."
+    )
+    called_at: str = Field(description="When the call was made (UTC, ISO 8601).")
+
+
 class Candidate(_Output):
     """A candidate Skill from a Dream; trusted only once its checks pass and it is promoted."""
 
@@ -426,7 +452,12 @@ class Candidate(_Output):
     steps: list[SkillStep]
     checks: list[SkillStep]
     source_experience_ids: list[str]
-    origin: Literal["mined"]
+    origin: CandidateOrigin = Field(
+        description="'mined' (deterministic mining) or 'worker' (proposed by a dreamer worker)."
+    )
+    provenance: WorkerProvenance | None = Field(
+        default=None, description="The worker call a 'worker' candidate came from; null if mined."
+    )
     project: str | None
     state: CandidateState
     skill_id: str | None
@@ -438,6 +469,39 @@ class DreamResult(_Output):
     candidates: list[Candidate] = Field(description="New candidates from this Dream.")
     considered_experiences: int
     already_known: int = Field(description="Shared procedures already a Skill or a candidate.")
+
+
+class CandidateProposal(_Input):
+    """A candidate Skill proposed by a worker, judged by the store before anything is stored."""
+
+    name: str
+    description: str
+    steps: list[str]
+    checks: list[SkillStep]
+    source_experience_ids: list[str]
+
+
+class ProposalOutcome(_Output):
+    """What the store did with one proposal: stored as a candidate, or refused with a reason."""
+
+    index: int = Field(description="1-based position of the proposal in the worker's response.")
+    name: str = Field(description="The proposed name (redacted).")
+    status: Literal["stored", "refused"]
+    candidate_id: str | None = Field(description="The candidate stored; null when refused.")
+    refusal: ProposalRefusal | None = Field(description="What was wrong; null when stored.")
+    reason: str | None = Field(description="One line saying why it was refused.")
+
+
+class WorkerDreamRequest(_Input):
+    """A Dream through a worker: the experiences it sees and how many candidates it may propose."""
+
+    project: str | None = Field(default=None, max_length=_SHORT)
+    limit: int = Field(
+        default=200, ge=2, le=5000, description="Most recent verified experiences given."
+    )
+    max_candidates: int = Field(
+        default=10, ge=1, le=100, description="The most candidates the worker may propose."
+    )
 
 
 class CheckRequest(_Input):

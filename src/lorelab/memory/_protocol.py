@@ -15,10 +15,12 @@ from typing import Protocol, runtime_checkable
 from lorelab.memory._models import (
     Brief,
     Candidate,
+    CandidateProposal,
     CheckRun,
     DreamRequest,
     DreamResult,
     EvaluationLock,
+    Experience,
     Item,
     ItemKind,
     Lesson,
@@ -28,12 +30,14 @@ from lorelab.memory._models import (
     PrepareRequest,
     PromoteCandidateRequest,
     PromoteRequest,
+    ProposalOutcome,
     RecordRequest,
     RecordResult,
     Skill,
     SkillHealthResult,
     StartRequest,
     StartResult,
+    WorkerProvenance,
 )
 from lorelab.workspace import FileEntry
 
@@ -72,6 +76,25 @@ class MemoryStore(Protocol):
 
     def dream(self, request: DreamRequest) -> DreamResult:
         """Mine new candidate Skills from command sequences shared by verified experiences."""
+        ...
+
+    def verified_experiences(self, project: str | None, limit: int) -> list[Experience]:
+        """The ``limit`` most recent verified experiences (of ``project``), newest first."""
+        ...
+
+    def add_proposed_candidates(
+        self,
+        proposals: Sequence[CandidateProposal],
+        *,
+        offered_ids: Sequence[str],
+        provenance: WorkerProvenance,
+    ) -> list[ProposalOutcome]:
+        """Judge each worker proposal alone; store the sound ones as unchecked candidates.
+
+        A proposal is refused (nothing stored for it) unless it names two or more distinct
+        verified experiences among ``offered_ids``, has steps and checks, a valid and untaken
+        Agent Skills name, a valid description, and steps that are no known procedure.
+        """
         ...
 
     def check_candidate(

@@ -32,6 +32,8 @@ from lorelab.memory import _checks
 from lorelab.memory._brief import estimate_tokens, render
 from lorelab.memory._migrations import migrate
 from lorelab.memory._models import (
+    EXIT_CODE_MAX,
+    EXIT_CODE_MIN,
     HEALTH_CAP,
     HEALTH_START,
     SKILL_DESCRIPTION_MAX,
@@ -41,6 +43,7 @@ from lorelab.memory._models import (
     BriefRecord,
     BriefSkill,
     Candidate,
+    CandidateProposal,
     CheckRun,
     DreamRequest,
     DreamResult,
@@ -57,6 +60,8 @@ from lorelab.memory._models import (
     PrepareRequest,
     PromoteCandidateRequest,
     PromoteRequest,
+    ProposalOutcome,
+    ProposalRefusal,
     Provenance,
     RecordRequest,
     RecordResult,
@@ -70,6 +75,7 @@ from lorelab.memory._models import (
     StartResult,
     StoredCommand,
     StoredVerification,
+    WorkerProvenance,
     fit_skill_name,
     skill_description_problem,
     skill_name_problem,
@@ -1010,6 +1016,137 @@ class SqliteMemoryStore:
 
         return self._write(write)
 
+    def verified_experiences(self, project: str | None, limit: int) -> list[Experience]:
+        if not 1 <= limit <= 5000:
+            raise UsageError("limit must be 1 to 5000 experiences")
+        return self._read(
+            lambda conn: [
+                _experience_view(row)
+                for row in _rows(
+                    conn,
+                    "SELECT * FROM experiences WHERE trust = 'verified' "
+                    "AND (?1 IS NULL OR project = ?1) ORDER BY id DESC LIMIT ?2",
+                    (project, limit),
+                )
+            ]
+        )
+
+    def add_proposed_candidates(
+        self,
+        proposals: Sequence[CandidateProposal],
+        *,
+        offered_ids: Sequence[str],
+        provenance: WorkerProvenance,
+    ) -> list[ProposalOutcome]:
+        redactor = Redactor()
+        redacted = [_redact_proposal(redactor, proposal) for proposal in proposals]
+        offered = set(offered_ids)
+        stored_provenance = provenance.model_copy(
+            update={"worker_argv": [redactor.redact(arg) for arg in provenance.worker_argv]}
+        )
+
+        def write(conn: sqlite3.Connection) -> list[ProposalOutcome]:
+            known: dict[str, str] = {}
+            for number, print_ in conn.execute("SELECT id, fingerprint FROM candidates"):
+                known.setdefault(str(print_), _format_id("cand", int(number)))
+            for number, steps in conn.execute("SELECT id, steps FROM skills"):
+                commands = [step["command"] for step in _loads(steps)]
+                known.setdefault(fingerprint(commands), _format_id("skill", int(number)))
+            outcomes: list[ProposalOutcome] = []
+            for index, proposal in enumerate(redacted, start=1):
+                refused = self._judge_proposal(conn, proposal, offered, known)
+                if refused is not None:
+                    outcomes.append(
+                        ProposalOutcome(
+                            index=index,
+                            name=proposal.name,
+                            status="refused",
+                            candidate_id=None,
+                            refusal=refused[0],
+                            reason=refused[1],
+                        )
+                    )
+                    continue
+                number = self._insert_proposal(conn, proposal, stored_provenance)
+                known[_proposal_fingerprint(proposal)] = _format_id("cand", number)
+                outcomes.append(
+                    ProposalOutcome(
+                        index=index,
+                        name=proposal.name,
+                        status="stored",
+                        candidate_id=_format_id("cand", number),
+                        refusal=None,
+                        reason=None,
+                    )
+                )
+            return outcomes
+
+        return self._write(write)
+
+    def _judge_proposal(
+        self,
+        conn: sqlite3.Connection,
+        proposal: CandidateProposal,
+        offered: set[str],
+        known: dict[str, str],
+    ) -> tuple[ProposalRefusal, str] | None:
+        """Why ``proposal`` must not be stored (a refusal code and one line), or ``None``."""
+        problem = _source_problem(conn, proposal.source_experience_ids, offered)
+        if problem is not None:
+            return "sources", problem
+        problem = _commands_problem("step", proposal.steps)
+        if problem is not None:
+            return "steps", problem
+        problem = _commands_problem("check", [check.command for check in proposal.checks])
+        if problem is not None:
+            return "checks", problem
+        for number, check in enumerate(proposal.checks, start=1):
+            if not EXIT_CODE_MIN <= check.expected_exit_code <= EXIT_CODE_MAX:
+                return "checks", f"check {number} expects exit code {check.expected_exit_code}"
+        same = known.get(_proposal_fingerprint(proposal))
+        if same is not None:
+            return "duplicate", f"its steps are the procedure of {same}, already known"
+        problem = skill_name_problem(proposal.name)
+        if problem is not None:
+            return "name", f"name {proposal.name!r}: {problem}"
+        taken = conn.execute(
+            "SELECT 'candidate' FROM candidates WHERE name = ?1 "
+            "UNION SELECT 'Skill' FROM skills WHERE name = ?1",
+            (proposal.name,),
+        ).fetchone()
+        if taken is not None:
+            return "name", f"name {proposal.name!r} is already taken by a {taken[0]}"
+        problem = skill_description_problem(proposal.description)
+        if problem is not None:
+            return "description", problem
+        return None
+
+    def _insert_proposal(
+        self, conn: sqlite3.Connection, proposal: CandidateProposal, provenance: WorkerProvenance
+    ) -> int:
+        sources = [
+            _one(conn, "experiences", _parse_id(value, "exp"))
+            for value in proposal.source_experience_ids
+        ]
+        projects = {row["project"] for row in sources}
+        cursor = conn.execute(
+            "INSERT INTO candidates (created_at, name, description, steps, checks, "
+            "source_experience_ids, fingerprint, origin, project, state, provenance) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 'worker', ?, 'candidate', ?)",
+            (
+                _now(),
+                proposal.name,
+                proposal.description,
+                _dumps([{"command": step, "expected_exit_code": 0} for step in proposal.steps]),
+                _dumps([check.model_dump() for check in proposal.checks]),
+                _dumps([_format_id("exp", int(row["id"])) for row in sources]),
+                _proposal_fingerprint(proposal),
+                projects.pop() if len(projects) == 1 else None,
+                _dumps(provenance.model_dump(mode="json")),
+            ),
+        )
+        return int(cursor.lastrowid or 0)
+
     def candidate(self, candidate_id: str) -> Candidate:
         number = _parse_id(candidate_id, "cand")
 
@@ -1414,6 +1551,73 @@ def _check_view(row: Row) -> CheckRun:
     )
 
 
+MAX_PROPOSED_COMMANDS: Final = 100
+MAX_PROPOSED_COMMAND_CHARS: Final = 2000
+
+
+def _redact_proposal(redactor: Redactor, proposal: CandidateProposal) -> CandidateProposal:
+    """The proposal with secrets redacted from every text the store could keep."""
+    return proposal.model_copy(
+        update={
+            "name": redactor.redact(proposal.name),
+            "description": redactor.redact(proposal.description),
+            "steps": [redactor.redact(step) for step in proposal.steps],
+            "checks": [
+                check.model_copy(update={"command": redactor.redact(check.command)})
+                for check in proposal.checks
+            ],
+        }
+    )
+
+
+def _proposal_fingerprint(proposal: CandidateProposal) -> str:
+    # The same normalisation mined procedures get, so spelling never hides a duplicate.
+    return fingerprint([normalise_command(step) for step in proposal.steps])
+
+
+def _source_problem(conn: sqlite3.Connection, ids: Sequence[str], offered: set[str]) -> str | None:
+    """Why ``ids`` are not two or more verified experiences given to the worker, or ``None``."""
+    repeated = [value for value, count in Counter(ids).items() if count > 1]
+    if repeated:
+        return f"source {repeated[0]} is listed more than once"
+    if len(ids) < 2:
+        return (
+            f"it names {len(ids)} source experience(s); a candidate needs at least two "
+            "verified experiences of this store"
+        )
+    for value in ids:
+        match = _ID.fullmatch(value)
+        if match is None or match.group(1) != "exp":
+            return f"source {value!r} is not an experience id (exp-N)"
+        row = _maybe_one(conn, "experiences", int(match.group(2)))
+        if row is None:
+            return f"source {value} does not exist in this store"
+        if row["trust"] != "verified":
+            return f"source {value} is not a verified experience"
+        if _format_id("exp", int(row["id"])) not in offered:
+            return f"source {value} was not among the experiences given to the worker"
+    return None
+
+
+def _commands_problem(what: str, commands: Sequence[str]) -> str | None:
+    """Why ``commands`` cannot be a candidate's steps (or checks), or ``None``."""
+    if not commands:
+        return f"it has no {what}s; every candidate needs at least one"
+    if len(commands) > MAX_PROPOSED_COMMANDS:
+        return f"it has {len(commands)} {what}s; at most {MAX_PROPOSED_COMMANDS} are kept"
+    for number, command in enumerate(commands, start=1):
+        if not command.strip():
+            return f"{what} {number} is blank"
+        if len(command) > MAX_PROPOSED_COMMAND_CHARS:
+            return (
+                f"{what} {number} is {len(command):,} characters; at most "
+                f"{MAX_PROPOSED_COMMAND_CHARS:,}"
+            )
+        if "\x00" in command:
+            return f"{what} {number} contains NUL"
+    return None
+
+
 def _candidate_view(conn: sqlite3.Connection, number: int) -> Candidate:
     row = _one(conn, "candidates", number)
     last = _rows(
@@ -1429,6 +1633,11 @@ def _candidate_view(conn: sqlite3.Connection, number: int) -> Candidate:
         checks=_steps(row["checks"]),
         source_experience_ids=_loads(row["source_experience_ids"]),
         origin=row["origin"],
+        provenance=(
+            WorkerProvenance.model_validate(_loads(row["provenance"]))
+            if row["provenance"] is not None
+            else None
+        ),
         project=row["project"],
         state=row["state"],
         skill_id=_format_id("skill", int(row["skill_id"])) if row["skill_id"] is not None else None,

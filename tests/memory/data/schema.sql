@@ -61,7 +61,7 @@ CREATE TABLE candidates (
     project TEXT,
     state TEXT NOT NULL CHECK (state IN ('candidate', 'checked', 'check_failed', 'promoted')),
     skill_id INTEGER
-);
+, provenance TEXT);
 
 -- table evaluation_lock_tasks
 CREATE TABLE evaluation_lock_tasks (
