@@ -22,8 +22,8 @@ from lorelab.errors import UsageError
 from lorelab.memory._models import (
     Candidate,
     CandidateProposal,
+    ClaimedModel,
     Experience,
-    ModelClaim,
     ProposalOutcome,
     SkillStep,
     WorkerDreamRequest,
@@ -187,7 +187,7 @@ def _dream_in(
             launcher_sha256=identity.launcher.sha256,
             prompt_version=receipt.prompt_version,
             prompt_hash=receipt.prompt_hash,
-            model=ModelClaim(claimed=receipt.model.claimed),
+            model=ClaimedModel(claimed=receipt.model.claimed),
             evidence_kind=receipt.evidence_kind,
             called_at=called_at,
         )

@@ -418,7 +418,7 @@ class CheckRun(_Output):
     created_at: str
 
 
-class ModelClaim(_Output):
+class ClaimedModel(_Output):
     """The model a worker says it used: a claim, never verified."""
 
     claimed: str | None = Field(description="The response's model; null when not reported.")
@@ -434,7 +434,7 @@ class WorkerProvenance(_Output):
     role: Literal["dreamer"] = Field(default="dreamer", description="The protocol role called.")
     prompt_version: str = Field(description="The role-prompt version of the call's receipt.")
     prompt_hash: str = Field(description="The role-prompt hash of the call's receipt.")
-    model: ModelClaim
+    model: ClaimedModel
     evidence_kind: str | None = Field(
         description="The response's evidenceKind: 'protocol-fixture' for the shipped fixture "
         "(synthetic: it exercises the protocol, nothing more); null otherwise."
