@@ -23,6 +23,7 @@ from lorelab.memory import (
     PrepareRequest,
     SkillStep,
     WorkerProvenance,
+    _dream_worker,
 )
 from lorelab.workers import adapter_argv, prompt_hash
 from tests.memory.conftest import experience
@@ -391,6 +392,17 @@ def test_fewer_than_two_verified_experiences_runs_nothing(run, tmp_path):
     out = run("dream", "--agent", agent, code=2)
     assert "needs at least two verified experiences; the store has 1" in out.stderr
     assert not seen.exists()
+
+
+def test_a_payload_over_the_cap_is_refused_before_anything_runs(run, tmp_path, monkeypatch):
+    _seed(run)
+    monkeypatch.setattr(_dream_worker, "MAX_PAYLOAD_BYTES", 900)
+    agent, seen = _standin(tmp_path, {"candidates": []})
+    out = run("dream", "--agent", agent, code=2)
+    assert "over the 900-byte cap; lower --limit; nothing was run" in out.stderr
+    assert not seen.exists()
+    run("dream", "--agent", agent, "--limit", "2")
+    assert seen.exists()
 
 
 @pytest.mark.parametrize(

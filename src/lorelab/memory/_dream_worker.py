@@ -19,6 +19,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from lorelab.errors import UsageError
+from lorelab.io import MIB, json_bytes
 from lorelab.memory._models import (
     Candidate,
     CandidateProposal,
@@ -35,6 +36,9 @@ from lorelab.workers.roles import DreamerResponse
 
 ROLE: Final = "dreamer"
 SCHEMA_VERSION: Final = "lorelab.worker-dream/1"
+# Half the shipped fixture's payload bound, and far beyond what an agent's context holds:
+# a larger payload is refused (lower --limit) rather than cut without telling anyone.
+MAX_PAYLOAD_BYTES: Final = 4 * MIB
 
 
 class WorkerDreamResult(BaseModel):
@@ -121,8 +125,9 @@ def dream_with_worker(
 
     The worker runs in ``cwd`` (the project directory), or in a private temporary directory
     removed afterwards when ``cwd`` is ``None``. Raises before anything runs for bad bounds, a
-    missing ``cwd``, fewer than two verified experiences (no proposal could be sound) or an argv
-    that cannot be bound; everything after the launch is in the result.
+    missing ``cwd``, fewer than two verified experiences (no proposal could be sound), a payload
+    over :data:`MAX_PAYLOAD_BYTES` or an argv that cannot be bound; everything after the launch
+    is in the result.
     """
     check_bounds(timeout_ms, max_output_bytes)
     if cwd is not None and not cwd.is_dir():
@@ -135,6 +140,12 @@ def dream_with_worker(
             f"{len(experiences)}; nothing was run"
         )
     payload = dreamer_payload(experiences, request.max_candidates)
+    size = json_bytes(payload)
+    if size > MAX_PAYLOAD_BYTES:
+        raise UsageError(
+            f"the dreamer payload of {len(experiences)} experiences is {size:,} bytes, over the "
+            f"{MAX_PAYLOAD_BYTES:,}-byte cap; lower --limit; nothing was run"
+        )
     worker = _Worker(list(argv), timeout_ms, max_output_bytes, operator_identity, env)
     if cwd is not None:
         return _dream_in(store, worker, experiences, payload, cwd, cwd)
