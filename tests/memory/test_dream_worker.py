@@ -426,10 +426,10 @@ def test_bad_dream_options_are_one_line_with_exit_2(run, args, message):
 # ---------------------------------------------------------------- the store and the server
 
 
-def _provenance(argv: list[str]) -> WorkerProvenance:
+def _provenance(argv: list[str], operator: str | None = None) -> WorkerProvenance:
     return WorkerProvenance(
         worker_argv=argv,
-        operator_identity=None,
+        operator_identity=operator,
         launcher_sha256="0" * 64,
         prompt_version="lorelab.role-prompt/1",
         prompt_hash=prompt_hash("dreamer"),
@@ -454,7 +454,7 @@ def test_secrets_in_proposals_and_argv_are_redacted_before_they_are_stored(store
             )
         ],
         offered_ids=[first, second],
-        provenance=_provenance(["worker", f"--token={token}"]),
+        provenance=_provenance(["worker", f"--token={token}"], f"ci bot {token}"),
     )
     assert outcome.status == "stored"
     stored = store.candidate(outcome.candidate_id)

@@ -9,6 +9,7 @@ them. A failed call stores nothing and comes back with its receipt.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -130,6 +131,7 @@ def dream_with_worker(
     is in the result.
     """
     check_bounds(timeout_ms, max_output_bytes)
+    cwd = Path(os.path.abspath(cwd)) if cwd is not None else None
     if cwd is not None and not cwd.is_dir():
         raise UsageError(f"project directory {cwd}: not a directory")
     experiences = store.verified_experiences(request.project, request.limit)
@@ -150,7 +152,9 @@ def dream_with_worker(
     if cwd is not None:
         return _dream_in(store, worker, experiences, payload, cwd, cwd)
     # No project: a private (0700) directory, so the worker reads nothing it was not given.
-    with tempfile.TemporaryDirectory(prefix="lorelab-dream-") as private:
+    with tempfile.TemporaryDirectory(
+        prefix="lorelab-dream-", ignore_cleanup_errors=True
+    ) as private:
         return _dream_in(store, worker, experiences, payload, Path(private), None)
 
 

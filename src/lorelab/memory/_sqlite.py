@@ -1041,8 +1041,12 @@ class SqliteMemoryStore:
         redactor = Redactor()
         redacted = [_redact_proposal(redactor, proposal) for proposal in proposals]
         offered = set(offered_ids)
+        identity = provenance.operator_identity
         stored_provenance = provenance.model_copy(
-            update={"worker_argv": [redactor.redact(arg) for arg in provenance.worker_argv]}
+            update={
+                "worker_argv": [redactor.redact(arg) for arg in provenance.worker_argv],
+                "operator_identity": redactor.redact(identity) if identity is not None else None,
+            }
         )
 
         def write(conn: sqlite3.Connection) -> list[ProposalOutcome]:
