@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from typing import Any, NoReturn
 
 import click
@@ -9,6 +10,19 @@ from rich.console import Console
 
 from lorelab.errors import LorelabError
 from lorelab.io import pretty_json
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised by the SIGTERM handler so a termination unwinds (and cleans up) like Ctrl-C."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(f"terminated by signal {signal_number}")
+        self.signal_number = signal_number
+
+
+def raise_terminated(signal_number: int, _frame: object) -> None:
+    """SIGTERM handler: unwind the stack so ``finally`` blocks kill workers and keep receipts."""
+    raise Terminated(signal_number)
 
 
 class LorelabGroup(click.Group):
@@ -24,6 +38,12 @@ class LorelabGroup(click.Group):
         except LorelabError as exc:
             click.echo(f"lorelab: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except KeyboardInterrupt as exc:
+            # Ctrl-C or SIGTERM: cleanup already ran on the way up; say so and use the
+            # shell's convention (128 + signal), never an outcome's exit code.
+            number = exc.signal_number if isinstance(exc, Terminated) else signal.SIGINT
+            click.echo(f"lorelab: interrupted by {signal.Signals(number).name}", err=True)
+            ctx.exit(128 + number)
 
 
 def stdout_console() -> Console:

@@ -80,8 +80,10 @@ def learning_group(
     """Paired memory vs no-memory test generation, scored by planted-defect recall.
 
     Without a subcommand, runs the evaluation into the fresh directory --output with the
-    worker --agent. Exit 0 when every trial completed, 1 when ground truth failed or a trial
-    was incomplete, 2 for bad input, 3 when the worker's identity failed preflight.
+    worker --agent. Exit 0 when every trial qualified; 1 when ground truth failed or some
+    trial did not qualify (the summary is still written); 2 for bad input; 3 when the
+    worker's identity fails preflight or reference-test or defect content would reach a
+    worker; 130/143 when interrupted (the worker is killed, controller.json says so).
     """
     if ctx.invoked_subcommand is not None:
         return

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import traceback
 
 import click
 
-from lorelab.cli._common import LorelabGroup
+from lorelab.cli._common import LorelabGroup, raise_terminated
 from lorelab.cli.eval import eval_group
 from lorelab.cli.evaluate import evaluate_command
 from lorelab.cli.mcp import mcp_command
@@ -44,6 +45,7 @@ def main() -> None:
     groups); anything else is a bug: its traceback is shown and the exit code is 70, so a
     crash can never be mistaken for a failed outcome.
     """
+    signal.signal(signal.SIGTERM, raise_terminated)
     try:
         app(prog_name="lorelab")
     except Exception:  # the top-level handler: everything below it is a bug

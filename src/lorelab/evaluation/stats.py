@@ -91,12 +91,13 @@ def power_note(units: int, alpha: float = DEFAULT_ALPHA, unit_name: str = "speci
     """A sentence saying whether ``units`` untied units can reach ``p < alpha`` at all."""
     needed = min_units_for_significance(alpha)
     best = sign_test_p_value(units, 0) if units else 1.0
+    names = unit_name if units == 1 else f"{unit_name}s"
     if units >= needed:
         return (
-            f"With {units} {unit_name}s a unanimous sign test gives p = {best:.4g}; "
+            f"With {units} {names} a unanimous sign test gives p = {best:.4g}; "
             f"at least {needed} untied {unit_name}s are needed to reach p < {alpha}."
         )
     return (
-        f"With {units} {unit_name}s even a unanimous sign test gives p = {best:.4g}, so "
+        f"With {units} {names} even a unanimous sign test gives p = {best:.4g}, so "
         f"p < {alpha} cannot be reached; at least {needed} untied {unit_name}s are needed."
     )

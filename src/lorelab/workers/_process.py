@@ -191,45 +191,50 @@ def run_bounded(
     timed_out = False
     exited = False
     open_pipes = {out_fd, err_fd}
-    with selectors.DefaultSelector() as selector:
-        for fd in (out_fd, err_fd):
-            os.set_blocking(fd, False)
-            selector.register(fd, selectors.EVENT_READ)
-        if proc.stdin is not None:
-            in_fd = proc.stdin.fileno()
-            if streams.pending:
-                os.set_blocking(in_fd, False)
-                selector.register(in_fd, selectors.EVENT_WRITE)
-            else:
-                proc.stdin.close()
-        if pidfd is not None:
-            selector.register(pidfd, selectors.EVENT_READ)
-        while True:
-            if pidfd is None and not open_pipes:
-                break
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            for key, _ in selector.select(remaining):
-                fd = int(key.fd)
-                if fd == pidfd:
-                    exited = True
-                elif fd == out_fd:
-                    if not streams.read_stdout(fd):
+    try:
+        with selectors.DefaultSelector() as selector:
+            for fd in (out_fd, err_fd):
+                os.set_blocking(fd, False)
+                selector.register(fd, selectors.EVENT_READ)
+            if proc.stdin is not None:
+                in_fd = proc.stdin.fileno()
+                if streams.pending:
+                    os.set_blocking(in_fd, False)
+                    selector.register(in_fd, selectors.EVENT_WRITE)
+                else:
+                    proc.stdin.close()
+            if pidfd is not None:
+                selector.register(pidfd, selectors.EVENT_READ)
+            while True:
+                if pidfd is None and not open_pipes:
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                for key, _ in selector.select(remaining):
+                    fd = int(key.fd)
+                    if fd == pidfd:
+                        exited = True
+                    elif fd == out_fd:
+                        if not streams.read_stdout(fd):
+                            selector.unregister(fd)
+                            open_pipes.discard(fd)
+                    elif fd == err_fd:
+                        if not streams.read_stderr(fd):
+                            selector.unregister(fd)
+                            open_pipes.discard(fd)
+                    elif not streams.write_stdin(fd):
                         selector.unregister(fd)
-                        open_pipes.discard(fd)
-                elif fd == err_fd:
-                    if not streams.read_stderr(fd):
-                        selector.unregister(fd)
-                        open_pipes.discard(fd)
-                elif not streams.write_stdin(fd):
-                    selector.unregister(fd)
-                    assert proc.stdin is not None
-                    with contextlib.suppress(OSError):
-                        proc.stdin.close()
-            if streams.overflow or exited:
-                break
+                        assert proc.stdin is not None
+                        with contextlib.suppress(OSError):
+                            proc.stdin.close()
+                if streams.overflow or exited:
+                    break
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM, a bug): the worker and its group never outlive us.
+        _kill(proc, new_session)
+        raise
     if streams.overflow or timed_out:
         _kill(proc, new_session)
     elif pidfd is None:

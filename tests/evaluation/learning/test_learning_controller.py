@@ -58,6 +58,8 @@ RECORDING_WORKER = textwrap.dedent(
     for directory, _, files in os.walk("."):
         for name in files:
             path = os.path.join(directory, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
             tree[path] = Path(path).read_text(errors="replace")
     (log / f"{{count:03d}}.json").write_text(json.dumps({{"payload": raw, "tree": tree}}))
     {extra}
@@ -458,3 +460,35 @@ def test_ground_truth_refuses_a_defect_whose_expected_case_fails_only_to_import(
     assert label_problem(fixture, [(None, [reference] * 2), (defect.id, [behaving] * 2)]) is None
     problem = label_problem(fixture, [(None, [reference] * 2), (defect.id, [broken] * 2)])
     assert "only to import" in problem
+
+
+def test_files_a_worker_leaves_behind_cannot_crash_or_hang_the_leak_scan(tmp_path):
+    extra = (
+        "if payload['role'] == 'architect':\n"
+        "    os.symlink('/nonexistent/target', 'dangling')\n"
+        "    os.mkfifo('pipe')\n"
+        "    os.symlink('/etc', 'linked-dir')"
+    )
+    agent, _log = _recording_worker(tmp_path, extra=extra)
+    output = tmp_path / "out"
+    outcome = run_learning(_request(_one_spec(defects=1), agent), output)
+    assert outcome.exit_code == 0, outcome.message
+    assert all(t["leakScan"]["trialRootClean"] for t in _trials(output))
+
+
+def test_a_defect_that_is_a_prefix_of_its_own_source_is_not_a_leak(tmp_path):
+    manifest = _one_spec(defects=1)
+    fixture = manifest.fixtures[0]
+    source = fixture.files[0]
+    # A defect made by cutting the end off the reference: its text stands inside the source.
+    cut = source.content.rstrip().rsplit("\n", 1)[0] + "\n"
+    defect = fixture.defects[0].model_copy(
+        update={"files": [FileEntry(path=source.path, content=cut)]}
+    )
+    from lorelab.evaluation.learning.controller import _forbidden_texts
+
+    changed = manifest.model_copy(
+        update={"fixtures": [fixture.model_copy(update={"defects": [defect]})]}
+    )
+    assert cut not in _forbidden_texts(changed)
+    assert fixture.reference_tests[0].content in _forbidden_texts(changed)

@@ -67,8 +67,10 @@ def _records(memory: list[int], plain: list[int], specs=SPECS, repeat: int = 3, 
     return records
 
 
-def _summary(records, repeat=3, kind="live", manifest=MANIFEST):
-    return build_summary(manifest, "0" * 64, kind, _settings(repeat), records)
+def _summary(records, repeat=3, kind="live", manifest=MANIFEST, lessons=2):
+    return build_summary(
+        manifest, "0" * 64, kind, _settings(repeat), records, frozen_lessons=lessons
+    )
 
 
 def test_six_unanimous_specifications_with_three_repetitions_are_positive():
@@ -123,3 +125,10 @@ def test_rejected_trials_count_zero_in_the_arm_totals():
     assert summary.arms["memory"].defects == 6 * 9
     assert summary.arms["memory"].defect_recall == 1.0
     assert summary.arms["memory"].billing_usd is None
+
+
+def test_without_a_single_lesson_in_memory_the_label_is_inconclusive():
+    summary = _summary(_records([3, 3, 3], [1, 1, 1]), lessons=0)
+    assert summary.paired.label == "inconclusive"
+    assert "no lesson" in summary.paired.label_reason
+    assert summary.frozen_lessons == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -203,15 +204,23 @@ def _fixture_files(fixture: Fixture, defect_id: str | None = None) -> list[FileE
 
 
 def _forbidden_texts(manifest: LearningManifest) -> list[str]:
-    """Content that must never reach a worker, a trial root or memory."""
+    """Content that must never reach a worker, a trial root or memory.
+
+    Every reference test, wherever it appears. Defect files too, except a defect text that
+    stands inside a specification's own source files: the worker is shown that source, so
+    finding the text there reveals nothing, and counting it would stop a sound run (a defect
+    made by cutting the end off its source).
+    """
     texts = [test.content for fixture in manifest.fixtures for test in fixture.reference_tests]
+    sources = [entry.content for fixture in manifest.fixtures for entry in fixture.files]
     texts += [
         entry.content
         for fixture in manifest.fixtures
         for defect in fixture.defects
         for entry in defect.files
+        if not any(entry.content in source for source in sources)
     ]
-    return [text for text in texts if text.strip()]
+    return [text for text in dict.fromkeys(texts) if text.strip()]
 
 
 def _contains_any(haystack: str, needles: Sequence[str]) -> bool:
@@ -263,11 +272,30 @@ def _stopped(
     )
 
 
+SCAN_FILE_CAP: Final = 8 * 1024 * 1024
+
+
 def _tree_text(root: Path) -> str:
+    """The text of every regular file under ``root``, for leak scans.
+
+    Whatever a worker left there is read safely: symlinks are not followed, FIFOs and other
+    special files are not opened, and each file is read through one descriptor up to a cap
+    (a larger file is scanned in its first ``SCAN_FILE_CAP`` bytes).
+    """
     parts = []
-    for directory, _, files in os.walk(root):
+    for directory, dirnames, files in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(directory, d))]
         for name in files:
-            parts.append(Path(directory, name).read_bytes().decode("utf-8", "replace"))
+            path = os.path.join(directory, name)
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                continue  # a symlink (dangling or not) or an entry that vanished
+            try:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    parts.append(os.read(fd, SCAN_FILE_CAP).decode("utf-8", "replace"))
+            finally:
+                os.close(fd)
     return "\n".join(parts)
 
 
@@ -320,10 +348,14 @@ class _Controller:
         self.calls_used = 0
         self.forbidden = _forbidden_texts(self.manifest)
         self.fixtures = {fixture.id: fixture for fixture in self.manifest.fixtures}
+        # Worker projects live under ``scratch``; the frozen store lives apart, in ``private``,
+        # so a no-memory worker finds no store next to its directory.
         self.scratch = Path(tempfile.mkdtemp(prefix="lorelab-learning-"))
+        self.private = Path(tempfile.mkdtemp(prefix="lorelab-learning-store-"))
         self.identity: WorkerIdentity | None = None
         self.frozen_store: Path | None = None
         self.frozen_sha256: str | None = None
+        self.frozen_lessons = 0
 
     # ------------------------------------------------------------------ phases
 
@@ -373,7 +405,7 @@ class _Controller:
 
     def shared_preparation(self) -> None:
         results = []
-        home = self.scratch / "frozen-home"
+        home = self.private / "frozen-home"
         store = open_store(home)
         try:
             with RunRoot(self.scratch) as root:
@@ -410,10 +442,12 @@ class _Controller:
                                 "reason": validation.reason,
                             },
                         )
-            snapshot = self.scratch / "frozen.db"
+            self.frozen_lessons = len(store.list_lessons())
+            snapshot = self.private / "frozen.db"
             self.frozen_sha256 = store.snapshot(snapshot)
         finally:
             store.close()
+        shutil.rmtree(home)
         self.frozen_store = snapshot
         self.receipts.write_json("history-validation.json", {"schemaVersion": 1, "items": results})
         self.receipts.write_bytes("memory-frozen.sqlite", snapshot.read_bytes())
@@ -490,7 +524,7 @@ class _Controller:
             "memory_store_sha256": None,
             "lessons_recalled": [],
             "lessons_below_floor": [],
-            "setup_ms": 0,
+            "setup_ms": None,
             "retrieval_ms": None,
         }
         if self.calls_used + ROLE_CALLS_PER_TRIAL > self.settings.max_calls:
@@ -511,7 +545,7 @@ class _Controller:
         if self.frozen_store is None or self.frozen_sha256 is None:
             raise IntegrityFailure("the frozen memory store was not prepared")
         with _timed() as elapsed:
-            home = Path(tempfile.mkdtemp(prefix="store-", dir=self.scratch))
+            home = Path(tempfile.mkdtemp(prefix="store-", dir=self.private))
             copy = home / "memory.db"
             shutil.copyfile(self.frozen_store, copy)
             digest = sha256_file(copy, cap=LAUNCHER_HASH_CAP)
@@ -607,8 +641,10 @@ class _Controller:
                 generation=generation,
             )
         identity_changes = [c for receipt in generation.roles for c in receipt.identity_changes]
-        infrastructure = {"timeout", "spawn-failed", "identity-changed"}
-        complete = not any(receipt.failure in infrastructure for receipt in generation.roles)
+        # Complete: every call answered (a reviewer's rejection is an answer). A failed call,
+        # whatever its class, may be an outage rather than the worker's skill, so it keeps
+        # the label from claiming anything.
+        complete = all(receipt.failure is None for receipt in generation.roles)
         validation = None
         baseline = None
         defects: list[DefectResult] = []
@@ -728,9 +764,13 @@ def run_learning(
     phases = controller.phases
     try:
         return _run(controller, plan, say)
+    except BaseException as exc:
+        phases.outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else "crashed"
+        raise
     finally:
         receipts.write_json("controller.json", phases.as_json())
         shutil.rmtree(controller.scratch, ignore_errors=True)
+        shutil.rmtree(controller.private, ignore_errors=True)
 
 
 def _run(controller: _Controller, plan: list[ScheduledTrial], say: Progress) -> LearningOutcome:
@@ -789,6 +829,7 @@ def _run(controller: _Controller, plan: list[ScheduledTrial], say: Progress) -> 
         controller.evidence_kind,
         controller.settings,
         records,
+        frozen_lessons=controller.frozen_lessons,
     )
     receipts.write_json("summary.json", summary)
     receipts.write_text("summary.md", summary_markdown(summary))

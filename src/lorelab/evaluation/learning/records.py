@@ -110,7 +110,7 @@ class TrialRecord(_Record):
     detected: int = Field(description="Counted detections (zero unless qualified).")
     recall: float = Field(description="detected / defectsTotal; 0 unless qualified.")
     leak_scan: LeakScan | None
-    setup_ms: int
+    setup_ms: int | None = Field(description="Null when the trial never set up a project.")
     retrieval_ms: int | None = Field(description="Null in the no-memory arm.")
     generation_ms: int | None
     validation_ms: int | None
@@ -176,6 +176,9 @@ class Summary(_Record):
     evidence_kind: EvidenceKind
     manifest_sha256: str
     arms: dict[str, ArmSummary]
+    frozen_lessons: int = Field(
+        description="Lessons in the frozen store the memory arm recalled from (0: no memory)."
+    )
     paired: Paired
     power_note: str
     byte_accounting: dict[str, str]

@@ -77,6 +77,8 @@ def build_summary(
     evidence_kind: EvidenceKind,
     settings: Settings,
     records: Sequence[TrialRecord],
+    *,
+    frozen_lessons: int,
 ) -> Summary:
     """Summarise ``records``; every trial counts, rejected and failed ones as zero."""
     claimed_fixture = any(
@@ -120,6 +122,14 @@ def build_summary(
                 )
             ),
         )
+    elif frozen_lessons == 0:
+        label, why = (
+            "inconclusive",
+            (
+                "the frozen memory holds no lesson (no history item validated): both arms got the "
+                "same treatment"
+            ),
+        )
     elif specs < needed:
         label, why = "inconclusive", f"{specs} specifications; at least {needed} are needed"
     elif settings.repeat < MIN_LABEL_REPETITIONS:
@@ -142,6 +152,7 @@ def build_summary(
         evidence_kind=kind,
         manifest_sha256=manifest_sha256,
         arms=arms,
+        frozen_lessons=frozen_lessons,
         paired=Paired(
             specs=pairs,
             sign_test=test.as_json(),
@@ -162,6 +173,7 @@ def summary_markdown(summary: Summary) -> str:
         f"- evidence kind: **{summary.evidence_kind}**",
         f"- label: **{summary.paired.label}** ({summary.paired.label_reason})",
         f"- manifest SHA-256: `{summary.manifest_sha256}`",
+        f"- lessons in the frozen memory: {summary.frozen_lessons}",
         "",
         "| arm | trials | qualified | defects | detected | recall | passing cases | calls "
         "(attempted/spawned) | input bytes | output bytes | billing USD |",

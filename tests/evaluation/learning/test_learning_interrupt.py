@@ -1,0 +1,83 @@
+"""Interrupting the learning evaluation: the worker dies with it and the receipts say so."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lorelab.evaluation.learning import get_dataset
+
+
+def _manifest(tmp_path: Path) -> Path:
+    manifest = get_dataset("default")
+    fixture = manifest.fixtures[0]
+    fixture = fixture.model_copy(update={"defects": fixture.defects[:1]})
+    one = manifest.model_copy(update={"fixtures": [fixture]})
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(one.model_dump(mode="json", by_alias=True)))
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes: it runs nothing.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_run_kills_its_worker_and_records_the_interruption(tmp_path, sent, code):
+    marker = tmp_path / "worker.pid"
+    worker = tmp_path / "slow_worker.py"
+    worker.write_text(
+        "import os, sys, time\n"
+        f"open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+        "time.sleep(120)\n"
+    )
+    output = tmp_path / "out"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lorelab",
+            "eval",
+            "learning",
+            "--fixtures",
+            str(_manifest(tmp_path)),
+            "--repeat",
+            "1",
+            "--seed",
+            "1",
+            "--output",
+            str(output),
+            "--agent",
+            json.dumps([sys.executable, str(worker)]),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists() or not marker.read_text():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the worker never started"
+        time.sleep(0.05)
+    worker_pid = int(marker.read_text())
+    process.send_signal(sent)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == code, stderr
+    assert "interrupted by" in stderr
+    assert "Traceback" not in stderr
+    assert not _alive(worker_pid)
+    controller = json.loads((output / "controller.json").read_text())
+    assert controller["outcome"] == "interrupted"
