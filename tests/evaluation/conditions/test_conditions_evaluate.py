@@ -535,3 +535,69 @@ def test_a_holdout_served_its_own_past_solution_counts_as_pollution(write_json):
     assert dreaming.polluted == ["t1", "t2"]
     assert report.decision.verdict == "do-not-advance"
     assert [f.flags for f in report.flagged_runs] == [["own-solution-served"]] * 2
+
+
+def _both_failing_with_less_rework(**dreaming_extra):
+    runs = []
+    for i in range(1, 9):
+        for condition in CONDITIONS:
+            extra = dreaming_extra if condition == "dreaming" else {}
+            runs.append(
+                _run(
+                    f"t{i}",
+                    condition,
+                    False,
+                    rework=2 if condition == "baseline" else 0,
+                    holdout=True,
+                    **extra,
+                )
+            )
+    return {"runs": runs}
+
+
+def test_both_arms_failing_with_less_rework_is_a_tie_and_never_advances(write_json):
+    report = evaluate(read_runs(write_json(_both_failing_with_less_rework())))
+    dreaming = next(p for p in report.paired if p.condition == "dreaming")
+    assert dreaming.condition_pass_rate == 0
+    assert dreaming.rework_delta == -2
+    assert dreaming.rework_delta_both_passed is None
+    assert dreaming.sign_test.positive == 0
+    assert dreaming.sign_test.ties == 8
+    assert report.decision.verdict == "do-not-advance"
+    assert "no holdout improved across 8" in report.decision.reasons[1]
+
+
+def test_dreaming_runs_that_failed_at_the_memory_never_advance(write_json):
+    data = _both_failing_with_less_rework(host_failure="memory-error")
+    report = evaluate(read_runs(write_json(data)))
+    assert report.decision.verdict != "advance"
+    flagged = [f for f in report.flagged_runs if f.condition == "dreaming"]
+    assert len(flagged) == 8
+    assert all(f.flags == ["host-failure"] for f in flagged)
+
+
+def test_a_host_failure_on_a_holdout_keeps_an_otherwise_advancing_dreaming_inconclusive(
+    write_json,
+):
+    data = _runs(_uniform(7, False, True), holdout=True)
+    for run in data["runs"]:
+        if run["task_id"] == "t7" and run["condition"] == "baseline":
+            run["host_failure"] = "timeout"
+    report = evaluate(read_runs(write_json(data)))
+    dreaming = next(p for p in report.paired if p.condition == "dreaming")
+    assert dreaming.sign_test.positive == 7
+    assert report.decision.verdict == "inconclusive"
+    assert "t7 x baseline (host-failure)" in report.decision.reasons[1]
+
+
+def test_runs_that_failed_at_the_host_do_not_mark_their_skill_for_review(write_json):
+    data = _runs(_uniform(4, False, False))
+    for run in data["runs"]:
+        if run["condition"] == "skill_planned":
+            run["skill_id"] = "skill-a"
+            run["plan_id"] = f"plan-{run['task_id']}"
+            if run["task_id"] != "t1":
+                run["host_failure"] = "memory-error" if run["task_id"] == "t2" else "timeout"
+    report = evaluate(read_runs(write_json(data)))
+    assert report.review_required == []
+    assert report.runs == 16

@@ -80,8 +80,9 @@ class TaskPair(_Out):
     condition_rework: int
     difference: int = Field(
         description=(
-            "+1 when the condition did better (passed where baseline failed, or the same "
-            "outcome with less rework), -1 when worse, 0 for a tie."
+            "+1 when the condition did better (passed where baseline failed, or both passed "
+            "and it needed less rework), -1 when worse, 0 for a tie (both failed is always a "
+            "tie: rework of a failed run is no improvement)."
         )
     )
     polluted: bool
@@ -117,6 +118,12 @@ class PairedComparison(_Out):
     baseline_mean_rework: float
     condition_mean_rework: float
     rework_delta: float
+    rework_delta_both_passed: float | None = Field(
+        description=(
+            "Mean rework of the condition minus baseline's over the holdouts both passed; "
+            "null when there are none. Only this rework delta can show an improvement."
+        )
+    )
     negative_transfer: list[str] = Field(
         description="Holdout tasks baseline passed and the condition failed."
     )
@@ -150,7 +157,8 @@ class FlaggedRun(_Out):
     holdout: bool
     flags: list[str] = Field(
         description=(
-            "verify-files-edited, host-model-mismatch, own-solution-served, unchecked-items-served"
+            "host-failure, verify-files-edited, host-model-mismatch, own-solution-served, "
+            "unchecked-items-served"
         )
     )
 
@@ -215,6 +223,10 @@ def is_polluted(run: RunRecord) -> bool:
 def _difference(baseline: RunRecord, other: RunRecord) -> int:
     if other.passed != baseline.passed:
         return 1 if other.passed else -1
+    if not other.passed:
+        # Both failed: fewer attempts at a failure (or none, after a host or memory failure)
+        # is no improvement.
+        return 0
     if other.rework_count != baseline.rework_count:
         return 1 if other.rework_count < baseline.rework_count else -1
     return 0
@@ -292,6 +304,8 @@ def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComp
     other_pass = sum(o.passed for _, o in pairs) / count
     base_rework = sum(b.rework_count for b, _ in pairs) / count
     other_rework = sum(o.rework_count for _, o in pairs) / count
+    both = [(b, o) for b, o in pairs if b.passed and o.passed]
+    both_delta = sum(o.rework_count - b.rework_count for b, o in both) / len(both) if both else None
     tokens = [o.guidance_tokens for _, o in pairs if o.guidance_tokens is not None]
     base_tokens = [b.guidance_tokens for b, _ in pairs if b.guidance_tokens is not None]
     test = sign_test(pair.difference for pair in tasks)
@@ -304,6 +318,7 @@ def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComp
         baseline_mean_rework=base_rework,
         condition_mean_rework=other_rework,
         rework_delta=other_rework - base_rework,
+        rework_delta_both_passed=both_delta,
         negative_transfer=[o.task_id for b, o in pairs if b.passed and not o.passed],
         pollution_rate=sum(pair.polluted for pair in tasks) / count,
         polluted=[pair.task_id for pair in tasks if pair.polluted],
@@ -398,11 +413,15 @@ def _rule(
     test = paired.sign_test
     significant = test.p_value < t.alpha
     needed = min_units_for_significance(t.alpha)
-    improved = paired.pass_rate_delta > 0 or paired.rework_delta < 0
+    # Rework counts only where both runs passed: a failed run that gave up sooner (or never
+    # ran, after a host or memory failure) must not look like an improvement.
+    both = paired.rework_delta_both_passed
+    improved = paired.pass_rate_delta > 0 or (both is not None and both < 0)
+    both_text = "n/a" if both is None else f"{both:+.3f}"
     summary = (
         f"pass-rate delta {paired.pass_rate_delta:+.3f}, rework delta "
-        f"{paired.rework_delta:+.3f}, sign test +{test.positive}/-{test.negative}/="
-        f"{test.ties}, p = {test.p_value:.4g}"
+        f"{paired.rework_delta:+.3f} (where both passed: {both_text}), sign test "
+        f"+{test.positive}/-{test.negative}/={test.ties}, p = {test.p_value:.4g}"
     )
     if improved:
         if mean_tokens is None:
@@ -430,7 +449,8 @@ def _rule(
 def _review_required(runs: LoadedRuns, failures: int) -> list[ReviewRequired]:
     by_skill: dict[str, list[RunRecord]] = defaultdict(list)
     for run in runs.runs:
-        if run.skill_id:
+        # A run that failed at the host or memory never tested the Skill: it is left out.
+        if run.skill_id and not run.host_failure:
             by_skill[run.skill_id].append(run)
     flagged = []
     for skill_id in sorted(by_skill):

@@ -53,6 +53,15 @@ def print_report(report: ConditionsReport, console: Console) -> None:
     rows: list[tuple[str, list[str]]] = [
         ("pass-rate delta", [f"{c.pass_rate_delta:+.2f}" for c in report.paired]),
         ("rework delta", [f"{c.rework_delta:+.2f}" for c in report.paired]),
+        (
+            "rework delta, both passed",
+            [
+                "n/a"
+                if c.rework_delta_both_passed is None
+                else f"{c.rework_delta_both_passed:+.2f}"
+                for c in report.paired
+            ],
+        ),
         ("negative transfer", [str(len(c.negative_transfer)) for c in report.paired]),
         ("pollution rate", [_rate(c.pollution_rate) for c in report.paired]),
         ("irrelevance rate", [_rate(c.irrelevance_rate) for c in report.paired]),

@@ -66,10 +66,20 @@ class RunRecord(BaseModel):
         default=None,
         description="Optional: whether the host claimed a model other than the declared one.",
     )
+    host_failure: str | None = Field(
+        default=None,
+        description=(
+            "Optional: why the run could not complete as declared (a failed host call such as "
+            "'timeout', or 'memory-error'); such a run counts as failed and is no clean "
+            "measurement."
+        ),
+    )
 
     def integrity_flags(self) -> list[str]:
         """What makes this run's outcome untrustworthy as a measurement, by name."""
         flags = []
+        if self.host_failure:
+            flags.append("host-failure")
         if self.verify_files_edited:
             flags.append("verify-files-edited")
         if self.host_model_mismatch:
