@@ -320,3 +320,14 @@ def test_an_id_with_a_newline_or_pipe_stays_in_its_markdown_table_row(write_fixt
     rows = [line for line in (out / "context-receipt.md").read_text().splitlines() if "odd" in line]
     assert len(rows) == 1
     assert rows[0].startswith("| odd id\\|x | PASS |")
+
+
+def test_the_receipt_reports_forbidden_history_apart_from_retries(write_fixture, tmp_path):
+    # passing_trace fails `make test` once before the compaction: history, not a retry.
+    out = tmp_path / "out"
+    result = run(write_fixture(passing_trace()), "--output", out)
+    assert result.exit_code == 0, result.output
+    record = receipt(out)["records"][0]
+    assert record["forbiddenHistory"] == 1
+    assert record["failures"]["forbiddenRetries"] == 0
+    assert "forbidden in history (not failures)" in (out / "context-receipt.md").read_text()

@@ -146,6 +146,50 @@ def test_a_child_handed_off_after_the_window_opened_counts_in_full():
     assert score(trace, required=["compaction"]).failures.forbidden_retries == 1
 
 
+def test_child_retries_count_even_when_child_handoff_is_not_required():
+    child = [cmd(4, "make test", 2), msg(5, "child done", "agent")]
+    trace = [
+        msg(0, "go", "user"),
+        msg(1, "port = 5432"),
+        cmd(2, "make test", 2),
+        bnd(3, "child_handoff", child),
+        bnd(6, "compaction"),
+        ans(7, GOOD_ANSWER),
+    ]
+    # The child reran the failed command after its handoff, before the parent's window opened.
+    result = score(trace, required=["compaction"])
+    assert result.failures.as_dict() == only(forbiddenRetries=1)
+    assert result.forbidden_history == 1
+
+
+def test_child_retries_count_when_no_window_opens_at_all():
+    child = [cmd(3, "make test", 2), bnd(4, "compaction"), cmd(5, "make test", 2)]
+    trace = [
+        msg(0, "go", "user"),
+        msg(1, "port = 5432"),
+        bnd(2, "child_handoff", child),
+        ans(6, GOOD_ANSWER),
+    ]
+    result = score(trace, required=[])
+    assert result.failures.as_dict() == only(forbiddenRetries=2)
+    assert result.verdict == "FAIL"
+
+
+def test_forbidden_commands_before_the_window_are_reported_as_history_not_failures():
+    trace = [
+        msg(0, "go", "user"),
+        msg(1, "port = 5432"),
+        cmd(2, "make test", 2),
+        cmd(3, "make test", 2),
+        bnd(4, "compaction"),
+        cmd(5, "make test", 2),
+        ans(6, GOOD_ANSWER),
+    ]
+    result = score(trace)
+    assert result.failures.forbidden_retries == 1
+    assert result.forbidden_history == 2
+
+
 def test_command_matching_is_exact():
     trace = [
         msg(0, "go", "user"),

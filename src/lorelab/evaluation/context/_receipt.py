@@ -132,6 +132,11 @@ class RecordResult(_Model):
         description="Top-level boundary events recorded, in order."
     )
     failures: FailureCounts = Field(description="Failure count of every class.")
+    forbidden_history: NonNegativeInt | None = Field(
+        default=None,
+        description="Forbidden commands run before the counting window opened (source history "
+        "the record starts from): reported, not failures. Null in receipts of scorer 2 or older.",
+    )
     verdict: Verdict = Field(description="PASS only with zero failures of every class.")
     label: Verdict | None = Field(description="The independent label; null for trials.")
     label_agrees: bool | None = Field(description="Whether verdict equals label; null if no label.")
@@ -408,8 +413,9 @@ def render_markdown(receipt: ContextReceipt) -> str:
         f"- exit code: {receipt.exit_code}",
         "",
         "| record | verdict | label | agrees | missing facts | wrong facts | unsupported | "
-        "forbidden retries | missing boundaries | incomplete | synthetic | digest |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "forbidden retries | missing boundaries | incomplete | forbidden in history "
+        "(not failures) | synthetic | digest |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in receipt.records:
         counts = r.failures.as_dict()
@@ -422,6 +428,7 @@ def render_markdown(receipt: ContextReceipt) -> str:
                     r.label or "none",
                     "n/a" if r.label_agrees is None else _cell(r.label_agrees),
                     *(str(counts[name]) for name in FAILURE_CLASSES),
+                    _cell(r.forbidden_history),
                     _cell(r.synthetic),
                     r.fixture_digest[:12],
                 ]

@@ -96,6 +96,7 @@ def fixture_record(item: LoadedFixture) -> RecordResult:
         boundary_kinds=list(fixture.required_boundaries),
         observed_boundaries=list(score.observed_boundaries),
         failures=score.failures,
+        forbidden_history=score.forbidden_history,
         verdict=score.verdict,
         label=fixture.labels.expected,
         label_agrees=score.verdict == fixture.labels.expected,

@@ -8,7 +8,8 @@ The rules (docs/context.md states them for users):
   the answer, an answer fact with an unknown id, and a claim citing no existing earlier event;
 - **forbidden retries**: every command event equal to a forbidden command from the first
   required compaction or restart boundary (top level) to the end of the trace, plus every such
-  command in a child trace when ``child_handoff`` is required; earlier commands are history;
+  command anywhere in a child trace (a child always works across its handoff, required or
+  not); earlier top-level commands are history, counted apart as ``forbidden_history``;
 - **missing boundaries**: required kinds that cannot be matched, in order, to top-level
   boundary events;
 - **incomplete record**: ``complete`` false, each incomplete child trace, no top-level answer,
@@ -36,11 +37,14 @@ from lorelab.evaluation.context._fixture import (
     iter_events,
 )
 
-SCORER_VERSION: Final = "lorelab.context-scorer/2"
+SCORER_VERSION: Final = "lorelab.context-scorer/3"
 """Names the scoring rules; receipts scored under different rules are never compared.
 
 Version 2: a trial's forbidden-retry window opens where the fixture's own window does (else at
 the managed boundary), never at a source boundary the fixture did not require.
+Version 3: a forbidden command in a child trace is always a retry, whether or not
+``child_handoff`` is required (version 2 counted it only when it was required or the child came
+after the window opened).
 """
 
 FAILURE_CLASSES: Final = (
@@ -95,6 +99,8 @@ class Score:
     verdict: Verdict
     answer_index: int | None
     observed_boundaries: tuple[BoundaryKind, ...]
+    forbidden_history: int
+    """Forbidden commands run before the counting window (source history): not failures."""
 
 
 def normalise(value: str) -> str:
@@ -164,15 +170,17 @@ def score_trace(
                 "event of the trace"
             )
         window_pos = position[window_start]
-    children_count = "child_handoff" in required
     forbidden = set(forbidden_commands)
     retries = 0
+    history = 0
     for pos, (event, depth) in enumerate(flat):
         if not isinstance(event, CommandEvent) or event.command not in forbidden:
             continue
-        in_window = window_pos is not None and pos > window_pos
-        if in_window or (children_count and depth > 0):
+        # A child works after its own handoff: its whole trace counts, whatever is required.
+        if depth > 0 or (window_pos is not None and pos > window_pos):
             retries += 1
+        else:
+            history += 1
 
     answers = [event for event in trace if isinstance(event, AnswerEvent)]
     answer = answers[-1] if answers else None
@@ -231,6 +239,7 @@ def score_trace(
         verdict="PASS" if failures.total() == 0 else "FAIL",
         answer_index=answer.index if answer is not None else None,
         observed_boundaries=observed,
+        forbidden_history=history,
     )
 
 

@@ -500,6 +500,7 @@ def _record(
         boundary_kinds=required,
         observed_boundaries=list(score.observed_boundaries),
         failures=score.failures,
+        forbidden_history=score.forbidden_history,
         verdict=score.verdict,
         label=None,
         label_agrees=None,
