@@ -181,3 +181,127 @@ def test_a_failing_baseline_with_consistent_fields_is_accepted(write_fixture, tm
     baseline = load_baseline(tmp_path / "base" / "context-receipt.json")
     assert baseline.receipt.records[0].verdict == "FAIL"
     assert baseline.receipt.exit_code == 1
+
+
+def _against(tmp_path: Path, baseline: Path):
+    return run(
+        tmp_path / "fixtures" / "fx.json", "--output", tmp_path / "now", "--baseline", baseline
+    )
+
+
+def _reasons_of(tmp_path: Path) -> list[str]:
+    comparison = json.loads((tmp_path / "now" / "context-receipt.json").read_text())["comparison"]
+    assert comparison["comparable"] is False
+    assert comparison["deltas"] is None
+    return comparison["reasons"]
+
+
+def test_a_synthetic_baseline_is_not_comparable_with_a_live_run_of_the_same_fixture(
+    write_fixture, tmp_path
+):
+    base = baseline_run(write_fixture, tmp_path)
+
+    def make_synthetic(data: dict) -> None:
+        record = data["records"][0]
+        record["synthetic"] = True
+        record["provenance"]["synthetic"] = True
+        record["qualification"]["synthetic"] = True
+
+    result = _against(tmp_path, rewrite(base, make_synthetic))
+    assert result.exit_code == 1, result.output
+    expected = (
+        "record 'fx': synthetic flag differs (the baseline is synthetic, this run is live "
+        "(not synthetic))"
+    )
+    assert expected in result.output
+    assert expected in _reasons_of(tmp_path)
+
+
+def test_a_live_baseline_is_not_comparable_with_a_synthetic_run(write_fixture, tmp_path):
+    base = baseline_run(write_fixture, tmp_path)
+    synthetic = write_fixture(passing_trace(), name="now.json", synthetic=True)
+    result = run(synthetic, "--output", tmp_path / "now", "--baseline", base)
+    assert result.exit_code == 1, result.output
+    assert (
+        "record 'fx': synthetic flag differs (the baseline is live (not synthetic), this run is "
+        "synthetic)" in _reasons_of(tmp_path)
+    )
+
+
+def test_a_baseline_whose_synthetic_flags_contradict_each_other_is_refused(write_fixture, tmp_path):
+    base = baseline_run(write_fixture, tmp_path)
+
+    def half_synthetic(data: dict) -> None:
+        # The record says synthetic, its qualification says live: it cannot be trusted either way.
+        data["records"][0]["synthetic"] = True
+        data["records"][0]["provenance"]["synthetic"] = True
+
+    result = _against(tmp_path, rewrite(base, half_synthetic))
+    assert result.exit_code == 2, result.output
+    assert "refused: record 'fx': its synthetic flags contradict each other" in result.output
+    assert not (tmp_path / "now").exists()
+
+
+def test_a_changed_label_with_the_same_fixture_digest_is_not_comparable(write_fixture, tmp_path):
+    base = baseline_run(write_fixture, tmp_path)
+
+    def relabel(data: dict) -> None:
+        # Internally consistent: label FAIL, verdict PASS, so the label disagrees and exit is 1.
+        data["records"][0].update(label="FAIL", labelAgrees=False)
+        data["summary"]["labelDisagreements"] = 1
+        data["exitCode"] = 1
+
+    result = _against(tmp_path, rewrite(base, relabel))
+    assert result.exit_code == 1, result.output
+    assert (
+        "record 'fx': label differs ('FAIL' -> 'PASS') although the fixture digest is the same"
+        in _reasons_of(tmp_path)
+    )
+
+
+def test_a_changed_source_revision_with_the_same_fixture_digest_is_not_comparable(
+    write_fixture, tmp_path
+):
+    base = baseline_run(write_fixture, tmp_path)
+    edited = rewrite(base, lambda d: d["records"][0]["provenance"].update(sourceRevision="rev-0"))
+    result = _against(tmp_path, edited)
+    assert result.exit_code == 1, result.output
+    assert (
+        "record 'fx': provenance.sourceRevision differs ('rev-0' -> 'rev-1') although the "
+        "fixture digest is the same" in _reasons_of(tmp_path)
+    )
+
+
+def _duplicate_record(data: dict) -> None:
+    # The summary is made to match, so only the duplicate id is wrong.
+    data["records"] = [data["records"][0], data["records"][0]]
+    summary = data["summary"]
+    summary.update(records=2, passes=2)
+    summary["usageTotals"] = {key: value * 2 for key, value in summary["usageTotals"].items()}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["records"][0].update(fixtureId="other"), "id differs from its fixtureId"),
+        (lambda d: d["records"][0].update(label=None, labelAgrees=None), "without its label"),
+        (
+            lambda d: d["records"][0]["qualification"].update(mode="trial"),
+            "qualification.mode is trial in a fixture-mode receipt",
+        ),
+        (_duplicate_record, "record id 'fx' appears more than once"),
+        (
+            lambda d: (
+                d.update(mode="trial"),
+                d["records"][0]["qualification"].update(mode="trial"),
+            ),
+            "a trial record without trial details",
+        ),
+    ],
+)
+def test_baselines_whose_record_identity_contradicts_itself_are_refused(
+    write_fixture, tmp_path, change, message
+):
+    edited = rewrite(baseline_run(write_fixture, tmp_path), change)
+    with pytest.raises(SchemaError, match=message):
+        load_baseline(edited)

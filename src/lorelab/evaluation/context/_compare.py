@@ -37,14 +37,57 @@ class Baseline:
     receipt: ContextReceipt
 
 
+def _identity_contradictions(mode: Mode, record: RecordResult) -> list[str]:
+    """How a record's identity fields contradict each other or the receipt's mode."""
+    name = f"record {record.record_id!r}"
+    problems: list[str] = []
+    flags = {
+        "synthetic": record.synthetic,
+        "provenance.synthetic": record.provenance.synthetic,
+        "qualification.synthetic": record.qualification.synthetic,
+    }
+    if len(set(flags.values())) > 1:
+        said = ", ".join(f"{field} {value}" for field, value in flags.items())
+        problems.append(f"{name}: its synthetic flags contradict each other ({said})")
+    if record.qualification.mode != mode:
+        problems.append(
+            f"{name}: qualification.mode is {record.qualification.mode} in a {mode}-mode receipt"
+        )
+    if mode == "fixture":
+        if record.record_id != record.fixture_id:
+            problems.append(f"{name}: a fixture record's id differs from its fixtureId")
+        if record.label is None:
+            problems.append(f"{name}: a fixture record without its label")
+        if record.trial is not None:
+            problems.append(f"{name}: a fixture record with trial details")
+    else:
+        if record.trial is None:
+            problems.append(f"{name}: a trial record without trial details")
+        elif record.record_id != f"{record.fixture_id}#{record.trial.managed_boundary}" or (
+            record.qualification.managed_boundary != record.trial.managed_boundary
+        ):
+            problems.append(
+                f"{name}: its id, fixtureId and managed boundary do not name the same trial"
+            )
+        if record.label is not None:
+            problems.append(f"{name}: a trial record with a label")
+        if not record.synthetic:
+            problems.append(f"{name}: a trial record not labelled synthetic")
+    return problems
+
+
 def _contradictions(receipt: ContextReceipt) -> list[str]:
     problems: list[str] = []
     if not receipt.records:
         problems.append("it has no records")
     if not receipt.evaluator.module_hashes:
         problems.append("it records no evaluator module hashes")
+    ids = [record.record_id for record in receipt.records]
+    for duplicate in sorted({key for key in ids if ids.count(key) > 1}):
+        problems.append(f"record id {duplicate!r} appears more than once")
     for record in receipt.records:
         name = f"record {record.record_id!r}"
+        problems += _identity_contradictions(receipt.mode, record)
         if record.provenance.source_revision is None:
             problems.append(f"{name} has no source provenance (provenance.sourceRevision is null)")
         total = record.failures.total()
@@ -86,6 +129,38 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
     return Baseline(path=name, digest=sha256_bytes(data), receipt=receipt)
 
 
+def _side(synthetic: bool) -> str:
+    return "synthetic" if synthetic else "live (not synthetic)"
+
+
+def _same_fixture_mismatches(key: str, now: RecordResult, then: RecordResult) -> list[str]:
+    """Fields the fixture's bytes determine that differ although the fixture digest is equal.
+
+    The same bytes give the same fixture id, label and source revision, so a
+    difference means the baseline does not describe this fixture (edited or mislabelled): its
+    outcome cannot stand for this fixture's.
+    """
+    reasons: list[str] = []
+    same_bytes = {
+        "fixtureId": (then.fixture_id, now.fixture_id),
+        "label": (then.label, now.label),
+        "provenance.sourceRevision": (
+            then.provenance.source_revision,
+            now.provenance.source_revision,
+        ),
+    }
+    if now.qualification.mode == "fixture":
+        # A fixture record's provenance is the fixture's own; a trial's run id is its own.
+        same_bytes["provenance.runId"] = (then.provenance.run_id, now.provenance.run_id)
+    for field, (before, after) in same_bytes.items():
+        if before != after:
+            reasons.append(
+                f"record {key!r}: {field} differs ({before!r} -> {after!r}) although the "
+                "fixture digest is the same"
+            )
+    return reasons
+
+
 def _reasons(mode: Mode, records: list[RecordResult], baseline: ContextReceipt) -> list[str]:
     reasons: list[str] = []
     if baseline.mode != mode:
@@ -102,6 +177,14 @@ def _reasons(mode: Mode, records: list[RecordResult], baseline: ContextReceipt) 
             reasons.append(
                 f"record {key!r}: fixture changed (sha256 {then.fixture_digest[:12]} -> "
                 f"{now.fixture_digest[:12]})"
+            )
+        else:
+            reasons += _same_fixture_mismatches(key, now, then)
+        if now.synthetic != then.synthetic:
+            # Named on its own: synthetic evidence never stands in for a live run, or back.
+            reasons.append(
+                f"record {key!r}: synthetic flag differs (the baseline is {_side(then.synthetic)}, "
+                f"this run is {_side(now.synthetic)})"
             )
         if now.boundary_kinds != then.boundary_kinds:
             reasons.append(
