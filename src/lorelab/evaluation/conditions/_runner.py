@@ -242,7 +242,9 @@ def model_matches(declared: str, claimed: str) -> bool:
 def resolve_memory(
     manifest: ConditionsManifest, options: RunOptions, project: Path
 ) -> tuple[MemoryProfile, list[str], Path | None]:
-    """The profile, server argv and memory home the run will use."""
+    """The profile, server argv and memory home the run will use (checked before anything
+    runs). The default lorelab server's ``--project`` is ``project`` here; the run replaces it
+    with its pristine copy of the snapshot once that exists."""
     profile = PROFILES[manifest.memory.profile]
     home = Path(os.path.abspath(options.memory_home)) if options.memory_home else None
     if home is not None and home.exists() and not home.is_dir():
@@ -707,8 +709,8 @@ async def _execute(
     home: Path | None,
     seed: SeedMemory | None,
     preflight: dict[str, Any],
+    clean: Path,
 ) -> None:
-    clean = ctx.snapshot.materialise(ctx.root / "memory-project")
     async with open_memory(
         profile,
         memory_argv,
@@ -805,6 +807,11 @@ def run_conditions(options: RunOptions) -> RunSummary:
     root = Path(tempfile.mkdtemp(prefix="lorelab-conditions-"))
     try:
         preflight_copy = snapshot.materialise(root / "preflight")
+        # The memory server gets a pristine copy as its project, never the source: Dream checks
+        # copy that project, and must see exactly what every condition's host sees.
+        clean = snapshot.materialise(root / "memory-project")
+        if not (options.memory_argv or manifest.memory.argv) and home is not None:
+            memory_argv = lorelab_server_argv(home, clean)
         identity = bind_identity(
             argv, cwd=preflight_copy, operator_identity=options.identity, env=env
         )
@@ -868,7 +875,10 @@ def run_conditions(options: RunOptions) -> RunSummary:
             "argvKind": "custom" if (options.memory_argv or manifest.memory.argv) else "default",
             "home": str(home) if home else None,
             "tools": None,
-            "projectForChecks": "a pristine copy of the project snapshot",
+            "projectForChecks": (
+                "a pristine copy of the project snapshot (the default lorelab server's "
+                "--project), removed when the run ends"
+            ),
         }
         ctx = _Context(
             manifest=manifest,
@@ -884,7 +894,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
             fixture=fixture,
         )
         try:
-            run_async(_execute, ctx, profile, memory_argv, home, seed, preflight)
+            run_async(_execute, ctx, profile, memory_argv, home, seed, preflight, clean)
         except (LorelabError, OSError) as exc:
             if not receipts.contains(PREFLIGHT_FILE):
                 receipts.write_json(PREFLIGHT_FILE, preflight)
