@@ -212,9 +212,37 @@ def test_lesson_test_names_come_from_python_defs_and_javascript_titles():
         "test_past_at_boundary",
         "test_past_zero_width_input",
         "testlike",
-        "empty_input",
-        "at_boundary",
+        "test_empty_input",
+        "test_at_boundary",
     ]
+
+
+@pytest.mark.parametrize(
+    ("literal", "name"),
+    [
+        ('"boundary value"', "test_boundary_value"),
+        ("'Zero-width range (edge)'", "test_zero_width_range_edge"),
+        ('"  x\\t y  "', "test_x_y"),
+        ("'don\\'t stop'", "test_don_t_stop"),
+        ("`test it`", "test_test_it"),
+        ('"!!!"', "test"),
+    ],
+)
+def test_a_node_test_title_is_read_as_the_pytest_name_test_title(literal: str, name: str):
+    content = f"test({literal}, () => {{}});\n"
+    assert lesson_test_names([FileEntry(path="test/a.test.js", content=content)]) == [name]
+
+
+def test_the_first_word_of_a_node_test_title_is_a_case_pattern():
+    lesson = _lesson(
+        'const test = require("node:test");\n'
+        'test("boundary values clamp to the range", () => {});\n'
+        'it("zero-width ranges", () => {});\n',
+        path="test/past.test.js",
+    )
+    response = answer(_architect([lesson], runner="node"))
+    edge = [case["intent"] for case in response["cases"] if case["intent"].startswith("[")]
+    assert edge == ["[boundary] clamp(3, 0, 3) == 3", "[zero-width] clamp(7, 4, 4) == 4"]
 
 
 # --- architect -----------------------------------------------------------------------------

@@ -224,17 +224,30 @@ def parse_intent(intent: str, runner: Runner) -> ExampleItem | None:
 # --- case patterns from lessons ------------------------------------------------------------
 
 
+def node_test_name(title: str) -> str:
+    """A node test title read as the pytest name ``test_<title>``: lowercased, every run of
+    characters other than ``a-z``, ``0-9`` and ``_`` read as one ``_``, ends trimmed.
+
+    The prefix gives the title's first word the ``_`` before it that a pytest name's first word
+    has, so ``test("empty list gives 0")`` has the pattern ``empty`` as ``test_empty_list``
+    does. ``title`` is the literal as written: an escape reads as the character it escapes
+    (``\\n``, ``\\t``, ``\\r`` as whitespace), so ``don\\'t`` is ``don_t``."""
+    text = re.sub(r"\\(.)", lambda m: " " if m[1] in "ntr" else m[1], title, flags=re.DOTALL)
+    words = re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")
+    return f"test_{words}" if words else "test"
+
+
 def lesson_test_names(tests: Iterable[FileEntry]) -> list[str]:
     """The test names of a lesson's files, lowercased: ``def test_...`` names for Python files,
-    ``test(...)``/``it(...)`` titles with spaces read as ``_`` for JavaScript files."""
+    ``test(...)``/``it(...)`` titles read as ``test_<title>`` (:func:`node_test_name`) for
+    JavaScript files."""
     names: list[str] = []
     for entry in tests:
         if entry.path.endswith(".py"):
             names += [name.lower() for name in _PY_TEST_NAME.findall(entry.content)]
         elif entry.path.endswith((".js", ".mjs", ".cjs")):
             names += [
-                re.sub(r"\s+", "_", match["title"].strip()).lower()
-                for match in _JS_TEST_TITLE.finditer(entry.content)
+                node_test_name(match["title"]) for match in _JS_TEST_TITLE.finditer(entry.content)
             ]
     return names
 
