@@ -189,3 +189,57 @@ def test_no_planted_secret_reaches_the_store_file_from_any_field(tmp_path):
         assert secret not in brief.model_dump_json(), kind
     assert sum(result.redactions.values()) >= len(CORPUS)
     assert set(result.redactions) == {kind for kind, _, _ in CORPUS}
+
+
+SPACED_PASSWORD = " ".join(_chars(ALNUM, 5) for _ in range(3))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'DB_PASSWORD="{SPACED_PASSWORD}" alembic upgrade',
+        f"settings(password: '{SPACED_PASSWORD}')",
+        f'{{"password": "{SPACED_PASSWORD}", "user": "bob"}}',
+        f'mysql --password="{SPACED_PASSWORD}" orders',
+        f'export API_KEY="{SPACED_PASSWORD}; still the key, with a comma"',
+    ],
+)
+def test_a_quoted_password_with_spaces_is_redacted_whole(text):
+    redacted, counts = redact(text)
+    for word in SPACED_PASSWORD.split():
+        assert word not in redacted
+    assert "still the key" not in redacted
+    assert counts == {"secret_assignment": 1}
+    assert redact(redacted) == (redacted, {})
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted", "counts"),
+    [
+        (
+            f"git clone https://{GITHUB}@github.com/acme/api.git",
+            "git clone https://[REDACTED:github_token]@github.com/acme/api.git",
+            {"github_token": 1},
+        ),
+        (
+            f"https://{GITHUB}:x-oauth-basic@github.com/acme/api.git",
+            "https://[REDACTED:github_token]:[REDACTED:url_password]@github.com/acme/api.git",
+            {"github_token": 1, "url_password": 1},
+        ),
+        (
+            f"https://{GITLAB}:{URL_PASSWORD}@gitlab.com/acme/api.git",
+            "https://[REDACTED:gitlab_token]:[REDACTED:url_password]@gitlab.com/acme/api.git",
+            {"gitlab_token": 1, "url_password": 1},
+        ),
+    ],
+)
+def test_a_token_used_as_a_url_user_name_is_redacted_once_and_cleanly(text, redacted, counts):
+    assert redact(text) == (redacted, counts)
+    assert redact(redacted) == (redacted, {})
+
+
+def test_a_quoted_reference_with_spaces_is_left_alone():
+    assert redact('password="$DB_PASSWORD from vault"') == (
+        'password="$DB_PASSWORD from vault"',
+        {},
+    )

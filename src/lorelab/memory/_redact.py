@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 MARKER_PREFIX: Final = "[REDACTED:"
+# A marker an earlier detector left: no later detector may match into it (a token used as a
+# URL's user name would otherwise be cut again, half marker, half text).
+_MARKER: Final = re.compile(r"\[REDACTED:[a-z_]+\]")
 
 
 def marker(kind: str) -> str:
@@ -136,9 +139,13 @@ _DETECTORS: Final = (
     ),
     # The password runs to the last "@" of the authority (not the first: "p@ss" is one
     # password); "/", "?", "#" and whitespace end the authority.
+    # The user name is a marker when a token stood there (``https://ghp_...:x@host`` after the
+    # github_token detector); brackets are no part of a user name otherwise.
     _Detector(
         "url_password",
-        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s?#]+)@"),
+        re.compile(
+            r"\b[A-Za-z][A-Za-z0-9+.-]*://(?:\[REDACTED:[a-z_]+\]|[^/\s:@\[\]]*):([^/\s?#]+)@"
+        ),
         ("://",),
         group=1,
     ),
@@ -147,7 +154,10 @@ _DETECTORS: Final = (
         re.compile(
             r"(?i)\b[A-Za-z0-9_-]*?"
             r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
-            r"[\"']?\s*(?:=|:)\s*(?P<quote>[\"']?)(?P<value>[^\s\"'&;,]{4,})(?P=quote)"
+            # A quoted value runs to its closing quote, spaces and all (password="a b c").
+            r"[\"']?\s*(?:=|:)\s*(?P<quote>[\"']?)"
+            r"(?P<value>(?<=\")[^\"\n]{4,}(?=\")|(?<=')[^'\n]{4,}(?=')|[^\s\"'&;,]{4,})"
+            r"(?P=quote)"
         ),
         ("passw", "pwd", "passphrase", "secret", "token", "key"),
     ),
@@ -180,6 +190,11 @@ class Redactor:
         return text
 
     def _apply(self, detector: _Detector, text: str) -> str:
+        markers = [found.span() for found in _MARKER.finditer(text)]
+
+        def inside_marker(start: int, end: int) -> bool:
+            return any(start < m_end and m_start < end for m_start, m_end in markers)
+
         def replace(match: re.Match[str]) -> str:
             if "value" in detector.pattern.groupindex:
                 value = match.group("value").strip("\"'")
@@ -193,6 +208,8 @@ class Redactor:
                 start, end = match.span(detector.group)
             else:
                 start, end = match.span()
+            if inside_marker(start, end):
+                return match.group(0)
             self.counts[detector.kind] += 1
             offset = match.start()
             whole = match.group(0)
