@@ -450,8 +450,9 @@ def _review_required(runs: LoadedRuns, failures: int) -> list[ReviewRequired]:
     by_skill: dict[str, list[RunRecord]] = defaultdict(list)
     for run in runs.runs:
         # A run that failed at the host or memory never tested the Skill: it is left out.
-        if run.skill_id and not run.host_failure:
-            by_skill[run.skill_id].append(run)
+        if not run.host_failure:
+            for skill_id in run.used_skills():
+                by_skill[skill_id].append(run)
     flagged = []
     for skill_id in sorted(by_skill):
         skill_runs = by_skill[skill_id]

@@ -155,6 +155,7 @@ class Guidance:
     brief_id: str | None = None
     plan_id: str | None = None
     skill_id: str | None = None
+    skill_ids: tuple[str, ...] = ()
     served_ids: tuple[str, ...] = ()
     note: str | None = None
     error: str | None = None
@@ -290,6 +291,12 @@ def _brief_items(brief: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     }
 
 
+def _brief_skill_ids(brief: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(
+        str(item["id"]) for item in _items(brief.get("skills")) if item.get("id") is not None
+    )
+
+
 def _guidance_text_of_brief(brief: Mapping[str, Any]) -> tuple[str | None, list[str]]:
     text = brief.get("text")
     served = list(_brief_items(brief))
@@ -333,6 +340,7 @@ async def _guidance(ctx: _Context, task: TaskSpec, condition: str) -> Guidance:
                     served_ids=tuple(served),
                     note=f"no plan: {result.get('reason') or 'the memory gave none'}",
                     brief_items=_brief_items(brief),
+                    skill_ids=_brief_skill_ids(brief),
                 )
             skill_id = _opt_str(result.get("skill_id"))
             plan_text = _plan_text(result)
@@ -348,6 +356,9 @@ async def _guidance(ctx: _Context, task: TaskSpec, condition: str) -> Guidance:
                 brief_id=_opt_str(brief.get("brief_id")),
                 plan_id=str(plan_id),
                 skill_id=skill_id,
+                skill_ids=tuple(
+                    dict.fromkeys([*([skill_id] if skill_id else []), *_brief_skill_ids(brief)])
+                ),
                 served_ids=tuple(dict.fromkeys([*([skill_id] if skill_id else []), *served])),
                 brief_items=_brief_items(brief),
             )
@@ -372,10 +383,16 @@ async def _guidance(ctx: _Context, task: TaskSpec, condition: str) -> Guidance:
             note=f"empty brief: {brief.get('reason') or 'nothing relevant'}",
             brief_items=_brief_items(brief),
         )
+    # The Skills a brief served are the Skills this run used (a dreaming run's Dream products
+    # among them): attributed so that repeated failures mark them review_required. One served
+    # Skill is also the run's skill_id, as a plan's Skill is.
+    skills = _brief_skill_ids(brief)
     return Guidance(
         {"kind": "brief", "text": text},
         text,
         brief_id=_opt_str(brief.get("brief_id")),
+        skill_id=skills[0] if len(skills) == 1 else None,
+        skill_ids=skills,
         served_ids=tuple(served),
         brief_items=_brief_items(brief),
     )
@@ -551,6 +568,7 @@ async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, A
         "holdout": task.holdout,
         "plan_id": guidance.plan_id,
         "skill_id": guidance.skill_id,
+        "skill_ids": list(guidance.skill_ids),
         "brief_id": guidance.brief_id,
         "verification_before": {
             "exit_code": before.exit_code,
@@ -598,6 +616,7 @@ async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, A
             "briefId": guidance.brief_id,
             "planId": guidance.plan_id,
             "skillId": guidance.skill_id,
+            "skillIds": list(guidance.skill_ids),
             "servedIds": list(guidance.served_ids),
             "servedChecked": served.checked,
             "servedItems": served.items,

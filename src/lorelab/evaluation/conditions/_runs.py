@@ -46,7 +46,14 @@ class RunRecord(BaseModel):
         default=None, description="Optional: whether the task is a holdout."
     )
     plan_id: str | None = Field(default=None, description="Optional: the plan served.")
-    skill_id: str | None = Field(default=None, description="Optional: the plan's source Skill.")
+    skill_id: str | None = Field(
+        default=None,
+        description="Optional: the Skill the run used (a plan's source, or a brief's one Skill).",
+    )
+    skill_ids: list[str] | None = Field(
+        default=None,
+        description="Optional: every Skill the run was served (a plan's and a brief's).",
+    )
     unchecked_items_served: StrictBool | None = Field(
         default=None,
         description="Optional: whether the guidance contained items not verified or checked.",
@@ -90,6 +97,12 @@ class RunRecord(BaseModel):
             flags.append("unchecked-items-served")
         return flags
 
+    def used_skills(self) -> list[str]:
+        """Every Skill this run used: its ``skill_id`` and its ``skill_ids``, once each."""
+        return list(
+            dict.fromkeys([*([self.skill_id] if self.skill_id else []), *(self.skill_ids or [])])
+        )
+
     def memory_seen(self) -> list[str]:
         """What says this run received memory output (only allowed off baseline)."""
         seen = []
@@ -101,6 +114,8 @@ class RunRecord(BaseModel):
             seen.append(f"plan_id {self.plan_id}")
         if self.skill_id:
             seen.append(f"skill_id {self.skill_id}")
+        if self.skill_ids:
+            seen.append(f"skill_ids {', '.join(self.skill_ids)}")
         if self.unchecked_items_served or self.own_solutions_served:
             seen.append("served memory items")
         return seen
