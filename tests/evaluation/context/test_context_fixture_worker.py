@@ -75,11 +75,37 @@ def test_a_payload_for_another_role_is_refused_with_exit_2(monkeypatch, capsys):
     assert "role 'context'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("data", [b"not json", b"[]", b'{"role": "context"}'])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"not json",
+        b"[]",
+        b'{"role": "context"}',
+        b"[" * 100_000 + b"]" * 100_000,
+        json.dumps(
+            {**payload(""), "recovered": {**payload("")["recovered"], "summary": 5}}
+        ).encode(),
+    ],
+    ids=["not-json", "not-object", "no-fields", "deeply-nested", "summary-not-a-string"],
+)
 def test_malformed_input_is_refused_with_exit_2(monkeypatch, capsys, data):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     assert fixture_context.main([]) == 2
-    assert capsys.readouterr().out == ""
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("fixture_context: ")
+
+
+@pytest.mark.parametrize("usage", ["5,6", "a,6,0.5", "-1,6,0.5", "5,6,nan", "5,6,-1", "5,6,0.5,7"])
+def test_a_malformed_usage_flag_is_refused_before_any_payload_is_read(monkeypatch, capsys, usage):
+    data = json.dumps(payload("")).encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    with pytest.raises(SystemExit) as exited:
+        fixture_context.main([f"--usage={usage}"])
+    assert exited.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "--usage" in captured.err
 
 
 def test_main_prints_one_json_object(monkeypatch, capsys):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from typing import Any, Final
@@ -45,6 +46,22 @@ def _latest_values(summary: str, fact_ids: list[str]) -> dict[str, tuple[str, in
             if stated is not None:
                 found[fact_id] = (stated.group(1), index)  # later lines supersede earlier ones
     return found
+
+
+def _usage_flag(text: str) -> str:
+    """Check ``--usage IN,OUT,COST`` when the flags are parsed, not in the middle of an answer."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 3 or int(parts[0]) < 0 or int(parts[1]) < 0:
+            raise ValueError
+        cost = float(parts[2])
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not IN,OUT,COST (two non-negative integers and a cost)"
+        ) from None
+    if not math.isfinite(cost) or cost < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the cost must be finite and non-negative")
+    return text
 
 
 def answer(payload: dict[str, Any], options: argparse.Namespace) -> dict[str, Any]:
@@ -91,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lorelab.workers.adapters.fixture_context")
     parser.add_argument("--retry-failed", action="store_true")
     parser.add_argument("--never-answer", action="store_true")
-    parser.add_argument("--usage", help="report usage as IN,OUT,COST")
+    parser.add_argument("--usage", type=_usage_flag, help="report usage as IN,OUT,COST")
     parser.add_argument("--model", help="report this model")
     options = parser.parse_args(argv)
     data = sys.stdin.buffer.read(_MAX_INPUT + 1)
@@ -100,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         payload = json.loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         print(f"fixture_context: payload is not JSON: {exc}", file=sys.stderr)
         return 2
     if not isinstance(payload, dict) or payload.get("role") != "context":
@@ -108,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         response = answer(payload, options)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        # A payload of the right role whose fields have the wrong shape (a non-string summary).
         print(f"fixture_context: malformed context payload: {exc!r}", file=sys.stderr)
         return 2
     sys.stdout.write(json.dumps(response, separators=(",", ":"), ensure_ascii=False))
