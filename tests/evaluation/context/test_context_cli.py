@@ -331,3 +331,9 @@ def test_the_receipt_reports_forbidden_history_apart_from_retries(write_fixture,
     assert record["forbiddenHistory"] == 1
     assert record["failures"]["forbiddenRetries"] == 0
     assert "forbidden in history (not failures)" in (out / "context-receipt.md").read_text()
+
+
+def test_an_empty_output_path_is_refused_by_name(write_fixture, tmp_path):
+    result = run(write_fixture(passing_trace()), "--output", "")
+    assert result.exit_code == 2
+    assert "--output: an empty path" in result.output

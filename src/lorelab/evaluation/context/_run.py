@@ -49,6 +49,9 @@ def check_output_location(output: str | os.PathLike[str], fixtures: Sequence[str
     Paths are compared after resolving symlinks, so a link into the source tree is caught too.
     """
     utf8_path(output, "--output")
+    if not os.fspath(output):
+        # An empty path would silently mean the current directory.
+        raise UsageError("--output: an empty path; name a fresh directory")
     target = Path(os.path.realpath(output))
     roots = [("the lorelab source tree", Path(os.path.realpath(source_tree())))]
     roots += [
