@@ -26,7 +26,12 @@ if TYPE_CHECKING:
     )
     from lorelab.runners._node import NodeRunner
     from lorelab.runners._pool import ExecutionJob, StabilityJob, run_parallel
-    from lorelab.runners._process import ProcessResult, run_process
+    from lorelab.runners._process import (
+        ExecutionCancelled,
+        ProcessResult,
+        ProcessScope,
+        run_process,
+    )
     from lorelab.runners._pytest import PytestRunner
     from lorelab.runners._select import detect_runner, get_runner, is_test_file
     from lorelab.runners._stability import assess, detect, is_valid_baseline, run_stability
@@ -51,7 +56,9 @@ _WHERE = {
     "ExecutionJob": "_pool",
     "StabilityJob": "_pool",
     "run_parallel": "_pool",
+    "ExecutionCancelled": "_process",
     "ProcessResult": "_process",
+    "ProcessScope": "_process",
     "run_process": "_process",
     "PytestRunner": "_pytest",
     "detect_runner": "_select",
@@ -70,11 +77,13 @@ __all__ = [
     "DefectOutcome",
     "DefectStatus",
     "Execution",
+    "ExecutionCancelled",
     "ExecutionJob",
     "FailureKind",
     "NodeRunner",
     "ProcessRecord",
     "ProcessResult",
+    "ProcessScope",
     "PytestRunner",
     "RunSummary",
     "RunnerName",

@@ -16,6 +16,7 @@ from typing import Final, overload
 from lorelab.errors import UsageError
 from lorelab.runners._base import TestRunner, check_project, check_timeout
 from lorelab.runners._models import Execution, Stability
+from lorelab.runners._process import ProcessScope
 from lorelab.runners._stability import check_runs, run_stability
 
 MAX_WORKERS: Final = 64
@@ -92,7 +93,9 @@ def run_parallel(
 
     Every job is checked before any starts: its project must exist, and no two jobs may use
     the same directory or one inside another. ``max_workers`` defaults to the usable CPUs.
-    If a job raises, jobs not yet started are cancelled and the error is raised.
+    If a job raises, or the caller is interrupted (Ctrl-C, SIGTERM), jobs not yet started are
+    cancelled, the process groups of running jobs are killed at once (not left to run to
+    their timeouts), and the error is raised.
     """
     workers = default_workers() if max_workers is None else max_workers
     if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
@@ -110,12 +113,16 @@ def run_parallel(
         return []
     pool = ThreadPoolExecutor(max_workers=min(workers, len(jobs)), thread_name_prefix="lorelab-run")
     futures: list[Future[Execution | Stability]] = []
+    scope = ProcessScope()
+    run = scope.bind(_run)
     try:
         futures = [
-            pool.submit(_run, job, project) for job, project in zip(jobs, projects, strict=True)
+            pool.submit(run, job, project) for job, project in zip(jobs, projects, strict=True)
         ]
         results = [future.result() for future in futures]
     except BaseException:
+        # Interrupts reach only this thread: kill what the pool threads started, then wait.
+        scope.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
