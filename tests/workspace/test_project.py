@@ -5,7 +5,14 @@ import pytest
 
 from lorelab.errors import InvalidInput, OutputExistsError, PathError
 from lorelab.io import create_output_dir
-from lorelab.workspace import MAX_FILE_BYTES, FileEntry, RunRoot, check_layout, write_files
+from lorelab.workspace import (
+    MAX_FILE_BYTES,
+    FileEntry,
+    RunRoot,
+    check_layout,
+    check_writable,
+    write_files,
+)
 
 
 def _entry(path, content="x = 1\n"):
@@ -305,3 +312,37 @@ def test_write_files_refuses_a_path_that_differs_from_an_existing_one_only_by_ca
         with pytest.raises(PathError, match=r"'readme\.md' collides"):
             write_files(project, [_entry("readme.md")], allow_overwrite=True)
         assert sorted(p.name for p in project.iterdir()) == ["README.md", "Src"]
+
+
+@pytest.mark.parametrize(
+    ("second", "error", "message"),
+    [
+        ("README.md", OutputExistsError, r"README\.md.*already exists"),
+        ("readme.md", PathError, r"'readme\.md' collides with existing 'README\.md'"),
+        ("SRC/b.py", PathError, r"'SRC' collides with existing 'src'"),
+        ("link/b.py", PathError, r"'link' is a symlink"),
+        ("README.md/b.py", PathError, r"'README\.md' is not a directory"),
+    ],
+)
+def test_write_files_refused_for_a_later_file_writes_none_of_the_earlier_ones(
+    tmp_path, second, error, message
+):
+    with RunRoot(tmp_path) as root:
+        project = root.create_project("p", [_entry("src/a.py"), _entry("README.md")])
+        (project / "link").symlink_to(tmp_path)
+        with pytest.raises(error, match=message):
+            write_files(project, [_entry("tests/test_new.py"), _entry(second)])
+        assert not (project / "tests").exists()
+        assert sorted(p.name for p in project.iterdir()) == ["README.md", "link", "src"]
+
+
+def test_check_writable_reports_what_write_files_would_refuse_and_writes_nothing(tmp_path):
+    with RunRoot(tmp_path) as root:
+        project = root.create_project("p", [_entry("src/a.py")])
+        check_writable(project, ["tests/test_new.py", "src/b.py"])
+        with pytest.raises(PathError, match="'Src' collides"):
+            check_writable(project, ["Src/c.py"])
+        with pytest.raises(OutputExistsError, match=r"src/a\.py"):
+            check_writable(project, ["src/a.py"])
+        check_writable(project, ["src/a.py"], allow_overwrite=True)
+        assert sorted(p.name for p in project.iterdir()) == ["src"]

@@ -13,6 +13,7 @@ from lorelab.workspace._project import (
     MAX_PROJECT_FILES,
     RunRoot,
     check_layout,
+    check_writable,
     write_files,
 )
 
@@ -27,5 +28,6 @@ __all__ = [
     "canonical_path",
     "check_distinct",
     "check_layout",
+    "check_writable",
     "write_files",
 ]

@@ -195,6 +195,63 @@ def _write_entries(
             os.close(dir_fd)
 
 
+def _preflight_entry(project_fd: int, path: str, *, allow_overwrite: bool) -> None:
+    """Raise what writing ``path`` below ``project_fd`` would raise, without writing anything."""
+    *parents, name = path.split("/")
+    fd = os.dup(project_fd)
+    try:
+        for index, segment in enumerate(parents):
+            where = "/".join(parents[: index + 1])
+            _check_case_clash(fd, segment, shown=path)
+            try:
+                st = os.stat(segment, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return  # this directory and everything below it will be created
+            if stat.S_ISLNK(st.st_mode):
+                raise PathError(
+                    f"path {path!r}: {where!r} is a symlink; symlinks are never followed"
+                )
+            if not stat.S_ISDIR(st.st_mode):
+                raise PathError(f"path {path!r}: {where!r} is not a directory")
+            next_fd = _open_dir(segment, fd, shown=f"path {path!r}: {where!r}")
+            os.close(fd)
+            fd = next_fd
+        _check_case_clash(fd, name, shown=path)
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return
+        if not allow_overwrite:
+            raise OutputExistsError(
+                f"path {path!r}: already exists in the project; pass allow_overwrite to replace it"
+            )
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+            raise PathError(f"path {path!r}: the existing entry is {kind}; refusing to replace it")
+    finally:
+        os.close(fd)
+
+
+def check_writable(
+    project: str | os.PathLike[str], paths: Sequence[str], *, allow_overwrite: bool = False
+) -> None:
+    """Raise what :func:`write_files` would raise for ``paths`` in ``project``; write nothing.
+
+    Checks the paths themselves (canonical, no collisions among them) and, for each, the tree
+    on disk: no entry that differs only by case, no symlink or file where a directory goes,
+    and no existing entry unless ``allow_overwrite`` (even then, only a regular file).
+    """
+    checked = [canonical_path(path) for path in paths]
+    check_layout(checked)
+    project_path = Path(project)
+    project_fd = _open_dir(os.fspath(project_path), None, shown=f"project {project_path}")
+    try:
+        for path in checked:
+            _preflight_entry(project_fd, path, allow_overwrite=allow_overwrite)
+    finally:
+        os.close(project_fd)
+
+
 def write_files(
     project: str | os.PathLike[str],
     files: Sequence[FileEntry],
@@ -204,9 +261,10 @@ def write_files(
 ) -> list[Path]:
     """Add files to an existing project; with ``allow_overwrite``, replace existing ones.
 
-    All paths are checked before anything is written. A replaced file is swapped in
-    atomically; a symlink or directory standing where a file should go is refused, and no
-    symlink on the way is followed. New files and directories are 0600/0700 unless
+    All paths are checked before anything is written, against each other and against the
+    tree on disk (:func:`check_writable`), so a refused call writes nothing. A replaced file
+    is swapped in atomically; a symlink or directory standing where a file should go is
+    refused, and no symlink on the way is followed. New files and directories are 0600/0700 unless
     ``private`` is false (a user's own project): then they follow the umask. Returns the
     written paths in input order.
     """
@@ -214,6 +272,9 @@ def write_files(
     project_path = Path(project)
     project_fd = _open_dir(os.fspath(project_path), None, shown=f"project {project_path}")
     try:
+        # Every entry first: a refusal of the second file must not leave the first written.
+        for path, _ in entries:
+            _preflight_entry(project_fd, path, allow_overwrite=allow_overwrite)
         _write_entries(project_fd, entries, allow_overwrite=allow_overwrite, private=private)
     finally:
         os.close(project_fd)
