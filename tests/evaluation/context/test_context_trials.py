@@ -517,3 +517,14 @@ def test_a_worker_directory_holding_a_fixture_is_refused(write_fixture, tmp_path
             [path], agent=FIXTURE_CONTEXT_AGENT, output=tmp_path / "o", cwd=path.parent.parent
         )
     assert not (tmp_path / "o").exists()
+
+
+def test_a_worker_directory_holding_the_output_directory_is_refused(write_fixture, tmp_path):
+    path = write_source(write_fixture)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    with pytest.raises(
+        UsageError, match=r"contains the output directory .* must not read or alter"
+    ):
+        run_trials([path], agent=FIXTURE_CONTEXT_AGENT, output=cwd / "o", cwd=cwd)
+    assert not (cwd / "o").exists()

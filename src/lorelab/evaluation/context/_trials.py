@@ -541,8 +541,14 @@ def _record(
     )
 
 
-def _check_worker_cwd(cwd: str | os.PathLike[str], loaded: Sequence[LoadedFixture]) -> None:
-    """Refuse a worker directory that holds a fixture: the worker must never see its labels."""
+def _check_worker_cwd(
+    cwd: str | os.PathLike[str],
+    loaded: Sequence[LoadedFixture],
+    output: str | os.PathLike[str],
+) -> None:
+    """Refuse a worker directory that holds a fixture (the worker must never see its labels)
+    or the output directory (a worker must not read the scores of earlier trials, nor alter
+    the records written while it runs)."""
     root = Path(os.path.realpath(cwd))
     for item in loaded:
         if Path(os.path.realpath(item.path)).is_relative_to(root):
@@ -550,6 +556,11 @@ def _check_worker_cwd(cwd: str | os.PathLike[str], loaded: Sequence[LoadedFixtur
                 f"--cwd {os.fspath(cwd)}: contains fixture {item.path}, whose labels and "
                 "expected facts the worker must never see; choose another directory"
             )
+    if Path(os.path.realpath(output)).is_relative_to(root):
+        raise UsageError(
+            f"--cwd {os.fspath(cwd)}: contains the output directory {os.fspath(output)}, whose "
+            "trial records the worker must not read or alter; choose another directory"
+        )
 
 
 def _managed(boundaries: Sequence[str]) -> list[BoundaryKind]:
@@ -607,7 +618,7 @@ def run_trials(
     checked = load_baseline(baseline) if baseline is not None else None
     check_output_location(output, [item.path for item in loaded])
     if cwd is not None:
-        _check_worker_cwd(cwd, loaded)
+        _check_worker_cwd(cwd, loaded, output)
     home: Path | None = None
     if checkpoint_home is not None:
         home = Path(os.path.realpath(checkpoint_home))
