@@ -11,11 +11,12 @@ from ctx_helpers import ans, bnd, cmd, msg
 
 from lorelab.cli.main import app
 from lorelab.context import CheckpointStore
-from lorelab.errors import PreflightError, UsageError
+from lorelab.errors import PreflightError, SchemaError, UsageError
 from lorelab.evaluation.context import (
     FIXTURE_CONTEXT_AGENT,
     MessageEvent,
     evaluate_fixtures,
+    load_baseline,
     load_fixture,
     run_trials,
     summarise_evidence,
@@ -528,3 +529,45 @@ def test_a_worker_directory_holding_the_output_directory_is_refused(write_fixtur
     ):
         run_trials([path], agent=FIXTURE_CONTEXT_AGENT, output=cwd / "o", cwd=cwd)
     assert not (cwd / "o").exists()
+
+
+def _edited_trial_receipt(receipt: Path, change) -> Path:
+    data = json.loads(receipt.read_text())
+    change(data["records"][0])
+    edited = receipt.parent.parent / "edited.json"
+    edited.write_text(json.dumps(data))
+    return edited
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda r: r["trial"].update(managedBoundary="restart"),
+            "do not name the same trial",
+        ),
+        (lambda r: r.update(label="PASS", labelAgrees=True), "a trial record with a label"),
+        (
+            lambda r: (
+                r.update(synthetic=False),
+                r["provenance"].update(synthetic=False),
+                r["qualification"].update(synthetic=False),
+            ),
+            "a trial record not labelled synthetic",
+        ),
+        (lambda r: r.update(trial=None), "a trial record without trial details"),
+    ],
+)
+def test_a_trial_baseline_whose_record_identity_contradicts_itself_is_refused(
+    write_fixture, tmp_path, change, message
+):
+    run_trials(
+        [write_source(write_fixture, model="m")],
+        agent=agent("--model", "m"),
+        output=tmp_path / "o",
+        boundaries=["compaction"],
+    )
+    receipt = tmp_path / "o" / "context-receipt.json"
+    assert load_baseline(receipt).receipt.mode == "trial"  # the unedited receipt is accepted
+    with pytest.raises(SchemaError, match=message):
+        load_baseline(_edited_trial_receipt(receipt, change))
