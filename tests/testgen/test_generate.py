@@ -407,3 +407,69 @@ def test_applied_tests_follow_the_umask_not_receipt_permissions(project, tmp_pat
     assert result.apply.applied
     assert stat.S_IMODE((project / "tests" / "test_clip.py").stat().st_mode) == 0o644
     assert stat.S_IMODE((project / "tests").stat().st_mode) == 0o755
+
+
+def _generate_cli(project, tmp_path, agent, *extra):
+    return CliRunner().invoke(
+        app,
+        [
+            "tests",
+            "generate",
+            str(project),
+            "--requirements",
+            str(tmp_path / "requirements.txt"),
+            "--source",
+            "src/clip.py",
+            "--agent",
+            json.dumps(agent),
+            "--no-memory",
+            "--stability-runs",
+            "2",
+            "--json",
+            *extra,
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    ("mine", "authored"),
+    [
+        ("tests/test_Clip.py", "tests/test_clip.py"),
+        ("Tests/test_mine.py", "tests/test_clip.py"),
+        ("tests/test_clip.py/keep.txt", "tests/test_clip.py"),
+    ],
+)
+def test_a_test_path_that_collides_with_the_project_only_by_case_or_kind_is_a_refusal(
+    project, tmp_path, mine, authored
+):
+    (project / mine).parent.mkdir(parents=True, exist_ok=True)
+    (project / mine).write_text("# mine\n")
+    before = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
+    agent = scripted_worker(tmp_path, files=[(authored, PASSING_TEST)])
+    result = _generate_cli(project, tmp_path, agent)
+    # The worker's choice of path is an outcome (exit 1, the record printed), not bad input.
+    assert result.exit_code == 1, result.output
+    record = json.loads(result.stdout)
+    assert record["validation"]["pathViolations"][0].startswith(f"{authored}: the project")
+    assert record["apply"]["applied"] is False
+    assert sorted(str(p.relative_to(project)) for p in project.rglob("*")) == before
+
+
+def test_a_symlink_at_the_test_path_is_never_written_through_and_the_refusal_is_recorded(
+    project, tmp_path
+):
+    (project / "tests").mkdir()
+    target = tmp_path / "elsewhere.py"
+    (project / "tests" / "test_clip.py").symlink_to(target)
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", PASSING_TEST)])
+    for extra in ((), ("--dry-run",)):
+        result = _generate_cli(project, tmp_path, agent, *extra)
+        assert result.exit_code == 1, result.output
+        record = json.loads(result.stdout)
+        # The project reader skips symlinks, so validation passes; applying must still refuse.
+        assert record["validation"]["valid"] is True
+        assert record["apply"]["applied"] is False
+        assert record["apply"]["written"] == []
+        assert "already has a symlink there" in record["apply"]["reason"]
+    assert not target.exists()
+    assert (project / "tests" / "test_clip.py").is_symlink()

@@ -317,7 +317,7 @@ def test_write_files_refuses_a_path_that_differs_from_an_existing_one_only_by_ca
 @pytest.mark.parametrize(
     ("second", "error", "message"),
     [
-        ("README.md", OutputExistsError, r"README\.md.*already exists"),
+        ("README.md", OutputExistsError, r"README\.md.: the project already has an entry there"),
         ("readme.md", PathError, r"'readme\.md' collides with existing 'README\.md'"),
         ("SRC/b.py", PathError, r"'SRC' collides with existing 'src'"),
         ("link/b.py", PathError, r"'link' is a symlink"),

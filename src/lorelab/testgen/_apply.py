@@ -13,8 +13,9 @@ import ast
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from lorelab.errors import OutputExistsError, PathError
 from lorelab.testgen._models import ApplyResult, CandidateValidation, RunnerName
-from lorelab.workspace import FileEntry, write_files
+from lorelab.workspace import FileEntry, check_writable, write_files
 
 
 def _function_of(case_id: str) -> tuple[str, tuple[str, ...]]:
@@ -136,15 +137,18 @@ def apply_tests(
                 reason=f"nothing applied: the kept cases failed validation "
                 f"({kept_validation.reason})",
             )
-    existing = [entry.path for entry in chosen if (project / entry.path).exists()]
-    if existing:
+    try:
+        # Against the project as it is now (symlinks, case-only clashes, files the reader
+        # skipped, files created since it was read), before the first file is written.
+        check_writable(project, [entry.path for entry in chosen])
+    except (OutputExistsError, PathError) as exc:
         return ApplyResult(
             applied=False,
             dry_run=dry_run,
             written=[],
             dropped_cases=dropped,
             kept_validation=kept_validation,
-            reason=f"nothing applied: {', '.join(existing)} already exist; never overwritten",
+            reason=f"nothing applied: {exc}; never overwritten",
         )
     paths = [entry.path for entry in chosen]
     if dry_run:

@@ -27,6 +27,23 @@ TEST_PATHS: Final = EXAMPLE_TEST_PATHS
 CONFTEST: Final = "tests/conftest.py"
 
 
+def _layout_clash(path: str, files: dict[str, str], dirs: dict[str, str]) -> str | None:
+    key = path.casefold()
+    if key in files:
+        return f"the project has {files[key]!r}, equal ignoring case"
+    if key in dirs:
+        return f"the project has a directory {dirs[key]!r} there"
+    segments = path.split("/")
+    for depth in range(1, len(segments)):
+        prefix = "/".join(segments[:depth])
+        folded = prefix.casefold()
+        if folded in files:
+            return f"the project has a file {files[folded]!r} where a directory goes"
+        if folded in dirs and dirs[folded] != prefix:
+            return f"the project's directory {dirs[folded]!r} differs only by case"
+    return None
+
+
 def path_violations(
     runner: RunnerName,
     tests: Sequence[FileEntry],
@@ -36,10 +53,23 @@ def path_violations(
 ) -> list[str]:
     """Every reason the path policy refuses ``tests``; empty when all paths are acceptable."""
     present = set(existing)
+    # Every existing file and directory by its case-folded name: a new path that differs
+    # from one only by case is refused too (on a case-insensitive file system it is the same
+    # file), and so is a path whose file or directory would stand where the other kind is.
+    files = {path.casefold(): path for path in existing}
+    dirs: dict[str, str] = {}
+    for path in existing:
+        segments = path.split("/")
+        for depth in range(1, len(segments)):
+            prefix = "/".join(segments[:depth])
+            dirs.setdefault(prefix.casefold(), prefix)
     problems: list[str] = []
     for entry in tests:
+        clash = _layout_clash(entry.path, files, dirs)
         if entry.path in present:
             problems.append(f"{entry.path}: already exists in the project; never overwritten")
+        elif clash is not None:
+            problems.append(f"{entry.path}: {clash}; never overwritten")
         elif runner == "pytest" and entry.path == CONFTEST:
             if not allow_conftest:
                 problems.append(f"{entry.path}: conftest changes are refused unless allowed")

@@ -222,9 +222,8 @@ def _preflight_entry(project_fd: int, path: str, *, allow_overwrite: bool) -> No
         except FileNotFoundError:
             return
         if not allow_overwrite:
-            raise OutputExistsError(
-                f"path {path!r}: already exists in the project; pass allow_overwrite to replace it"
-            )
+            what = "a symlink" if stat.S_ISLNK(st.st_mode) else "an entry"
+            raise OutputExistsError(f"path {path!r}: the project already has {what} there")
         if not stat.S_ISREG(st.st_mode):
             kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
             raise PathError(f"path {path!r}: the existing entry is {kind}; refusing to replace it")
