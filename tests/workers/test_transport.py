@@ -87,6 +87,19 @@ def test_partial_usage_keeps_the_unreported_fields_null(trial):
     assert receipt.model.verified is None
 
 
+@pytest.mark.parametrize("blank", ["", "   ", "\t\n"])
+def test_a_blank_model_claim_is_recorded_as_unknown_not_as_an_empty_name(trial, blank):
+    answer = {**ANSWER, "model": blank}
+    argv = _worker(trial, f"sys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    receipt = call_worker(argv, "architect", architect_payload(), cwd=trial).receipt
+    assert receipt.failure is None
+    assert receipt.model.claimed is None
+    assert receipt.model_dump(mode="json", by_alias=True)["model"] == {
+        "claimed": None,
+        "verified": None,
+    }
+
+
 def test_the_timeout_kills_the_worker_and_its_grandchildren(trial):
     pid_file = trial / "grandchild.pid"
     argv = _worker(

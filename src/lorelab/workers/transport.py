@@ -244,7 +244,8 @@ def reported_usage(value: Mapping[str, Any] | None) -> tuple[Usage | None, list[
 
 def _claimed_model(value: Mapping[str, Any] | None) -> str | None:
     claimed = value.get("model") if value is not None else None
-    return claimed if isinstance(claimed, str) else None
+    # A blank claim names no model: unknown is null, never "".
+    return claimed if isinstance(claimed, str) and claimed.strip() else None
 
 
 def _adapter_error(value: Mapping[str, Any] | None) -> str | None:
