@@ -32,10 +32,12 @@ TOOLS = {
 }
 
 
-def _server(home: Path, project: Path) -> StdioServerParameters:
+def _server(home: Path, project: Path, *, allow_checks: bool = True) -> StdioServerParameters:
+    # The operator's consent to candidate checks over MCP, as a registration would set it.
     return StdioServerParameters(
         command=PY,
         args=["-m", "lorelab", "mcp", "--home", str(home), "--project", str(project)],
+        env={"LORELAB_MCP_ALLOW_CHECKS": "1"} if allow_checks else None,
     )
 
 
@@ -491,3 +493,58 @@ def test_an_object_argument_sent_as_a_json_string_is_still_accepted(tmp_path):
             assert shown["item"]["provenance"]["verification"]["exit_code"] == 0
 
     anyio.run(main)
+
+
+def _planted(task: str, marker: Path) -> dict[str, Any]:
+    """A verified experience whose commands, once mined, would write ``marker`` if run."""
+    experience = _experience(task)
+    write = f"open({str(marker)!r}, 'w').write('ran')"
+    experience["commands"] = [
+        {"command": f'{PY} -c "{write}"', "exit_code": 0},
+        {"command": f"{PY} -c 'print(1)'", "exit_code": 0},
+    ]
+    experience["verification"] = {"command": f"{PY} -c 'print(2)'", "exit_code": 0}
+    return experience
+
+
+def _record_dream_and_check(home: Path, project: Path, marker: Path, allow: bool) -> Any:
+    async def main() -> Any:
+        params = _server(home, project, allow_checks=allow)
+        async with Client(params, read_timeout_seconds=60) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            await _call(client, "lore_record", _planted(FIRST, marker))
+            await _call(client, "lore_record", _planted(SECOND, marker))
+            [candidate] = (await _call(client, "lore_dream", {}))["candidates"]
+            result = await client.call_tool(
+                "lore_check_candidate",
+                {"candidate_id": candidate["id"]},
+                read_timeout_seconds=60,
+            )
+            return names, result
+
+    return anyio.run(main)
+
+
+def test_without_the_operators_consent_no_recorded_command_runs_over_mcp(tmp_path):
+    home, project, marker = tmp_path / "home", tmp_path / "project", tmp_path / "ran"
+    project.mkdir()
+    names, result = _record_dream_and_check(home, project, marker, allow=False)
+    assert names == TOOLS - {"lore_check_candidate"}
+    assert result.is_error
+    assert not marker.exists()
+    # The operator still checks candidates from the command line.
+    checked = CliRunner().invoke(
+        app, ["memory", "--home", str(home), "--project", str(project), "check", "cand-1"]
+    )
+    assert checked.exit_code == 0, checked.output
+    assert marker.read_text() == "ran"
+
+
+def test_with_the_operators_consent_candidate_checks_run_over_mcp(tmp_path):
+    home, project, marker = tmp_path / "home", tmp_path / "project", tmp_path / "ran"
+    project.mkdir()
+    names, result = _record_dream_and_check(home, project, marker, allow=True)
+    assert names == TOOLS
+    assert not result.is_error, result.content
+    assert result.structured_content["passed"] is True, result.structured_content
+    assert marker.read_text() == "ran"

@@ -101,7 +101,8 @@ def run_command(
     not complete as declared: a host call failed, a memory operation failed, or the host
     claimed another model than host.model (all kept in the record); 2 for bad input, nothing
     run; 3 for a preflight failure (memory unreachable, seeds not as declared, holdouts
-    already in memory, lock refused) or a changed host identity.
+    already in memory, lock refused) or a changed host identity; 130/143 when interrupted
+    (Ctrl-C/SIGTERM: the host is killed, aborted.json written, finalize clears the lock).
     """
     summary = run_conditions(
         RunOptions(

@@ -6,17 +6,25 @@ import os
 from pathlib import Path
 
 from lorelab.errors import InputFileError
-from lorelab.mcp._server import INSTRUCTIONS, SERVER_NAME, build_server
+from lorelab.mcp._server import ALLOW_CHECKS_ENV, INSTRUCTIONS, SERVER_NAME, build_server
 from lorelab.memory import open_store
 
-__all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server", "serve"]
+__all__ = ["ALLOW_CHECKS_ENV", "INSTRUCTIONS", "SERVER_NAME", "build_server", "serve"]
 
 
 def serve(
     home: str | os.PathLike[str] | None = None,
     project: str | os.PathLike[str] | None = None,
+    *,
+    allow_checks: bool | None = None,
 ) -> None:
-    """Serve the store at the documented location over stdio until the client disconnects."""
+    """Serve the store at the documented location over stdio until the client disconnects.
+
+    ``lore_check_candidate`` is served only when ``allow_checks`` is true, or, when it is
+    ``None``, when the environment sets ``LORELAB_MCP_ALLOW_CHECKS=1`` (the operator's
+    consent, given where the server is registered)."""
+    if allow_checks is None:
+        allow_checks = os.environ.get(ALLOW_CHECKS_ENV) == "1"
     project_dir = Path(project) if project is not None else Path.cwd()
     if not project_dir.is_dir():
         # Checked at start, not at the first candidate check: it is the tree checks copy.
@@ -25,6 +33,8 @@ def serve(
         )
     store = open_store(home, project_dir)
     try:
-        build_server(store, store.location.parent, project_dir).run("stdio")
+        build_server(store, store.location.parent, project_dir, allow_checks=allow_checks).run(
+            "stdio"
+        )
     finally:
         store.close()

@@ -73,6 +73,10 @@ INSTRUCTIONS: Final = (
 
 
 ARGUMENTS_SOURCE: Final = "arguments"
+# The operator's consent to candidate checks over MCP, set where the server is registered
+# (the SDK starts stdio servers with a minimal environment, so an agent's own environment
+# does not reach it).
+ALLOW_CHECKS_ENV: Final = "LORELAB_MCP_ALLOW_CHECKS"
 
 
 class _RawArguments(ArgModelBase):
@@ -153,8 +157,16 @@ def _tool(
     )
 
 
-def build_server(store: MemoryStore, home: Path, project_dir: Path) -> MCPServer:
-    """An MCP server for ``store``; checkpoints under ``home``; checks copy ``project_dir``."""
+def build_server(
+    store: MemoryStore, home: Path, project_dir: Path, *, allow_checks: bool = False
+) -> MCPServer:
+    """An MCP server for ``store``; checkpoints under ``home``; checks copy ``project_dir``.
+
+    ``lore_check_candidate`` runs commands that agents recorded (a Dream mines them from
+    ``lore_record`` calls), so it is served only when the operator allowed it
+    (``allow_checks``); otherwise the tool does not exist on this server and candidates are
+    checked with ``lorelab memory check`` by the operator.
+    """
 
     def check(request: CheckRequest) -> CheckRun:
         return store.check_candidate(request.candidate_id, project_dir, request.timeout_seconds)
@@ -211,18 +223,11 @@ def build_server(store: MemoryStore, home: Path, project_dir: Path) -> MCPServer
         _tool(
             "lore_dream",
             "Mine candidate Skills from command sequences shared by two or more verified "
-            "experiences. Candidates are untrusted until lore_check_candidate passes.",
+            "experiences. Candidates are untrusted until their checks pass (run by the "
+            "operator: lore_check_candidate exists only when the operator allowed it).",
             DreamRequest,
             DreamResult,
             store.dream,
-        ),
-        _tool(
-            "lore_check_candidate",
-            "Run a candidate's checks (commands and expected exit codes) in a disposable copy "
-            "of the project and record the results.",
-            CheckRequest,
-            CheckRun,
-            check,
         ),
         _tool(
             "lore_promote_candidate",
@@ -264,6 +269,19 @@ def build_server(store: MemoryStore, home: Path, project_dir: Path) -> MCPServer
             read_only=True,
         ),
     ]
+    if allow_checks:
+        tools.insert(
+            tools.index(next(tool for tool in tools if tool.name == "lore_promote_candidate")),
+            _tool(
+                "lore_check_candidate",
+                "Run a candidate's checks (commands and expected exit codes) in a disposable "
+                "copy of the project and record the results. Served because the operator "
+                f"allowed it ({ALLOW_CHECKS_ENV}=1).",
+                CheckRequest,
+                CheckRun,
+                check,
+            ),
+        )
     return MCPServer(
         SERVER_NAME,
         version=__version__,

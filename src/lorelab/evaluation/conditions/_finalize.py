@@ -109,6 +109,19 @@ def _memory_argv(preflight: dict[str, Any], scratch: Path) -> tuple[list[str], P
     return list(memory["argv"]), home
 
 
+def _manual_recovery(preflight: Mapping[str, Any]) -> str:
+    """The exact command that clears the run's lock by hand (lorelab profile), or what to do."""
+    memory = preflight.get("memory")
+    home = memory.get("home") if isinstance(memory, Mapping) else None
+    evaluation = preflight.get("evaluationId")
+    if isinstance(memory, Mapping) and memory.get("profile") == "lorelab" and home:
+        return (
+            f"clear its lock with `lorelab memory --home {shlex.quote(str(home))} lock clear "
+            f"{shlex.quote(str(evaluation))}` (nothing is recorded)"
+        )
+    return "clear the evaluation lock in the memory under test by its own means"
+
+
 def _record_arguments(
     run: RunRecord, manifest: ConditionsManifest, output: Path, host: str
 ) -> dict[str, Any]:
@@ -287,7 +300,11 @@ async def _record_outcomes(
 
 
 async def _clear_lock(
-    memory: MemoryUnderTest, manifest: ConditionsManifest, journal: Journal, state: dict[str, Any]
+    memory: MemoryUnderTest,
+    manifest: ConditionsManifest,
+    journal: Journal,
+    state: dict[str, Any],
+    written: bool,
 ) -> None:
     entry = journal.get(LOCK_ENTRY)
     if entry is not None:
@@ -295,7 +312,16 @@ async def _clear_lock(
         return
     try:
         active = await memory.lock_state(manifest.id)
-        if active is False:
+        if active is None and not written:
+            # The run stopped while the lock was being written, and the memory holds none.
+            lock = LockReceipt(
+                evaluation_id=manifest.id,
+                method="never-written",
+                active=False,
+                holdout_tasks=lock_tasks(manifest),
+                detail="the run stopped before its lock was written; there is none to clear",
+            )
+        elif active is False:
             # Cleared by an interrupted finalize before it could write the journal entry.
             lock = LockReceipt(
                 evaluation_id=manifest.id,
@@ -331,7 +357,7 @@ async def _finalize(
         profile, argv, home=home, cwd=scratch, stderr_path=scratch / "memory-server.stderr"
     ) as memory:
         # The lock goes first: while it is active the memory refuses to record holdouts.
-        await _clear_lock(memory, manifest, journal, state)
+        await _clear_lock(memory, manifest, journal, state, "lock" in preflight)
         if complete:
             host = host_provenance(list(preflight["host"]["argv"]))
             await _record_outcomes(memory, manifest, output, journal, host, state)
@@ -348,11 +374,12 @@ def finalize_conditions(output: str | os.PathLike[str]) -> FinalizeSummary:
     if not receipts.contains(PREFLIGHT_FILE):
         raise InvalidInput(f"{output}: no {PREFLIGHT_FILE}; not a conditions run directory")
     complete = receipts.contains(RUN_FILE) and receipts.contains(RUNS_FILE)
+    preflight = _receipt(path, PREFLIGHT_FILE)
     if not complete and not receipts.contains(ABORTED_FILE):
         raise InvalidInput(
-            f"{output}: the run is neither complete nor aborted (is it still running?)"
+            f"{output}: the run is neither complete nor aborted (is it still running?); "
+            f"if its process was killed outright, {_manual_recovery(preflight)}"
         )
-    preflight = _receipt(path, PREFLIGHT_FILE)
     saved = _receipt(path, "manifest.json")
     manifest = validate_model(ConditionsManifest, saved["manifest"], f"{output}/manifest.json")
     state: dict[str, Any] = {
@@ -363,7 +390,7 @@ def finalize_conditions(output: str | os.PathLike[str]) -> FinalizeSummary:
         "errors": [],
     }
     resumed = False
-    if "lock" not in preflight:
+    if "lock" not in preflight and not preflight.get("lockRequested"):
         # The run stopped before the lock was written: there is nothing to clear or record.
         status = "nothing-to-finalize"
     else:

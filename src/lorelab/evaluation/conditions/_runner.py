@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,7 +24,6 @@ from pathlib import Path
 from typing import Any, Final
 
 import anyio
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -61,6 +62,7 @@ from lorelab.io import (
     sha256_file,
     validate_model,
 )
+from lorelab.mcp import ALLOW_CHECKS_ENV
 from lorelab.memory import PromoteRequest, RecordRequest
 from lorelab.workers import (
     PROTOCOL,
@@ -483,12 +485,14 @@ def _receipt_name(task: TaskSpec, condition: str) -> str:
 
 
 async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, Any]:
+    # Host calls and verify commands run in this (the main) thread, blocking the event loop
+    # while they run: nothing else is in flight then, and an interrupt (Ctrl-C, SIGTERM) raises
+    # right where the process is awaited, whose handlers kill its whole group. In a worker
+    # thread the process would outlive the interrupt.
     copy = ctx.snapshot.materialise(ctx.root / f"{task.id}--{condition}")
     served = ServedCheck(checked=True)
     try:
-        before = await anyio.to_thread.run_sync(
-            run_verify, task.verify, copy, ctx.env, ctx.verify_timeout_s
-        )
+        before = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
         guidance = await _guidance(ctx, task, condition)
         notes: list[str] = []
         if guidance.note:
@@ -502,9 +506,7 @@ async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, A
             notes.append(guidance.error)
             ctx.memory_failures += 1
         else:
-            attempts = await anyio.to_thread.run_sync(
-                _host_attempts, ctx, task, copy, guidance.payload
-            )
+            attempts = _host_attempts(ctx, task, copy, guidance.payload)
         if attempts.failure and attempts.failure != "memory-error":
             notes.append(f"host call failed ({attempts.failure}): {attempts.failure_detail}")
             ctx.host_failures += 1
@@ -517,12 +519,10 @@ async def _one_run(ctx: _Context, task: TaskSpec, condition: str) -> dict[str, A
         else:
             # The host failed or never ran: verify once more so the record shows the tree's
             # state, but the run stays failed (a failed call counts zero).
-            after = await anyio.to_thread.run_sync(
-                run_verify, task.verify, copy, ctx.env, ctx.verify_timeout_s
-            )
-        changed = await anyio.to_thread.run_sync(ctx.snapshot.changed_files, copy)
+            after = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
+        changed = ctx.snapshot.changed_files(copy)
     finally:
-        await anyio.to_thread.run_sync(shutil.rmtree, copy, True)
+        shutil.rmtree(copy, ignore_errors=True)
     passed = attempts.passed and attempts.failure is None
     host_calls = len(attempts.calls)
     rework = max(0, host_calls - 1)
@@ -721,6 +721,12 @@ def _runs_document(ctx: _Context) -> dict[str, Any]:
     }
 
 
+def _memory_env(profile: MemoryProfile) -> dict[str, str]:
+    # Running the evaluation is the operator's consent to its Dream step: lorelab's server
+    # serves lore_check_candidate only when told so (agents cannot reach this environment).
+    return {ALLOW_CHECKS_ENV: "1"} if profile.name == "lorelab" else {}
+
+
 async def _execute(
     ctx: _Context,
     profile: MemoryProfile,
@@ -736,6 +742,7 @@ async def _execute(
         home=home,
         cwd=clean,
         stderr_path=ctx.root / "memory-server.stderr",
+        env=_memory_env(profile),
     ) as memory:
         ctx.memory = memory
         preflight["memory"]["tools"] = sorted(memory.listed)
@@ -744,6 +751,9 @@ async def _execute(
         try:
             preflight["seedsInMemory"] = await check_seeds(memory, ctx.manifest)
             preflight["holdoutsInMemory"] = await check_memory_clean(memory, ctx.manifest)
+            # Said before the lock is written: a run stopped while it is being written still
+            # tells finalize there may be a lock to clear.
+            preflight["lockRequested"] = True
             lock = await memory.set_lock(ctx.manifest.id, lock_tasks(ctx.manifest))
         except MemoryToolError as exc:
             raise PreflightError(str(exc)) from None
@@ -769,9 +779,22 @@ async def _execute(
             ctx.records.append(await _one_run(ctx, task, "dreaming"))
 
 
+def _interrupt(_signal_number: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run_async(function: Callable[..., Awaitable[None]], *args: Any) -> None:
-    """Run ``function`` in an event loop; a lorelab error or OS error inside a task group is
-    raised as itself, not wrapped in an exception group."""
+    """Run ``function`` in an event loop; an interrupt, a lorelab error or an OS error inside a
+    task group is raised as itself, not wrapped in an exception group.
+
+    Ctrl-C raises ``KeyboardInterrupt`` wherever the main thread is (asyncio's own handler
+    would only cancel the main task and wait for a blocking host call to end)."""
+    handler = None
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
+        handler = signal.signal(signal.SIGINT, _interrupt)
     try:
         anyio.run(function, *args)
     except BaseExceptionGroup as group:
@@ -779,16 +802,29 @@ def run_async(function: Callable[..., Awaitable[None]], *args: Any) -> None:
         if leaf is not None:
             raise leaf from None
         raise
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
 
 
-def _first_leaf(group: BaseExceptionGroup[BaseException]) -> LorelabError | OSError | None:
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            found = _first_leaf(exc)
-            if found is not None:
-                return found
-        elif isinstance(exc, LorelabError | OSError):
-            return exc
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    leaves: list[BaseException] = []
+
+    def walk(found: BaseExceptionGroup[BaseException]) -> None:
+        for exc in found.exceptions:
+            if isinstance(exc, BaseExceptionGroup):
+                walk(exc)
+            else:
+                leaves.append(exc)
+
+    walk(group)
+    # An interrupt wins over whatever it caused (a broken session, a cancelled call).
+    for leaf in leaves:
+        if isinstance(leaf, KeyboardInterrupt):
+            return leaf
+    for leaf in leaves:
+        if isinstance(leaf, LorelabError | OSError):
+            return leaf
     return None
 
 
@@ -802,6 +838,34 @@ def _read_seed(path: Path, profile: MemoryProfile) -> SeedMemory:
             validate_model(RecordRequest, experience, f"{source}: experiences[{index}]")
         validate_model(PromoteRequest, seed.promote_skill, f"{source}: promoteSkill")
     return seed
+
+
+def _write_aborted(ctx: _Context, preflight: dict[str, Any], exc: BaseException) -> None:
+    if isinstance(exc, KeyboardInterrupt):
+        outcome = "interrupted"
+    elif isinstance(exc, LorelabError | OSError):
+        outcome = "failed"
+    else:
+        outcome = "crashed"
+    error = str(exc) or type(exc).__name__
+    receipts = ctx.receipts
+    if not receipts.contains(PREFLIGHT_FILE):
+        receipts.write_json(PREFLIGHT_FILE, preflight)
+    receipts.write_json(
+        ABORTED_FILE,
+        {
+            "schemaVersion": 1,
+            "evaluationId": ctx.manifest.id,
+            "abortedAt": _now(),
+            "outcome": outcome,
+            "error": error if outcome != "interrupted" else f"interrupted ({error})",
+            "runsCompleted": len(ctx.records),
+            "runs": ctx.records,
+            "lockActive": "lock" in preflight or bool(preflight.get("lockRequested")),
+            "recovery": "lorelab eval conditions finalize --output DIR clears the lock",
+            "statement": "the run did not complete; these runs are not a runs file",
+        },
+    )
 
 
 def run_conditions(options: RunOptions) -> RunSummary:
@@ -894,6 +958,12 @@ def run_conditions(options: RunOptions) -> RunSummary:
             "argvKind": "custom" if (options.memory_argv or manifest.memory.argv) else "default",
             "home": str(home) if home else None,
             "tools": None,
+            "candidateChecks": (
+                f"allowed by running the evaluation ({ALLOW_CHECKS_ENV}=1 in the server's "
+                "environment)"
+                if profile.name == "lorelab"
+                else None
+            ),
             "projectForChecks": (
                 "a pristine copy of the project snapshot (the default lorelab server's "
                 "--project), removed when the run ends"
@@ -914,23 +984,11 @@ def run_conditions(options: RunOptions) -> RunSummary:
         )
         try:
             run_async(_execute, ctx, profile, memory_argv, home, seed, preflight, clean)
-        except (LorelabError, OSError) as exc:
-            if not receipts.contains(PREFLIGHT_FILE):
-                receipts.write_json(PREFLIGHT_FILE, preflight)
-            receipts.write_json(
-                ABORTED_FILE,
-                {
-                    "schemaVersion": 1,
-                    "evaluationId": manifest.id,
-                    "abortedAt": _now(),
-                    "error": str(exc),
-                    "runsCompleted": len(ctx.records),
-                    "runs": ctx.records,
-                    "lockActive": "lock" in preflight,
-                    "statement": "the run did not complete; these runs are not a runs file",
-                },
-            )
-            if isinstance(exc, LorelabError):
+        except BaseException as exc:
+            # Whatever stops the run (an error, Ctrl-C, SIGTERM, a bug) leaves aborted.json, so
+            # finalize can clear the lock; the temporary copies go in the finally below.
+            _write_aborted(ctx, preflight, exc)
+            if isinstance(exc, LorelabError) or not isinstance(exc, OSError):
                 raise
             raise IntegrityFailure(f"the run stopped: {exc}") from None
         receipts.write_json(RUNS_FILE, _runs_document(ctx))
