@@ -601,3 +601,21 @@ def test_runs_that_failed_at_the_host_do_not_mark_their_skill_for_review(write_j
     report = evaluate(read_runs(write_json(data)))
     assert report.review_required == []
     assert report.runs == 16
+
+
+@pytest.mark.parametrize("field", ["rework_count", "guidance_tokens"])
+def test_a_count_too_large_for_any_run_is_refused_not_a_crash(write_json, field):
+    data = _runs(_uniform(6, False, True), holdout=True)
+    data["runs"][1][field] = 10**400
+    with pytest.raises(SchemaError, match=field):
+        read_runs(write_json(data))
+
+
+def test_a_runs_file_over_its_limit_is_refused_as_a_runs_file(tmp_path):
+    from lorelab.errors import InputFileError
+
+    path = tmp_path / "big.json"
+    path.write_bytes(b" " * (8 * 1024 * 1024 + 1))
+    with pytest.raises(InputFileError, match="exceeds the runs-file limit") as info:
+        read_runs(path)
+    assert "fixture" not in str(info.value)

@@ -231,3 +231,67 @@ def test_the_schema_command_prints_the_models_json_schema():
     )
     assert schema["properties"]["tasks"]["minItems"] == 10
     assert schema["properties"]["tasks"]["maxItems"] == 20
+
+
+@pytest.mark.parametrize(
+    ("verify", "expected"),
+    [
+        ("python -m pytest -q tests;rm -rf shop", "shell operator(s) ; inside a word"),
+        ("python -m pytest -q tests|tee log", "shell operator(s) | inside a word"),
+        ("python -m pytest -q tests&", "shell operator(s) & inside a word"),
+        ("python -m pytest -q tests/test_*.py", "unquoted glob character(s) *"),
+        ("python -m pytest -q tests/test_?.py", "unquoted glob character(s) ?"),
+    ],
+)
+def test_shell_syntax_attached_to_a_word_is_refused_too(
+    write_json, example_manifest_data, verify, expected
+):
+    task = example_manifest_data["tasks"][2]
+    task["verify"] = verify
+    message = _refusal(write_json, example_manifest_data)
+    assert f"task {task['id']}" in message
+    assert expected in message
+
+
+@pytest.mark.parametrize(
+    "verify",
+    [
+        "python -m pytest -q -k 'money or tax' tests",
+        'python -c "import sys; sys.exit(0)"',
+        "python -m pytest -q -k 'test_*' tests",
+        r"python -m pytest -q tests\;x",
+    ],
+)
+def test_quoted_or_escaped_shell_characters_are_plain_arguments(
+    write_json, example_manifest_data, verify
+):
+    example_manifest_data["tasks"][2]["verify"] = verify
+    assert load_manifest(write_json(example_manifest_data)).tasks[2].verify == verify
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("alpha", "0.05"), ("maxPollutionRate", True), ("maxMeanGuidanceTokens", "1200")],
+)
+def test_a_threshold_given_as_a_string_or_boolean_is_refused(
+    write_json, example_manifest_data, field, value
+):
+    example_manifest_data["thresholds"] = {field: value}
+    assert f"thresholds.{field}" in _refusal(write_json, example_manifest_data)
+
+
+def test_an_integer_threshold_is_still_a_number(write_json, example_manifest_data):
+    example_manifest_data["thresholds"] = {"maxMeanGuidanceTokens": 900, "maxPollutionRate": 0}
+    manifest = load_manifest(write_json(example_manifest_data))
+    assert manifest.thresholds.max_mean_guidance_tokens == 900
+
+
+@pytest.mark.parametrize("field", ["prompt", "expectedBehaviour"])
+def test_a_whitespace_only_task_text_is_refused(write_json, example_manifest_data, field):
+    example_manifest_data["tasks"][1][field] = " \n\t "
+    assert "must not be blank" in _refusal(write_json, example_manifest_data)
+
+
+def test_a_whitespace_only_shared_procedure_is_refused(write_json, example_manifest_data):
+    example_manifest_data["sharedProcedure"] = "   "
+    assert "must not be blank" in _refusal(write_json, example_manifest_data)

@@ -303,3 +303,14 @@ def test_the_token_estimate_is_a_quarter_of_the_utf8_bytes_rounded_up():
     assert estimate_tokens("abcd") == 1
     assert estimate_tokens("abcde") == 2
     assert estimate_tokens("é") == 1
+
+
+def test_relevance_needs_the_whole_file_or_command_not_a_part_of_a_longer_one(manifest):
+    task = manifest.task("h-line-total-half-up")
+    assert not is_relevant("Look at myshop/pricing.py first.", task)
+    assert not is_relevant("Look at shop/pricing.pyc first.", task)
+    assert not is_relevant("Look at shop/pricing.py/old first.", task)
+    assert not is_relevant("Run grep -rn quantize shopping to find it.", task)
+    assert is_relevant("The bug is in `shop/pricing.py`.", task)
+    assert is_relevant("The bug is in shop/pricing.py.", task)
+    assert is_relevant("(shop/pricing.py)", task)

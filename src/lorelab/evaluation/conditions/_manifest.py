@@ -37,6 +37,36 @@ _SHELL_BUILTINS: Final = frozenset(
     {"cd", "export", "source", ".", "set", "unset", "alias", "eval", "exec", "ulimit", "umask"}
 )
 _REDIRECTION: Final = re.compile(r"(?:[0-9]*|&)(?:>>?|<)")
+# Characters a shell acts on when they stand unquoted anywhere in a word (``tests;rm``,
+# ``a|b``, ``tests/test_*.py``): operators, and glob characters it would expand.
+_UNQUOTED_OPERATORS: Final = frozenset(";|&<>()")
+_UNQUOTED_GLOBS: Final = frozenset("*?")
+
+
+def _unquoted(command: str) -> list[str]:
+    """The characters of ``command`` a POSIX shell would see unquoted and unescaped."""
+    found: list[str] = []
+    quote: str | None = None
+    escaped = False
+    for char in command:
+        if escaped:
+            escaped = False
+        elif quote == "'":
+            if char == "'":
+                quote = None
+        elif quote == '"':
+            if char == "\\":
+                escaped = True
+            elif char == '"':
+                quote = None
+        elif char == "\\":
+            escaped = True
+        elif char in "'\"":
+            quote = char
+        else:
+            found.append(char)
+    return found
+
 
 Condition = Literal["baseline", "memory_guided", "skill_planned", "dreaming"]
 
@@ -45,6 +75,12 @@ class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
     )
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank (whitespace only)")
+    return value
 
 
 def _check_id(value: str, what: str) -> str:
@@ -141,6 +177,11 @@ class TaskSpec(_Model):
     def _id(cls, value: str) -> str:
         return _check_id(value, "task id")
 
+    @field_validator("prompt", "expected_behaviour")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        return _not_blank(value)
+
     @field_validator("files")
     @classmethod
     def _files(cls, value: list[str]) -> list[str]:
@@ -184,8 +225,13 @@ class SkillSpec(_Model):
 class Thresholds(_Model):
     """Decision thresholds for the dreaming condition, declared before any run."""
 
+    # Strict numbers: "0.05" (a string) or true is a mistake in a threshold, not a value.
     alpha: float = Field(
-        default=0.05, gt=0, lt=1, description="Significance level of the exact sign test."
+        default=0.05,
+        gt=0,
+        lt=1,
+        strict=True,
+        description="Significance level of the exact sign test.",
     )
     max_negative_transfer: StrictInt = Field(
         default=0,
@@ -196,6 +242,7 @@ class Thresholds(_Model):
         default=0.2,
         ge=0,
         le=1,
+        strict=True,
         description=(
             "Highest share of holdout runs that may serve irrelevant guidance or unchecked items."
         ),
@@ -204,11 +251,13 @@ class Thresholds(_Model):
         default=0.5,
         ge=0,
         le=1,
+        strict=True,
         description="Highest share of holdout runs whose retrieval_relevant may be false.",
     )
     max_mean_guidance_tokens: float = Field(
         default=1200,
         ge=0,
+        strict=True,
         description="Highest mean estimated guidance tokens per holdout run.",
     )
     review_required_failures: StrictInt = Field(
@@ -275,6 +324,11 @@ class ConditionsManifest(_Model):
             raise ValueError("must contain '{prompt}'")
         return value
 
+    @field_validator("shared_procedure")
+    @classmethod
+    def _procedure(cls, value: str) -> str:
+        return _not_blank(value)
+
     def task(self, task_id: str) -> TaskSpec:
         """The task with ``task_id``."""
         for task in self.tasks:
@@ -340,6 +394,22 @@ def _check_verify(task: TaskSpec, source: str) -> None:
         raise SchemaError(
             f"{source}: task {task.id}: verify uses shell expansion {expansions[0]!r}, which "
             "needs a shell; verify runs without one"
+        )
+    bare = _unquoted(task.verify)
+    # Attached to a word (``tests;rm -rf x``, ``a|b``) an operator is just as much a shell's.
+    attached = sorted({char for char in bare if char in _UNQUOTED_OPERATORS})
+    if attached:
+        raise SchemaError(
+            f"{source}: task {task.id}: verify must be one command run without a shell; "
+            f"found shell operator(s) {' '.join(attached)} inside a word (quote the character "
+            "when the program itself takes it)"
+        )
+    globs = sorted({char for char in bare if char in _UNQUOTED_GLOBS})
+    if globs:
+        raise SchemaError(
+            f"{source}: task {task.id}: verify uses the unquoted glob character(s) "
+            f"{' '.join(globs)}, which only a shell expands; verify runs without one (name the "
+            "files, or quote the character when the program itself takes it)"
         )
 
 

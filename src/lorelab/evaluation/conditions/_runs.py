@@ -14,11 +14,12 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
-from lorelab.errors import SchemaError
+from lorelab.errors import InputFileError, SchemaError
 from lorelab.evaluation.conditions._manifest import CONDITIONS, MEMORY_CONDITIONS, Condition
 from lorelab.io import loads_strict, read_bounded, sha256_bytes, validate_model
 
 RUNS_LIMIT: Final = 8 * 1024 * 1024
+MAX_COUNT: Final = 10**9
 _SHOWN: Final = 5
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
 
@@ -31,15 +32,19 @@ class RunRecord(BaseModel):
     task_id: str = Field(min_length=1, description="The task's id.")
     condition: Condition = Field(description="baseline, memory_guided, skill_planned or dreaming.")
     passed: StrictBool = Field(description="Whether the final verification passed.")
+    # Bounded so that means stay finite floats; no real run comes near either bound.
     rework_count: StrictInt = Field(
-        ge=0, description="Further host attempts after a failed verification."
+        ge=0, le=MAX_COUNT, description="Further host attempts after a failed verification."
     )
     retrieval_relevant: StrictBool | None = Field(
         default=None,
         description="Whether the guidance was relevant (required for memory conditions).",
     )
     guidance_tokens: StrictInt | None = Field(
-        default=None, ge=0, description="Estimated tokens of guidance handed to the host."
+        default=None,
+        ge=0,
+        le=MAX_COUNT,
+        description="Estimated tokens of guidance handed to the host.",
     )
     notes: str | None = Field(default=None, description="Free text.")
     holdout: StrictBool | None = Field(
@@ -230,6 +235,14 @@ def read_runs(
 ) -> LoadedRuns:
     """Read a runs file (bounded, strict JSON) and check it."""
     source = os.fspath(path)
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # read_bounded names what is wrong with the path
+    if size > RUNS_LIMIT:
+        raise InputFileError(
+            f"{source}: {size} bytes exceeds the runs-file limit of {RUNS_LIMIT} bytes (8 MiB)"
+        )
     return parse_runs(
         read_bounded(path, "fixture", RUNS_LIMIT), source, expected_tasks=expected_tasks
     )
