@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from click.testing import CliRunner
 from mcp.client.stdio import StdioServerParameters
 
@@ -32,12 +33,16 @@ TOOLS = {
 }
 
 
-def _server(home: Path, project: Path, *, allow_checks: bool = True) -> StdioServerParameters:
-    # The operator's consent to candidate checks over MCP, as a registration would set it.
+def _server(home: Path, project: Path, *, allow_checks: bool | str = True) -> StdioServerParameters:
+    # The operator's consent to candidate checks over MCP, as a registration would give it:
+    # the environment variable (True) or the --allow-checks flag ("flag").
+    args = ["-m", "lorelab", "mcp", "--home", str(home), "--project", str(project)]
+    if allow_checks == "flag":
+        args.append("--allow-checks")
     return StdioServerParameters(
         command=PY,
-        args=["-m", "lorelab", "mcp", "--home", str(home), "--project", str(project)],
-        env={"LORELAB_MCP_ALLOW_CHECKS": "1"} if allow_checks else None,
+        args=args,
+        env={"LORELAB_MCP_ALLOW_CHECKS": "1"} if allow_checks is True else None,
     )
 
 
@@ -507,7 +512,7 @@ def _planted(task: str, marker: Path) -> dict[str, Any]:
     return experience
 
 
-def _record_dream_and_check(home: Path, project: Path, marker: Path, allow: bool) -> Any:
+def _record_dream_and_check(home: Path, project: Path, marker: Path, allow: bool | str) -> Any:
     async def main() -> Any:
         params = _server(home, project, allow_checks=allow)
         async with Client(params, read_timeout_seconds=60) as client:
@@ -540,10 +545,11 @@ def test_without_the_operators_consent_no_recorded_command_runs_over_mcp(tmp_pat
     assert marker.read_text() == "ran"
 
 
-def test_with_the_operators_consent_candidate_checks_run_over_mcp(tmp_path):
+@pytest.mark.parametrize("consent", [True, "flag"], ids=["environment", "allow-checks-flag"])
+def test_with_the_operators_consent_candidate_checks_run_over_mcp(tmp_path, consent):
     home, project, marker = tmp_path / "home", tmp_path / "project", tmp_path / "ran"
     project.mkdir()
-    names, result = _record_dream_and_check(home, project, marker, allow=True)
+    names, result = _record_dream_and_check(home, project, marker, allow=consent)
     assert names == TOOLS
     assert not result.is_error, result.content
     assert result.structured_content["passed"] is True, result.structured_content

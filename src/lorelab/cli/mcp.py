@@ -20,7 +20,16 @@ import click
     help="Project directory: store at PROJECT/.lorelab/memory.db when no home is set, and the "
     "tree candidate checks copy (default: the current directory).",
 )
-def mcp_command(home: str | None, project_dir: str | None) -> None:
+@click.option(
+    "--allow-checks",
+    is_flag=True,
+    default=False,
+    help="Serve lore_check_candidate, which runs the verification commands of recorded "
+    "experiences in a sandbox copy of the project. Off by default: without it (or "
+    "LORELAB_MCP_ALLOW_CHECKS=1) an agent cannot get a command it recorded run; the operator "
+    "checks candidates with `lorelab memory check`.",
+)
+def mcp_command(home: str | None, project_dir: str | None, allow_checks: bool) -> None:
     """Run the lorelab MCP server over stdio.
 
     Register it with Claude Code: claude mcp add lorelab -- lorelab mcp
@@ -28,4 +37,4 @@ def mcp_command(home: str | None, project_dir: str | None) -> None:
     # Imported here: the MCP SDK is heavy, and only this command needs it.
     from lorelab.mcp import serve
 
-    serve(home, project_dir)
+    serve(home, project_dir, allow_checks=True if allow_checks else None)
