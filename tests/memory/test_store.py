@@ -278,10 +278,23 @@ def test_promotion_refuses_unverified_unapproved_or_unrelated_work(store):
     with pytest.raises(ValidationError):
         PromoteRequest(experience_ids=[first], name="x", description="d")
     store.promote_skill(PromoteRequest(experience_ids=[first, second], name="x-y", description="d"))
-    with pytest.raises(UsageError, match="already exists"):
+    with pytest.raises(UsageError, match="already"):
         store.promote_skill(
             PromoteRequest(experience_ids=[first, second], name="x-y", description="d")
         )
+
+
+def test_the_same_procedure_is_never_promoted_twice_under_another_name(store):
+    first, second = _pair(store)
+    kept = store.promote_skill(
+        PromoteRequest(experience_ids=[first, second], name="refund-rounding", description="d")
+    )
+    third = store.record(experience()).id
+    with pytest.raises(UsageError, match=f"Skill {kept.id} \\(refund-rounding\\) already holds"):
+        store.promote_skill(
+            PromoteRequest(experience_ids=[second, third], name="refunds-again", description="d")
+        )
+    assert [skill.id for skill in store.skills(include_review_required=True)] == [kept.id]
 
 
 @pytest.mark.parametrize(

@@ -24,13 +24,28 @@ from lorelab.memory._models import (
     skill_name_problem,
 )
 
+# Characters that some YAML and Markdown readers (and Python's str.splitlines) take as line
+# breaks: written raw, they would split a line where the file shows none.
+_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
 
 def _quoted(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    text = json.dumps(value, ensure_ascii=False)
+    for raw, escaped in _LINE_BREAKS.items():
+        text = text.replace(raw, escaped)
+    return text
 
 
 def _fence(command: str) -> str:
+    if any(raw in command for raw in _LINE_BREAKS):
+        return _quoted(command)
     return f"`` {command} ``" if "`" in command else f"`{command}`"
+
+
+def _prose(text: str) -> str:
+    for raw in _LINE_BREAKS:
+        text = text.replace(raw, " ")
+    return text
 
 
 def skill_markdown(skill: Skill) -> str:
@@ -55,7 +70,7 @@ def skill_markdown(skill: Skill) -> str:
         "",
         f"# {skill.name}",
         "",
-        skill.description.strip(),
+        _prose(skill.description).strip(),
         "",
         "## Steps",
         "",

@@ -772,6 +772,18 @@ class SqliteMemoryStore:
                     f"sequences have no common subsequence of {MIN_SHARED_COMMANDS} or more "
                     f"commands ({listing})"
                 )
+            # One procedure, one Skill: a second Skill with the same steps would split its
+            # health and its outcomes between two names.
+            wanted = fingerprint(shared)
+            for number, name, stored in conn.execute(
+                "SELECT id, name, steps FROM skills ORDER BY id"
+            ):
+                if fingerprint([step["command"] for step in _loads(stored)]) == wanted:
+                    raise UsageError(
+                        f"Skill {_format_id('skill', int(number))} ({name}) already "
+                        "holds this procedure; report outcomes against it instead of promoting "
+                        "it again"
+                    )
             return self._insert_skill(
                 conn,
                 name=request.name,
