@@ -388,3 +388,41 @@ def test_source_modules_without_doctests_do_not_count_as_empty_test_files(make):
         "src/doc.py::src.doc.one": "passed",
         "tests/test_calc.py::test_add": "passed",
     }
+
+
+def test_inherited_python_and_pytest_variables_cannot_change_what_a_run_means(make, monkeypatch):
+    # Each of these, left in place, changes the outcome: without the project root on
+    # sys.path `from src...` fails to import; -OO strips the helper's assert; warnings
+    # become errors; an outer xdist session leaks in.
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    monkeypatch.setenv("PYTHONOPTIMIZE", "2")
+    monkeypatch.setenv("PYTHONWARNINGS", "error")
+    monkeypatch.setenv("PYTHONINTMAXSTRDIGITS", "640")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw9")
+    project = make(
+        "p",
+        {
+            "src/calc.py": "def positive(x):\n    assert x > 0, 'not positive'\n    return x\n",
+            "tests/test_env.py": (
+                "import os, sys, warnings\n"
+                "import pytest\n"
+                "from src.calc import positive\n\n"
+                "def test_the_source_assert_runs():\n"
+                "    with pytest.raises(AssertionError):\n"
+                "        positive(-1)\n\n"
+                "def test_flags_and_variables_are_the_interpreters_defaults():\n"
+                "    assert sys.flags.optimize == 0\n"
+                "    assert sys.flags.safe_path is False\n"
+                "    assert sys.get_int_max_str_digits() == 4300\n"
+                "    assert 'PYTEST_XDIST_WORKER' not in os.environ\n"
+                "    assert 'PYTHONWARNINGS' not in os.environ\n"
+                "    warnings.warn('only a warning', UserWarning)\n"
+            ),
+        },
+    )
+    execution = FAST.run(project, timeout_s=TIMEOUT)
+    assert execution.classification == "passed", execution.output_tail
+    assert _ids(execution) == {
+        "tests/test_env.py::test_the_source_assert_runs": "passed",
+        "tests/test_env.py::test_flags_and_variables_are_the_interpreters_defaults": "passed",
+    }

@@ -60,9 +60,24 @@ def check_project(project: str | os.PathLike[str]) -> Path:
     return path.resolve()
 
 
-def scrubbed_env(remove: Iterable[str], set_: Mapping[str, str]) -> dict[str, str]:
-    """This process's environment without ``remove`` and with ``set_`` applied."""
-    env = dict(os.environ)
+def scrubbed_env(
+    remove: Iterable[str],
+    set_: Mapping[str, str],
+    *,
+    remove_prefixes: tuple[str, ...] = (),
+    keep: Iterable[str] = (),
+) -> dict[str, str]:
+    """This process's environment without ``remove`` and with ``set_`` applied.
+
+    Every variable whose name starts with one of ``remove_prefixes`` goes too, unless it is
+    in ``keep``.
+    """
+    kept = set(keep)
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name in kept or not name.startswith(remove_prefixes)
+    }
     for name in remove:
         env.pop(name, None)
     env.update(set_)

@@ -47,6 +47,13 @@ REMOVED_ENV: Final = (
     "PYTHONPATH",
     "FORCE_COLOR",
 )
+# Every inherited PYTHON* and PYTEST_* variable goes, not only the ones named above: each
+# changes what a test run means (PYTHONSAFEPATH drops the project root from sys.path, so
+# `from src.x import ...` fails; PYTHONOPTIMIZE strips asserts outside test modules;
+# PYTHONWARNINGS, PYTHONDEVMODE and PYTHONINTMAXSTRDIGITS change behaviour; PYTEST_XDIST_*
+# leaks an outer test session). Only what locates the interpreter itself is kept.
+REMOVED_PREFIXES: Final = ("PYTHON", "PYTEST_")
+KEPT_ENV: Final = ("PYTHONHOME", "PYTHONPLATLIBDIR")
 SET_ENV: Final = {
     "PYTHONHASHSEED": "0",
     "TZ": "UTC",
@@ -260,7 +267,12 @@ class PytestRunner:
     def environment(self) -> dict[str, str]:
         """The scrubbed environment an execution runs in."""
         extra = {} if self.plugin_autoload else {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        return scrubbed_env(REMOVED_ENV, {**SET_ENV, **extra})
+        return scrubbed_env(
+            REMOVED_ENV,
+            {**SET_ENV, **extra},
+            remove_prefixes=REMOVED_PREFIXES,
+            keep=KEPT_ENV,
+        )
 
     def argv(self, project: Path, workdir: Path, *, reverse: bool) -> list[str]:
         """The command for one execution; reports go to ``workdir``, outside the project."""
