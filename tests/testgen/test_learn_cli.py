@@ -90,3 +90,33 @@ def test_lessons_list_without_a_store_creates_nothing(tmp_path):
     shown = _cli("lessons", "show", "nope", "--project", str(project))
     assert shown.exit_code == 2
     assert not (project / ".lorelab").exists()
+
+
+@pytest.mark.parametrize(
+    "marker",
+    ["@pytest.mark.skip(reason='later')", "@pytest.mark.xfail(reason='known', strict=False)"],
+)
+def test_learn_refuses_an_example_whose_case_was_skipped_or_xfailed(tmp_path, marker):
+    home = tmp_path / "home"
+    # The marked case asserts something false: storing it would keep an unvalidated test.
+    tests = (
+        "import pytest\n"
+        + PASSING_TEST
+        + f"\n\n{marker}\ndef test_never_checked():\n    assert False\n"
+    )
+    result = _cli(
+        "learn",
+        str(_example(tmp_path, tests=tests)),
+        "--home",
+        str(home),
+        "--stability-runs",
+        "2",
+        "--json",
+    )
+    assert result.exit_code == 1, result.output
+    record = json.loads(result.stdout)
+    assert record["lessonId"] is None
+    assert record["validation"]["reason"].startswith(
+        "not every case passed: tests/test_clip.py::test_never_checked is skipped"
+    )
+    assert json.loads(_cli("lessons", "list", "--home", str(home), "--json").stdout) == []

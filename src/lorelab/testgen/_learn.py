@@ -44,11 +44,19 @@ def validate_example(
     elif stability.classification != "passed":
         reason = f"{stability.classification}: {stability.runs[0].reason}"
     else:
-        count = len(stability.runs[0].cases)
-        return ExampleValidation(
-            valid=True,
-            reason=f"{count} cases passed in each of {runs} runs",
-            stability=stability,
+        cases = stability.runs[0].cases
+        # A skipped or xfail case ran nothing: a lesson's tests must all have passed, as
+        # candidate validation demands of generated tests.
+        not_passing = [case for case in cases if case.status != "passed"]
+        if not not_passing:
+            return ExampleValidation(
+                valid=True,
+                reason=f"{len(cases)} cases passed in each of {runs} runs",
+                stability=stability,
+            )
+        first = not_passing[0]
+        reason = f"not every case passed: {first.id} is {first.status}" + (
+            f" (and {len(not_passing) - 1} more)" if len(not_passing) > 1 else ""
         )
     return ExampleValidation(valid=False, reason=reason, stability=stability)
 
