@@ -107,6 +107,18 @@ def test_claude_usage_absent_from_the_result_stays_null(trial, tmp_path):
     assert call.receipt.model.claimed is None
 
 
+def test_an_absurd_cost_from_claude_is_unknown_and_the_answer_still_counts(trial, tmp_path):
+    # An integer no float can hold: the adapter once crashed (OverflowError) on it.
+    stdout = result_object(json.dumps(ANSWER)).replace(
+        '"total_cost_usd": 0.0123', '"total_cost_usd": 1' + "0" * 400
+    )
+    call, _ = _call(trial, tmp_path, architect_payload(), stdout)
+    assert call.ok, call.receipt.failure_detail
+    assert call.receipt.usage is not None
+    assert call.receipt.usage.cost_usd is None
+    assert call.receipt.usage.output_tokens == 150
+
+
 def test_claude_answer_in_a_json_fence_is_accepted(trial, tmp_path):
     text = "```json\n" + json.dumps(ANSWER) + "\n```"
     call, _ = _call(trial, tmp_path, architect_payload(), result_object(text))

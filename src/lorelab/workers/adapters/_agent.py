@@ -9,6 +9,7 @@ still sees any usage the tool reported for the tokens it spent.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -113,10 +114,14 @@ def as_count(value: Any) -> int | None:
 
 
 def as_cost(value: Any) -> float | None:
-    """A non-negative cost the tool reported, or ``None``."""
+    """A finite non-negative cost the tool reported, or ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         return None
-    return float(value)
+    try:
+        cost = float(value)
+    except OverflowError:  # an integer beyond any float: not a usable cost
+        return None
+    return cost if math.isfinite(cost) else None
 
 
 def sum_counts(values: Sequence[int | None]) -> int | None:
