@@ -473,3 +473,16 @@ def test_a_symlink_at_the_test_path_is_never_written_through_and_the_refusal_is_
         assert "already has a symlink there" in record["apply"]["reason"]
     assert not target.exists()
     assert (project / "tests" / "test_clip.py").is_symlink()
+
+
+def test_a_project_named_through_a_symlink_gets_its_tests_written_in_the_real_directory(
+    project, tmp_path
+):
+    link = tmp_path / "project-link"
+    link.symlink_to(project, target_is_directory=True)
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", PASSING_TEST)])
+    result = _generate_cli(link, tmp_path, agent)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["apply"]["written"] == ["tests/test_clip.py"]
+    assert (project / "tests" / "test_clip.py").read_text() == PASSING_TEST
+    assert link.is_symlink()

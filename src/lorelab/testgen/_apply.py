@@ -142,13 +142,14 @@ def apply_tests(
         # skipped, files created since it was read), before the first file is written.
         check_writable(project, [entry.path for entry in chosen])
     except (OutputExistsError, PathError) as exc:
+        never = "; never overwritten" if isinstance(exc, OutputExistsError) else ""
         return ApplyResult(
             applied=False,
             dry_run=dry_run,
             written=[],
             dropped_cases=dropped,
             kept_validation=kept_validation,
-            reason=f"nothing applied: {exc}; never overwritten",
+            reason=f"nothing applied: {exc}{never}",
         )
     paths = [entry.path for entry in chosen]
     if dry_run:

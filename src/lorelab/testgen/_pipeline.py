@@ -119,7 +119,9 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
 
         validation = validate("candidate", authored)
         applied = apply_tests(
-            options.project,
+            # The project the user named, read through its symlink above, is written the
+            # same way: its real directory (no symlink is followed below it).
+            options.project.resolve(),
             options.runner,
             authored,
             validation,
