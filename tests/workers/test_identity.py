@@ -731,3 +731,29 @@ def test_shell_text_binds_a_named_file_even_where_a_command_stands(trial):
     files = _files(identity)
     assert files["operand", "lib.sh"].sha256 == _sha(trial / "lib.sh")
     assert files["operand", "./helper.sh"].sha256 == _sha(trial / "helper.sh")
+
+
+LONG_NAME = "a" * 5000  # longer than any file name the OS accepts (ENAMETOOLONG)
+
+
+def test_a_script_operand_too_long_to_be_a_file_name_fails_preflight_not_crashes(trial):
+    with pytest.raises(PreflightError, match=r"unreadable \(File name too long\)"):
+        bind_identity([sys.executable, LONG_NAME], cwd=trial, operator_identity=None)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        ["-c", "print(1)", LONG_NAME],
+        ["-c", "print(1)", "/" + LONG_NAME],
+    ],
+)
+def test_a_long_text_operand_is_bound_as_text_and_never_crashes_the_binder(trial, tail):
+    identity = bind_identity([sys.executable, *tail], cwd=trial, operator_identity=None)
+    assert identity.declared_argv[-1] == tail[-1]
+    assert [source.flag for source in identity.inline_sources] == ["-c"]
+
+
+def test_a_trial_cwd_too_long_to_exist_is_a_preflight_error(trial):
+    with pytest.raises(PreflightError, match="not a directory"):
+        bind_identity([sys.executable, "-c", "1"], cwd=trial / LONG_NAME, operator_identity=None)

@@ -14,6 +14,7 @@ permission bits; nothing here ever runs the worker.
 from __future__ import annotations
 
 import copy
+import errno
 import importlib.machinery
 import os
 import re
@@ -260,6 +261,26 @@ def implementation_hashes() -> dict[str, str]:
     return hashes
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, except that a name too long for the OS names no file (not a crash)."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
+
+
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, except that a name too long for the OS names no directory."""
+    try:
+        return path.is_dir()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
+
+
 def _mode(st: os.stat_result) -> str:
     return f"{stat.S_IMODE(st.st_mode):04o}"
 
@@ -414,7 +435,7 @@ class _Binding:
             path, cwd_relative = Path(declared), False
         else:
             path, cwd_relative = self.cwd / declared, True
-        if not path.is_file():
+        if not _is_file(path):
             raise PreflightError(not_a_file(kind, declared, path, self.cwd))
         return path, cwd_relative
 
@@ -619,7 +640,7 @@ def _parse_python(binding: _Binding, argv: Sequence[str], launcher: Path) -> _Pa
         )
     base = Path(script) if os.path.isabs(script) else binding.cwd / script
     main = base / "__main__.py"
-    if base.is_dir() and main.is_file():
+    if _is_dir(base) and _is_file(main):
         # Python runs a directory operand's __main__.py, as it runs a package's with -m.
         binding.bind(
             "script",
@@ -640,13 +661,13 @@ def _node_package_entry(specifier: str, cwd: Path) -> Path | None:
     subpath = specifier[len(package) :].lstrip("/")
     for base in [cwd, *cwd.parents]:
         root = base / "node_modules" / package
-        if not root.is_dir():
+        if not _is_dir(root):
             continue
         if subpath:
             return _node_file(root / subpath)
         main = "index.js"
         manifest = root / "package.json"
-        if manifest.is_file():
+        if _is_file(manifest):
             try:
                 data = loads_strict(read_bounded(manifest), str(manifest))
             except (InputFileError, JSONInputError):
@@ -660,7 +681,7 @@ def _node_package_entry(specifier: str, cwd: Path) -> Path | None:
 def _node_file(path: Path) -> Path | None:
     for suffix in _NODE_SUFFIXES:
         candidate = Path(f"{path}{suffix}")
-        if candidate.is_file():
+        if _is_file(candidate):
             return candidate
     return None
 
@@ -755,7 +776,7 @@ def _bind_file_operands(binding: _Binding, operands: Iterable[str], relative: bo
             path, cwd_relative = binding.cwd / value, True
         else:
             continue
-        if not path.is_file():
+        if not _is_file(path):
             continue
         absolute = str(Path(os.path.abspath(path)))
         if any(f.path == absolute for f in binding.files):
@@ -809,7 +830,7 @@ def _bind_plan_script(binding: _Binding, label: str, plan: Plan) -> None:
         # ruby -S / perl -S look the script up on PATH, relative entries against the cwd.
         for entry in binding.search_path:
             base = Path(entry) if os.path.isabs(entry) else binding.cwd / entry
-            if (base / script).is_file():
+            if _is_file(base / script):
                 binding.bind(
                     "script", script, base / script, not os.path.isabs(entry), SCRIPT_HASH_CAP
                 )
@@ -906,7 +927,7 @@ def _bind(
     tool_env: Mapping[str, str],
 ) -> WorkerIdentity:
     items = _check_argv(argv)
-    if not cwd.is_dir():
+    if not _is_dir(cwd):
         raise PreflightError(f"trial cwd {cwd} is not a directory")
     cwd = Path(os.path.abspath(cwd))
     _refuse_credentials([items[0]], cwd)
