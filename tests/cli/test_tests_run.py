@@ -126,6 +126,21 @@ def test_a_missing_path_exits_2(tmp_path):
     assert "no such directory" in result.stderr
 
 
+@pytest.mark.parametrize("kind", ["too long", "symlink loop"])
+def test_a_path_the_os_cannot_even_look_up_exits_2_with_one_line(tmp_path, kind):
+    if kind == "too long":
+        path = tmp_path / ("a" * 5000)
+        expected = "File name too long"
+    else:
+        path = tmp_path / "loop"
+        path.symlink_to(path)
+        expected = "Too many levels of symbolic links"
+    result = _invoke(path)
+    assert result.exit_code == 2, result.output
+    assert expected in result.stderr
+    assert "Traceback" not in result.output
+
+
 def test_a_file_instead_of_a_directory_exits_2(tmp_path):
     file = tmp_path / "file.py"
     file.write_text("x = 1\n")

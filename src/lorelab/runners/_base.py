@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -53,9 +54,13 @@ def check_timeout(timeout_s: float) -> float:
 def check_project(project: str | os.PathLike[str]) -> Path:
     """Return the absolute, resolved project directory, or raise :class:`InputFileError`."""
     path = Path(project)
-    if not path.exists():
-        raise InputFileError(f"project {path}: no such directory")
-    if not path.is_dir():
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputFileError(f"project {path}: no such directory") from None
+    except OSError as exc:  # a name too long, a loop of symlinks, no permission...
+        raise InputFileError(f"project {path}: {exc.strerror}") from None
+    if not stat.S_ISDIR(st.st_mode):
         raise InputFileError(f"project {path}: not a directory")
     return path.resolve()
 
