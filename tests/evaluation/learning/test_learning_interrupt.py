@@ -81,3 +81,61 @@ def test_an_interrupted_run_kills_its_worker_and_records_the_interruption(tmp_pa
     assert not _alive(worker_pid)
     controller = json.loads((output / "controller.json").read_text())
     assert controller["outcome"] == "interrupted"
+
+
+def test_an_interrupt_during_ground_truth_kills_the_running_tests_at_once(tmp_path):
+    # A reference test that announces its pid and then runs far past any wait below: only
+    # killing it on the interrupt lets the run exit in time.
+    marker = tmp_path / "pytest.pid"
+    manifest = get_dataset("default")
+    fixture = manifest.fixtures[0]
+    [reference, *rest] = fixture.reference_tests
+    slow = reference.model_copy(
+        update={
+            "content": reference.content
+            + "\n\ndef test_zz_slow():\n"
+            + "    import os, time\n"
+            + f"    open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+            + "    time.sleep(300)\n"
+        }
+    )
+    fixture = fixture.model_copy(
+        update={"defects": fixture.defects[:1], "reference_tests": [slow, *rest]}
+    )
+    path = tmp_path / "slow.json"
+    one = manifest.model_copy(update={"fixtures": [fixture]})
+    path.write_text(json.dumps(one.model_dump(mode="json", by_alias=True)))
+    output = tmp_path / "out"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lorelab",
+            "eval",
+            "learning",
+            "--fixtures",
+            str(path),
+            "--repeat",
+            "1",
+            "--output",
+            str(output),
+            "--agent",
+            "fixture",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists() or not marker.read_text():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the reference tests never started"
+        time.sleep(0.05)
+    test_pid = int(marker.read_text())
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert not _alive(test_pid)
+    controller = json.loads((output / "controller.json").read_text())
+    assert controller["outcome"] == "interrupted"

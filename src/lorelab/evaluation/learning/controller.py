@@ -49,6 +49,7 @@ from lorelab.io import (
 from lorelab.memory import open_store
 from lorelab.runners import (
     Execution,
+    ProcessScope,
     StabilityJob,
     assess,
     detect,
@@ -484,8 +485,10 @@ class _Controller:
                     runs.append(execution)
                 return runs
 
-            with ThreadPoolExecutor(max_workers=POOL_WORKERS) as pool:
-                executions = list(pool.map(run_variant, variants))
+            # The scope is entered inside the pool's block so that, on an interrupt, it kills
+            # the running test processes before the pool waits for its threads.
+            with ThreadPoolExecutor(max_workers=POOL_WORKERS) as pool, ProcessScope() as scope:
+                executions = list(pool.map(scope.bind(run_variant), variants))
         by_fixture: dict[str, list[tuple[str | None, list[Execution]]]] = {}
         for (fixture, defect_id, _), runs in zip(variants, executions, strict=True):
             by_fixture.setdefault(fixture.id, []).append((defect_id, runs))
