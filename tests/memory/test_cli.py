@@ -125,6 +125,18 @@ def test_bad_input_is_one_line_on_stderr_with_exit_code_2(run, args, stdin, mess
     assert message in lines[0]
 
 
+@pytest.mark.parametrize("name", ["x" * 5000, "loop"], ids=["name-too-long", "symlink-loop"])
+def test_a_home_the_os_cannot_look_up_is_one_line_with_exit_code_2(tmp_path, name):
+    home = tmp_path / name
+    if name == "loop":
+        home.symlink_to(home)
+    result = CliRunner().invoke(app, ["memory", "--home", str(home), "list"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("lorelab: error: memory home ")
+
+
 def test_the_full_memory_cycle_works_from_the_command_line(run, tmp_path):
     path = tmp_path / "exp.json"
     path.write_text(json.dumps(RECORD))

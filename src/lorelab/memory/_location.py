@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -31,7 +32,13 @@ def store_path(
         base = Path(env[HOME_ENV])
     else:
         base = Path(project if project is not None else Path.cwd()) / DEFAULT_DIRNAME
-    if base.exists() and not base.is_dir():
+    try:
+        mode = base.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None  # created later where the caller allows it (which names what stands in the way)
+    except OSError as exc:  # a name too long, a symlink loop, no permission
+        raise InputFileError(f"memory home {base}: {exc.strerror or exc}") from None
+    if mode is not None and not stat.S_ISDIR(mode):
         raise UsageError(f"memory home {base}: exists and is not a directory")
     return base / STORE_FILENAME
 
