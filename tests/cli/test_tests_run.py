@@ -141,6 +141,19 @@ def test_a_path_the_os_cannot_even_look_up_exits_2_with_one_line(tmp_path, kind)
     assert "Traceback" not in result.output
 
 
+def test_an_empty_path_is_refused_instead_of_meaning_the_current_directory(tmp_path, monkeypatch):
+    # The current directory holds a passing suite: an empty PATH must still not run it.
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["tests", "run", ""])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert (
+        line == "lorelab: error: PATH is empty; name the project directory (. for the current one)"
+    )
+
+
 def test_a_file_instead_of_a_directory_exits_2(tmp_path):
     file = tmp_path / "file.py"
     file.write_text("x = 1\n")

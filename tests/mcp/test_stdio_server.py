@@ -121,8 +121,8 @@ def test_the_server_lists_every_tool_with_real_schemas_and_serves_each_one(tmp_p
             )
             assert dreamed["origin"] == "dream"
 
-            skill = await _call(
-                client,
+            # The same procedure is never a second Skill under another name.
+            again = await client.call_tool(
                 "lore_promote_skill",
                 {
                     "experience_ids": ["exp-1", "exp-2"],
@@ -130,7 +130,8 @@ def test_the_server_lists_every_tool_with_real_schemas_and_serves_each_one(tmp_p
                     "description": "Regenerate and check the orders parquet fixtures.",
                 },
             )
-            assert skill["state"] == "trusted"
+            assert again.is_error
+            assert "skill-1 (parquet-fixtures) already holds this procedure" in str(again.content)
 
             plan = await _call(
                 client, "lore_start", {"task": "regenerate the orders parquet fixtures"}
@@ -146,7 +147,7 @@ def test_the_server_lists_every_tool_with_real_schemas_and_serves_each_one(tmp_p
             assert health["skills"][0]["successes"] == 1
 
             listed_items = await _call(client, "lore_list", {"kind": "skill"})
-            assert listed_items["total"] == 2
+            assert listed_items["total"] == 1
             shown = await _call(client, "lore_show", {"id": "exp-1"})
             assert shown["item"]["provenance"]["verification"]["exit_code"] == 0
 

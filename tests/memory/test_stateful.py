@@ -1,5 +1,6 @@
 """A Hypothesis state machine drives the SQLite store against a small in-memory model."""
 
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -105,9 +106,22 @@ class StoreAgainstModel(RuleBasedStateMachine):
                     PromoteRequest(experience_ids=request_ids, name=name, description="d")
                 )
             return
-        skill = self.store.promote_skill(
-            PromoteRequest(experience_ids=request_ids, name=name, description="d")
-        )
+        try:
+            skill = self.store.promote_skill(
+                PromoteRequest(experience_ids=request_ids, name=name, description="d")
+            )
+        except UsageError as exc:
+            refusal = str(exc)
+        else:
+            refusal = None
+        if refusal is not None:
+            # One procedure, one Skill: the refusal names a Skill that holds these very steps.
+            match = re.search(r"Skill (skill-\d+) \(", refusal)
+            assert match is not None, refusal
+            assert match.group(1) in self.model_skills
+            return
+        others = self.store.skills(include_review_required=True)
+        assert all(other.steps != skill.steps for other in others if other.id != skill.id)
         assert skill.health == HEALTH_START
         tasks = {self.model_experiences[first][0], self.model_experiences[second][0]}
         self.model_skills[skill.id] = (HEALTH_START, next(iter(tasks)) if len(tasks) == 1 else "")

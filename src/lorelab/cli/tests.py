@@ -16,6 +16,7 @@ from lorelab.cli._common import (
     stdout_console,
 )
 from lorelab.cli.testgen import generate_command, learn_command, lessons_group
+from lorelab.errors import UsageError
 from lorelab.runners import SuiteCheck, check_suite
 
 _TAIL_LINES = 20
@@ -77,7 +78,7 @@ def _print_table(path: Path, check: SuiteCheck) -> None:
 
 
 @tests_group.command(name="run")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path())
 @click.option(
     "--runner",
     type=click.Choice(["pytest", "node"]),
@@ -103,14 +104,18 @@ def _print_table(path: Path, check: SuiteCheck) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def run_command(
-    path: Path, runner: str | None, stability_runs: int, timeout_s: float, as_json: bool
+    path: str, runner: str | None, stability_runs: int, timeout_s: float, as_json: bool
 ) -> None:
     """Run the test suite at PATH several times and report classification and flaky cases.
 
     The suite runs in place; lorelab writes its reports outside PATH. Exit codes: 0 stable
-    and passing; 1 unstable, failing, broken or empty; 2 invalid input.
+    and passing; 1 unstable, failing, broken or empty; 2 invalid input; 130/143 interrupted
+    (the running tests are killed).
     """
-    check = check_suite(path, runner=runner, runs=stability_runs, timeout_s=timeout_s)
+    if not path:
+        # Path("") means the current directory: an empty argument is a mistake, not a choice.
+        raise UsageError("PATH is empty; name the project directory (. for the current one)")
+    check = check_suite(Path(path), runner=runner, runs=stability_runs, timeout_s=timeout_s)
     stderr_console().print(
         f"lorelab: runner {check.report.runner} ({check.report.runner_chosen_by})",
         markup=False,
@@ -118,5 +123,5 @@ def run_command(
     if as_json:
         echo_json(check.report)
     else:
-        _print_table(path, check)
+        _print_table(Path(path), check)
     exit_with(0 if check.ok else 1)
