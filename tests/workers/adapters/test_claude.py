@@ -81,6 +81,9 @@ def test_claude_runs_headless_with_the_role_prompt_on_stdin(trial, tmp_path):
     seen = json.loads(record.read_text())
     assert seen["argv"][:3] == ["-p", "--output-format", "json"]
     assert "--disallowedTools" in seen["argv"]
+    # No MCP server from the user's configuration reaches the worker.
+    assert "--strict-mcp-config" in seen["argv"]
+    assert "--mcp-config" not in seen["argv"]
     assert seen["cwd"] == str(trial)
     budget = {"maxOutputBytes": 65_536, "timeoutMs": 30_000}
     assert seen["stdin"] == build_prompt("architect", {**payload, "transportBudget": budget})

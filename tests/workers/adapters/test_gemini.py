@@ -65,6 +65,10 @@ def test_gemini_runs_headless_json_with_the_role_prompt_on_stdin(trial, tmp_path
     assert seen["argv"][0] == "-p"
     assert seen["argv"][2:4] == ["--output-format", "json"]
     assert "--approval-mode" not in seen["argv"]
+    # No configured MCP server or extension reaches the worker.
+    names = seen["argv"].index("--allowed-mcp-server-names")
+    assert seen["argv"][names + 1] == "lorelab-none"
+    assert seen["argv"][seen["argv"].index("--extensions") + 1] == "none"
     budget = {"maxOutputBytes": 65_536, "timeoutMs": 30_000}
     assert seen["stdin"] == build_prompt("architect", {**payload, "transportBudget": budget})
     assert call.response is not None

@@ -44,9 +44,15 @@ ANSWER_ONLY_TOOLS: Final = [
 ]
 
 
+# No MCP server from the user's or the project's configuration: a memory the operator
+# registered for daily work must not reach a worker or a no-memory host. ``--strict-mcp-config``
+# with no ``--mcp-config`` loads none.
+NO_MCP_SERVERS: Final = ["--strict-mcp-config"]
+
+
 def command(request: Request) -> list[str]:
     """The Claude Code argv for this request (the prompt goes on stdin)."""
-    argv = [tool_executable(request, TOOL), "-p", "--output-format", "json"]
+    argv = [tool_executable(request, TOOL), "-p", "--output-format", "json", *NO_MCP_SERVERS]
     if request.options.model:
         argv += ["--model", request.options.model]
     argv += HOST_TOOLS if request.role == "host" else ANSWER_ONLY_TOOLS

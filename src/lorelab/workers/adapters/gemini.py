@@ -36,6 +36,12 @@ VARIABLE: Final = TOOL.variable
 INSTRUCTION: Final = "Follow the instructions given above on standard input exactly."
 
 
+# No configured MCP server and no extension: a memory the operator registered for daily work
+# must not reach a worker or a no-memory host. Gemini CLI connects only to the servers
+# ``--allowed-mcp-server-names`` lists; this name is one no configuration uses.
+NO_MCP_SERVERS: Final = ["--allowed-mcp-server-names", "lorelab-none", "--extensions", "none"]
+
+
 def command(request: Request) -> list[str]:
     """The Gemini CLI argv for this request (the role prompt goes on stdin)."""
     argv = [
@@ -44,6 +50,7 @@ def command(request: Request) -> list[str]:
         INSTRUCTION,
         "--output-format",
         "json",
+        *NO_MCP_SERVERS,
     ]
     if request.options.model:
         argv += ["--model", request.options.model]
