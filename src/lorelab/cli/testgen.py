@@ -74,8 +74,20 @@ def _learn_table(result: LearnResult) -> None:
     default=None,
     help="Project whose .lorelab/memory.db stores the lesson (default: current directory).",
 )
-@click.option("--stability-runs", type=_runs_range, default=DEFAULT_LEARN_RUNS, show_default=True)
-@click.option("--timeout-s", type=click.FloatRange(min=0, min_open=True), default=60.0)
+@click.option(
+    "--stability-runs",
+    type=_runs_range,
+    default=DEFAULT_LEARN_RUNS,
+    show_default=True,
+    help="Runs of the example's tests that must agree before it becomes a lesson.",
+)
+@click.option(
+    "--timeout-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Timeout of each test run in seconds; its whole process group is killed at it.",
+)
 @click.option(
     "--output",
     type=click.Path(path_type=Path),
@@ -240,23 +252,49 @@ def _succeeded(result: GenerateResult) -> bool:
     default=None,
     help="A separate worker for the reviewer role (for authors that cannot review, e.g. pynguin).",
 )
-@click.option("--runner", type=click.Choice(["pytest", "node"]), default=None)
+@click.option(
+    "--runner",
+    type=click.Choice(["pytest", "node"]),
+    default=None,
+    help="Test runner (default: node when every --source is JavaScript, pytest when Python).",
+)
 @click.option("--no-memory", is_flag=True, help="Recall no lessons (no store is opened).")
 @_home
-@click.option("--lessons", "k", type=click.IntRange(1, 10), default=DEFAULT_K, show_default=True)
-@click.option("--stability-runs", type=_runs_range, default=5, show_default=True)
-@click.option("--timeout-s", type=click.FloatRange(min=0, min_open=True), default=60.0)
+@click.option(
+    "--lessons",
+    "k",
+    type=click.IntRange(1, 10),
+    default=DEFAULT_K,
+    show_default=True,
+    help="Most lessons recalled above the relevance floor and shown to the author.",
+)
+@click.option(
+    "--stability-runs",
+    type=_runs_range,
+    default=5,
+    show_default=True,
+    help="Runs of the generated tests that must agree before anything is applied.",
+)
+@click.option(
+    "--timeout-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Timeout of each test run in seconds; its whole process group is killed at it.",
+)
 @click.option(
     "--timeout-ms",
     type=click.IntRange(1, MAX_TIMEOUT_MS),
     default=DEFAULT_TIMEOUT_MS,
     show_default=True,
+    help="Timeout of each role call in milliseconds; the worker's process group is killed at it.",
 )
 @click.option(
     "--max-output-bytes",
     type=click.IntRange(1, MAX_OUTPUT_BYTES_CAP),
     default=DEFAULT_MAX_OUTPUT_BYTES,
     show_default=True,
+    help="Most bytes a role call may print; one byte more fails the call.",
 )
 @click.option("--keep-passing", is_flag=True, help="Keep only validated cases.")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
