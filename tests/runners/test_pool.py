@@ -116,11 +116,14 @@ def test_an_interrupt_kills_running_jobs_at_once_instead_of_waiting_for_their_ti
         make(
             f"spin{number}",
             {
+                # The spin ends by itself after two minutes (past pytest-timeout's 90 s), so a
+                # regression fails this test without leaving busy processes behind.
                 "tests/test_spin.py": (
-                    "import os\n\n"
+                    "import os, time\n\n"
                     "def test_spin():\n"
                     f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
-                    "    while True:\n"
+                    "    end = time.monotonic() + 120\n"
+                    "    while time.monotonic() < end:\n"
                     "        pass\n"
                 )
             },
