@@ -42,6 +42,13 @@ _home = click.option(
     help="Memory home: the store is HOME/memory.db (overrides $LORELAB_HOME).",
 )
 _runs_range = click.IntRange(2, 5)
+_test_timeout_option = click.option(
+    "--timeout-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Timeout of each test run in seconds; its whole process group is killed at it.",
+)
 
 
 def refuse_existing_output(output: Path | None) -> None:
@@ -81,13 +88,7 @@ def _learn_table(result: LearnResult) -> None:
     show_default=True,
     help="Runs of the example's tests that must agree before it becomes a lesson.",
 )
-@click.option(
-    "--timeout-s",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="Timeout of each test run in seconds; its whole process group is killed at it.",
-)
+@_test_timeout_option
 @click.option(
     "--output",
     type=click.Path(path_type=Path),
@@ -275,13 +276,7 @@ def _succeeded(result: GenerateResult) -> bool:
     show_default=True,
     help="Runs of the generated tests that must agree before anything is applied.",
 )
-@click.option(
-    "--timeout-s",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="Timeout of each test run in seconds; its whole process group is killed at it.",
-)
+@_test_timeout_option
 @click.option(
     "--timeout-ms",
     type=click.IntRange(1, MAX_TIMEOUT_MS),

@@ -25,6 +25,13 @@ def _manifest(tmp_path: Path) -> Path:
     return path
 
 
+def _start(manifest: Path, output: Path, agent: str) -> subprocess.Popen[str]:
+    """``lorelab eval learning`` on ``manifest`` in a child process, one repetition."""
+    argv = [sys.executable, "-m", "lorelab", "eval", "learning", "--fixtures", str(manifest)]
+    argv += ["--repeat", "1", "--seed", "1", "--output", str(output), "--agent", agent]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -45,28 +52,7 @@ def test_an_interrupted_run_kills_its_worker_and_records_the_interruption(tmp_pa
         "time.sleep(120)\n"
     )
     output = tmp_path / "out"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lorelab",
-            "eval",
-            "learning",
-            "--fixtures",
-            str(_manifest(tmp_path)),
-            "--repeat",
-            "1",
-            "--seed",
-            "1",
-            "--output",
-            str(output),
-            "--agent",
-            json.dumps([sys.executable, str(worker)]),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = _start(_manifest(tmp_path), output, json.dumps([sys.executable, str(worker)]))
     deadline = time.monotonic() + 120
     while not marker.exists() or not marker.read_text():
         assert process.poll() is None, process.communicate()
@@ -106,26 +92,7 @@ def test_an_interrupt_during_ground_truth_kills_the_running_tests_at_once(tmp_pa
     one = manifest.model_copy(update={"fixtures": [fixture]})
     path.write_text(json.dumps(one.model_dump(mode="json", by_alias=True)))
     output = tmp_path / "out"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lorelab",
-            "eval",
-            "learning",
-            "--fixtures",
-            str(path),
-            "--repeat",
-            "1",
-            "--output",
-            str(output),
-            "--agent",
-            "fixture",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = _start(path, output, "fixture")
     deadline = time.monotonic() + 120
     while not marker.exists() or not marker.read_text():
         assert process.poll() is None, process.communicate()
