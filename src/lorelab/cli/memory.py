@@ -162,10 +162,19 @@ def _parse_ran(values: tuple[str, ...], option: str = "--ran") -> list[dict[str,
 @click.option("--ran", multiple=True, help="A command run, as EXIT_CODE:COMMAND (repeatable).")
 @click.option("--step", multiple=True, help="A step, in order (repeatable).")
 @click.option("--file", "files", multiple=True, help="A file touched (repeatable).")
-@_PROJECT_NAME
-@click.option("--qa", type=click.Choice(["approved", "unreviewed"]), default=None)
-@click.option("--plan-id", default=None)
-@click.option("--skill-id", default=None)
+@click.option(
+    "--project-name",
+    default=None,
+    help="The project this experience belongs to (a brief asked for another project leaves it out).",
+)
+@click.option(
+    "--qa",
+    type=click.Choice(["approved", "unreviewed"]),
+    default=None,
+    help="Review state: only approved, verified work can become a Skill.",
+)
+@click.option("--plan-id", default=None, help="The plan this work followed (from `start`).")
+@click.option("--skill-id", default=None, help="The Skill this work used.")
 @click.option("--host", default=None, help="Agent host (claude, codex, gemini, ...).")
 @click.option("--model", default=None, help="Model the host says it used.")
 @click.option("--task-id", default=None, help="Task id in an evaluation (checked against locks).")
