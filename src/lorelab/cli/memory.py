@@ -165,7 +165,7 @@ def _parse_ran(values: tuple[str, ...], option: str = "--ran") -> list[dict[str,
 @click.option(
     "--project-name",
     default=None,
-    help="The project this experience belongs to (a brief asked for another project leaves it out).",
+    help="The project this experience belongs to (a brief for another project leaves it out).",
 )
 @click.option(
     "--qa",
