@@ -1,0 +1,110 @@
+"""Shared vocabulary: model bases, runner names, evidence kinds, time stamps, token estimate.
+
+Every package that writes a receipt or reads a wire format builds on these bases, so camelCase on
+disk, refused unknown keys and the receipt schema version are decided in one place.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+RunnerName = Literal["pytest", "node"]
+"""The two test runners lorelab drives."""
+
+RUNNER_NAMES: Final[tuple[RunnerName, ...]] = ("pytest", "node")
+
+EvidenceKind = Literal["live", "protocol-fixture"]
+"""What a result is evidence of: a real worker (``live``) or the protocol fixture."""
+
+LIVE: Final = "live"
+PROTOCOL_FIXTURE: Final = "protocol-fixture"
+
+RECEIPT_SCHEMA_VERSION: Final = 1
+"""The version every lorelab receipt and manifest format carries as ``schemaVersion``."""
+
+DEFAULT_TIMEOUT_MS: Final = 115_000
+"""How long one worker call may take by default."""
+
+
+class RecordModel(BaseModel):
+    """Base of every receipt, manifest and wire model: camelCase on disk, frozen, strict keys."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        """The model as it is written to disk: JSON types, camelCase keys."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class StrictRecordModel(RecordModel):
+    """A record read from untrusted JSON: ``"2"`` is not an exit code and ``true`` is not 1."""
+
+    model_config = ConfigDict(strict=True)
+
+
+class ReceiptModel(RecordModel):
+    """A receipt: a record with the one receipt schema version."""
+
+    schema_version: Literal[1] = Field(
+        default=RECEIPT_SCHEMA_VERSION, description="Version of this receipt format."
+    )
+
+
+class InputModel(BaseModel):
+    """A request from an agent or a user (MCP tool input, CLI payload): snake_case, strict.
+
+    Loose coercion would let unverified work count as verified, so every input type must be the
+    JSON type itself.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class OutputModel(BaseModel):
+    """A result handed back to an agent or a user: snake_case, unknown keys refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware in UTC."""
+    return datetime.now(UTC)
+
+
+def timestamp(moment: datetime | None = None) -> str:
+    """The one time stamp format lorelab writes: ISO 8601, UTC, microseconds, ``Z``."""
+    value = (moment or utc_now()).astimezone(UTC)
+    return value.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def estimate_tokens(text: str | None) -> int:
+    """ceil(UTF-8 bytes / 4): a labelled estimate, never a tokenizer count; 0 for no text."""
+    if not text:
+        return 0
+    return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+__all__ = [
+    "DEFAULT_TIMEOUT_MS",
+    "LIVE",
+    "PROTOCOL_FIXTURE",
+    "RECEIPT_SCHEMA_VERSION",
+    "RUNNER_NAMES",
+    "EvidenceKind",
+    "InputModel",
+    "OutputModel",
+    "ReceiptModel",
+    "RecordModel",
+    "RunnerName",
+    "StrictRecordModel",
+    "estimate_tokens",
+    "timestamp",
+    "utc_now",
+]
