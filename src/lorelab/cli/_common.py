@@ -1,15 +1,24 @@
-"""What every command group shares: the error-mapping group class, consoles, JSON output."""
+"""What every command group shares: the error-mapping group class, lazy command loading,
+consoles and JSON output.
+
+This module is imported by ``lorelab.cli.main`` on every run, so it imports nothing heavier
+than click at module level: rich, pydantic and the library are imported where they are used.
+"""
 
 from __future__ import annotations
 
+import importlib
 import signal
-from typing import Any, NoReturn
+from collections.abc import Mapping
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import click
-from rich.console import Console
+from click.exceptions import NoArgsIsHelpError
 
 from lorelab.errors import LorelabError
-from lorelab.io import pretty_json
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class Terminated(KeyboardInterrupt):
@@ -25,16 +34,46 @@ def raise_terminated(signal_number: int, _frame: object) -> None:
     raise Terminated(signal_number)
 
 
+class OneLineUsageError(click.UsageError):
+    """A usage error shown as one line (``lorelab: error: ...``) instead of click's three."""
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        message = " ".join(self.format_message().split())
+        hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
+        click.echo(f"lorelab: error: {message}{hint}", file=file, err=file is None)
+
+
+def _one_line(exc: click.UsageError) -> click.UsageError:
+    if isinstance(exc, OneLineUsageError | NoArgsIsHelpError):
+        return exc  # already one line, or "no arguments: here is the help"
+    return OneLineUsageError(exc.format_message(), exc.ctx)
+
+
 class LorelabGroup(click.Group):
     """A click group whose invocation maps :class:`LorelabError` to one line and an exit code.
 
     Because the mapping lives in ``invoke``, the installed ``lorelab`` program and click's
-    ``CliRunner`` behave the same. Anything that is not a ``LorelabError`` keeps its traceback.
+    ``CliRunner`` behave the same. Usage errors (an unknown option, a bad value) are one line
+    too. Anything that is not a ``LorelabError`` keeps its traceback.
     """
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise _one_line(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _one_line(exc) from None
         except LorelabError as exc:
             click.echo(f"lorelab: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
@@ -46,18 +85,79 @@ class LorelabGroup(click.Group):
             ctx.exit(128 + number)
 
 
+class LazyCommand(NamedTuple):
+    """A subcommand imported on first use: ``"module:attribute"`` and its one-line help.
+
+    The help is kept here so that listing the commands (``lorelab --help``) imports nothing;
+    a test checks that it matches the command's own short help.
+    """
+
+    target: str
+    short_help: str
+
+
+class LazyGroup(LorelabGroup):
+    """A group that imports each subcommand's module only when that subcommand is used."""
+
+    def __init__(
+        self, *args: Any, lazy_commands: Mapping[str, LazyCommand] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands: dict[str, LazyCommand] = dict(lazy_commands or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy_commands and cmd_name not in self.commands:
+            self.add_command(load_lazy(self.lazy_commands[cmd_name]), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        limit = (
+            formatter.width - 6 - max((len(name) for name in self.list_commands(ctx)), default=0)
+        )
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.commands:
+                command = self.commands[name]
+                if command.hidden:
+                    continue
+                rows.append((name, command.get_short_help_str(limit)))
+            else:
+                rows.append((name, self.lazy_commands[name].short_help))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def load_lazy(entry: LazyCommand) -> click.Command:
+    """Import and return the command ``entry`` names."""
+    module_name, _, attribute = entry.target.partition(":")
+    command = getattr(importlib.import_module(module_name), attribute)
+    if not isinstance(command, click.Command):
+        raise TypeError(f"{entry.target} is not a click command")
+    return command
+
+
 def stdout_console() -> Console:
     """A rich console on stdout (plain text when stdout is not a terminal)."""
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=True)
 
 
 def stderr_console() -> Console:
     """A rich console on stderr, for progress and status."""
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False)
 
 
 def echo_json(obj: Any) -> None:
     """Print a JSON value or pydantic model as indented JSON on stdout."""
+    from lorelab.io import pretty_json
+
     click.echo(pretty_json(obj), nl=False)
 
 

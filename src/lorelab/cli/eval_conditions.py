@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with
+from lorelab.cli._options import identity_option, json_option, output_option
+from lorelab.cli.evaluate import evaluate_command
 from lorelab.errors import UsageError
 from lorelab.evaluation.conditions import (
     RunOptions,
@@ -20,6 +22,10 @@ from lorelab.io import loads_strict
 @click.group(name="conditions", cls=LorelabGroup)
 def conditions_group() -> None:
     """The four-condition protocol: baseline, memory_guided, skill_planned, dreaming."""
+
+
+# The protocol documents `lorelab evaluate`; here it sits next to `run` and `finalize`.
+conditions_group.add_command(evaluate_command, name="report")
 
 
 @conditions_group.command(name="schema")
@@ -50,11 +56,8 @@ def _json_argv(text: str | None) -> list[str] | None:
     required=True,
     help="A shipped adapter name (claude, codex, gemini, fixture-host) or a JSON argv array.",
 )
-@click.option(
-    "--output",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="A new directory for the receipts and the runs file (must not exist).",
+@output_option(
+    required=True, help_text="A new directory for the receipts and the runs file (must not exist)."
 )
 @click.option(
     "--memory-home",
@@ -73,7 +76,7 @@ def _json_argv(text: str | None) -> list[str] | None:
     default=None,
     help="Record these seed experiences and promote their Skill before the lock (fresh memory).",
 )
-@click.option("--identity", default=None, help="Operator identity text bound into receipts.")
+@identity_option("Operator identity text bound into receipts.")
 @click.option(
     "--verify-timeout-s",
     type=click.FloatRange(min=1, max=3600),
@@ -81,7 +84,7 @@ def _json_argv(text: str | None) -> list[str] | None:
     show_default=True,
     help="Timeout of each verify command.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
+@json_option("Print the run summary as JSON.")
 def run_command(
     manifest_path: Path,
     host: str,
@@ -89,7 +92,7 @@ def run_command(
     memory_home: Path | None,
     memory_argv: str | None,
     seed_memory: Path | None,
-    identity: str | None,
+    operator_identity: str | None,
     verify_timeout_s: float,
     as_json: bool,
 ) -> None:
@@ -112,7 +115,7 @@ def run_command(
             memory_home=memory_home,
             memory_argv=_json_argv(memory_argv),
             seed_memory=seed_memory,
-            identity=identity,
+            identity=operator_identity,
             verify_timeout_s=verify_timeout_s,
         )
     )
@@ -149,7 +152,7 @@ def run_command(
     type=click.Path(path_type=Path, file_okay=False),
     help="The directory a conditions run wrote.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("Print the summary as JSON.")
 def finalize_command(output: Path, as_json: bool) -> None:
     """Clear the evaluation lock and record the memory-condition outcomes (with plan and Skill
     ids) so audits and Skill health update.

@@ -8,6 +8,7 @@ import click
 from click.core import ParameterSource
 
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with
+from lorelab.cli._options import agent_option, worker_timeout_option
 from lorelab.errors import UsageError
 from lorelab.evaluation.context import (
     FAILURE_CLASSES,
@@ -23,6 +24,7 @@ TRIAL_OPTIONS: Final = {
     "agent": "--agent",
     "boundaries": "--boundary",
     "max_turns": "--max-turns",
+    "worker_timeout_s": "--worker-timeout-s",
     "timeout_ms": "--timeout-ms",
     "max_output_bytes": "--max-output-bytes",
     "cwd": "--cwd",
@@ -100,11 +102,7 @@ def _report(result: EvaluationResult) -> None:
     is_flag=True,
     help="Run simulated compaction and restart trials built from the fixtures through a worker.",
 )
-@click.option(
-    "--agent",
-    help="Trials only: a shipped adapter name (fixture-context, claude, codex, gemini) or a "
-    "JSON array argv.",
-)
+@agent_option(prefix="Trials only:", adapters=("fixture-context", "claude", "codex", "gemini"))
 @click.option(
     "--boundary",
     "boundaries",
@@ -119,13 +117,7 @@ def _report(result: EvaluationResult) -> None:
     show_default=True,
     help="Trials only: worker calls per trial.",
 )
-@click.option(
-    "--timeout-ms",
-    type=click.IntRange(1, 120_000),
-    default=115_000,
-    show_default=True,
-    help="Trials only: timeout of each worker call.",
-)
+@worker_timeout_option(default_ms=115_000, max_ms=120_000, prefix="Trials only: ")
 @click.option(
     "--max-output-bytes",
     type=click.IntRange(1, None),

@@ -17,6 +17,13 @@ from lorelab.cli._common import (
     stderr_console,
     stdout_console,
 )
+from lorelab.cli._options import (
+    agent_option,
+    identity_option,
+    json_option,
+    output_option,
+    worker_timeout_option,
+)
 from lorelab.errors import UsageError
 from lorelab.evaluation.learning import DATASET_NAMES, get_dataset, manifest_schema
 from lorelab.evaluation.learning.controller import (
@@ -31,12 +38,9 @@ from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolv
 
 
 @click.group(name="learning", cls=LorelabGroup, invoke_without_command=True)
-@click.option("--output", type=click.Path(path_type=Path), help="Fresh receipt directory.")
-@click.option(
-    "--agent",
-    help="Worker: a shipped adapter name (fixture, claude, codex, gemini, pynguin) or a JSON argv.",
-)
-@click.option("--identity", "operator_identity", help="Operator's identity text for receipts.")
+@output_option(help_text="Fresh receipt directory.")
+@agent_option(adapters=("fixture", "claude", "codex", "gemini", "pynguin"))
+@identity_option("Operator's identity text for receipts.")
 @click.option("--repeat", type=int, default=DEFAULT_REPEAT, show_default=True, help="1 to 5.")
 @click.option("--seed", type=int, default=None, help="Order seed (drawn and recorded if absent).")
 @click.option("--max-calls", type=int, default=None, help="Role-call budget (at most 360).")
@@ -49,7 +53,7 @@ from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolv
 )
 @click.option("--dataset", type=click.Choice(DATASET_NAMES), default=None, help="Default: default.")
 @click.option("--max-output-bytes", type=int, default=DEFAULT_MAX_OUTPUT_BYTES, show_default=True)
-@click.option("--timeout-ms", type=int, default=DEFAULT_TIMEOUT_MS, show_default=True)
+@worker_timeout_option(default_ms=DEFAULT_TIMEOUT_MS)
 @click.option(
     "--stability-runs", type=int, default=DEFAULT_STABILITY_RUNS, show_default=True, help="2 to 5."
 )
@@ -59,7 +63,7 @@ from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolv
     default=None,
     help="Default: live, or protocol-fixture for the fixture adapter (always).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of a table.")
+@json_option("Print summary.json instead of a table.")
 @click.pass_context
 def learning_group(
     ctx: click.Context,

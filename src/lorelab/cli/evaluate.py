@@ -1,4 +1,8 @@
-"""``lorelab evaluate``: report on a four-condition runs file (``eval/beta2_runs.json``)."""
+"""``lorelab evaluate``: report on a four-condition runs file (``eval/beta2_runs.json``).
+
+The same command is ``lorelab eval conditions report``; ``lorelab evaluate`` is the name the
+four-condition protocol documents.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,12 @@ from pathlib import Path
 import click
 
 from lorelab.cli._common import echo_json, stdout_console
-from lorelab.evaluation.conditions import evaluate_file, print_report
+from lorelab.cli._options import json_option
 
 
-@click.command(name="evaluate")
+@click.command(
+    name="evaluate", short_help="Report on a four-condition runs file (eval/beta2_runs.json)."
+)
 @click.option(
     "--input",
     "input_path",
@@ -25,7 +31,7 @@ from lorelab.evaluation.conditions import evaluate_file, print_report
     default=None,
     help="The conditions manifest: holdouts and decision thresholds come from it.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 def evaluate_command(input_path: Path, manifest_path: Path | None, as_json: bool) -> None:
     """Report per condition, pair each memory condition with baseline on the holdouts, and
     decide whether dreaming advances (advance, do-not-advance or inconclusive).
@@ -41,6 +47,8 @@ def evaluate_command(input_path: Path, manifest_path: Path | None, as_json: bool
     report); 2 for a runs file that is incomplete, repeated or malformed, a baseline run
     that saw memory, or a manifest that is not the one the runs were made under.
     """
+    from lorelab.evaluation.conditions import evaluate_file, print_report
+
     report = evaluate_file(input_path, manifest_path)
     if as_json:
         echo_json(report)

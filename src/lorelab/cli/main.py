@@ -1,38 +1,79 @@
-"""The ``lorelab`` program: assembles the command groups and maps errors to exit codes."""
+"""The ``lorelab`` program: assembles the command groups and maps errors to exit codes.
+
+Each command group lives in its own module and is imported only when it is used, so that
+``lorelab --version`` or a hook command does not pay for the MCP SDK or the evaluations.
+"""
 
 from __future__ import annotations
 
 import signal
 import sys
 import traceback
+from typing import Final
 
 import click
 
-from lorelab.cli._common import LorelabGroup, raise_terminated
-from lorelab.cli.eval import eval_group
-from lorelab.cli.evaluate import evaluate_command
-from lorelab.cli.mcp import mcp_command
-from lorelab.cli.memory import memory_group
-from lorelab.cli.tests import tests_group
-from lorelab.cli.worker import worker_group
+from lorelab.cli._common import LazyCommand, LazyGroup, raise_terminated
+
+COMMANDS: Final = {
+    "eval": LazyCommand(
+        "lorelab.cli.eval:eval_group", "Evaluate whether memory helped, with receipts on disk."
+    ),
+    "evaluate": LazyCommand(
+        "lorelab.cli.evaluate:evaluate_command",
+        "Report on a four-condition runs file (eval/beta2_runs.json).",
+    ),
+    "mcp": LazyCommand("lorelab.cli.mcp:mcp_command", "Run the lorelab MCP server over stdio."),
+    "memory": LazyCommand(
+        "lorelab.cli.memory:memory_group",
+        "Verified memory for coding agents: record, prepare, promote, start, outcome, dream.",
+    ),
+    "tests": LazyCommand(
+        "lorelab.cli.tests:tests_group",
+        "Run test suites, learn lessons from validated tests, and generate new tests.",
+    ),
+    "worker": LazyCommand(
+        "lorelab.cli.worker:worker_group",
+        "Workers: external agent processes speaking lorelab.worker/1 on stdin/stdout.",
+    ),
+}
 
 
-@click.group(cls=LorelabGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="lorelab", prog_name="lorelab")
+def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from lorelab import __version__
+
+    click.echo(f"lorelab, version {__version__}")
+    ctx.exit()
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version,
+    help="Show the version and exit.",
+)
 def app() -> None:
     """lorelab: verified memory for coding agents, and evaluations that show whether it helped.
 
-    Exit codes: 0 success; 1 the run completed but an outcome failed or a comparison was
-    refused; 2 invalid input or usage, nothing was run; 3 preflight or integrity failure.
+    \b
+    Exit codes:
+      0    success
+      1    the run completed but an outcome failed or a comparison was refused
+      2    invalid input or usage, nothing was run
+      3    preflight or integrity failure
+      70   internal error: a bug in lorelab (its traceback is printed)
+      130  interrupted by Ctrl-C (SIGINT); running workers and tests were killed
+      143  terminated by SIGTERM; running workers and tests were killed
     """
-
-
-app.add_command(eval_group)
-app.add_command(evaluate_command)
-app.add_command(tests_group)
-app.add_command(worker_group)
-app.add_command(memory_group)
-app.add_command(mcp_command)
 
 
 EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug, never a judged outcome

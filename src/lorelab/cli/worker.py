@@ -7,14 +7,11 @@ from pathlib import Path
 import click
 
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with
+from lorelab.cli._options import agent_option, identity_option, worker_timeout_option
 from lorelab.workers.commands import agent_identity, call_agent
 from lorelab.workers.roles import ROLES
 from lorelab.workers.transport import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 
-_AGENT_HELP = (
-    "A shipped adapter (fixture, fixture-host, claude, codex, gemini, pynguin) or the worker's "
-    'argv as a JSON array, e.g. \'["python3", "worker.py"]\'. Never run through a shell.'
-)
 _CWD = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
@@ -24,9 +21,9 @@ def worker_group() -> None:
 
 
 @worker_group.command("identity")
-@click.option("--agent", required=True, help=_AGENT_HELP)
+@agent_option(required=True, prefix="The worker:")
 @click.option("--cwd", type=_CWD, default=".", show_default=True, help="The trial directory.")
-@click.option("--identity", "operator_identity", help="Who operates this worker (free text).")
+@identity_option("Who operates this worker (free text).")
 def identity_command(agent: str, cwd: Path, operator_identity: str | None) -> None:
     """Print what the worker argv would run, hashed, without running anything.
 
@@ -37,7 +34,7 @@ def identity_command(agent: str, cwd: Path, operator_identity: str | None) -> No
 
 
 @worker_group.command("call")
-@click.option("--agent", required=True, help=_AGENT_HELP)
+@agent_option(required=True, prefix="The worker:")
 @click.option("--role", required=True, type=click.Choice(ROLES), help="The role to call.")
 @click.option(
     "--payload",
@@ -47,13 +44,7 @@ def identity_command(agent: str, cwd: Path, operator_identity: str | None) -> No
     help="The role payload (JSON, at most 2 MiB), without transportBudget.",
 )
 @click.option("--cwd", type=_CWD, default=".", show_default=True, help="The trial directory.")
-@click.option(
-    "--timeout-ms",
-    type=int,
-    default=DEFAULT_TIMEOUT_MS,
-    show_default=True,
-    help="Kill the worker's process group after this many ms (at most 120000).",
-)
+@worker_timeout_option(default_ms=DEFAULT_TIMEOUT_MS)
 @click.option(
     "--max-output-bytes",
     type=int,
@@ -61,7 +52,7 @@ def identity_command(agent: str, cwd: Path, operator_identity: str | None) -> No
     show_default=True,
     help="Fail the call when stdout passes this many bytes.",
 )
-@click.option("--identity", "operator_identity", help="Who operates this worker (free text).")
+@identity_option("Who operates this worker (free text).")
 @click.option(
     "--response-out",
     type=click.Path(path_type=Path, dir_okay=False),

@@ -1,0 +1,163 @@
+"""Options shared by several commands, each family declared once and spelled the same everywhere.
+
+Every decorator adds its options under one parameter name, so command functions receive them
+typed and identically named:
+
+=========================  =====================================  ============================
+decorator                  flags                                  parameter
+=========================  =====================================  ============================
+``agent_option``           ``--agent``                            ``agent: str | None``
+``identity_option``        ``--identity``                         ``operator_identity``
+``worker_timeout_option``  ``--worker-timeout-s`` (hidden alias   ``timeout_ms: int``
+                           ``--timeout-ms``)
+``json_option``            ``--json``                             ``as_json: bool``
+``output_option``          ``--output``                           ``output: Path | None``
+``home_option``            ``--home``                             ``home: Path | None``
+=========================  =====================================  ============================
+
+Timeouts are given in seconds everywhere (``--timeout-s`` for test runs,
+``--worker-timeout-s`` for worker calls, ``--verify-timeout-s`` for verify commands). The
+worker's old ``--timeout-ms`` keeps working as a hidden alias. This module imports nothing
+heavy: the adapter list in ``--agent``'s help is read from the registry only when help is
+shown.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class AgentOption(click.Option):
+    """``--agent``: its help lists the shipped adapters from the registry when it is shown."""
+
+    def __init__(
+        self, *args: Any, prefix: str, adapters: tuple[str, ...] | None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.prefix = prefix
+        self.adapters = adapters
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from lorelab.workers.agents import SHIPPED_ADAPTERS
+
+        names = [
+            name for name in SHIPPED_ADAPTERS if self.adapters is None or name in self.adapters
+        ]
+        self.help = (
+            f"{self.prefix} a shipped adapter ({', '.join(names)}) or the worker's argv as a "
+            'JSON array, e.g. \'["python3", "worker.py"]\'. Never run through a shell.'
+        )
+        return super().get_help_record(ctx)
+
+
+def agent_option(
+    *,
+    required: bool = False,
+    prefix: str = "Worker:",
+    adapters: tuple[str, ...] | None = None,
+    flag: str = "--agent",
+    name: str = "agent",
+) -> Callable[[F], F]:
+    """``--agent NAME_OR_ARGV``; ``adapters`` limits the names listed in help (default: all)."""
+    return click.option(
+        flag,
+        name,
+        cls=AgentOption,
+        required=required,
+        default=None,
+        prefix=prefix,
+        adapters=adapters,
+    )
+
+
+def identity_option(
+    help_text: str = "Who operates the worker (free text, bound into receipts).",
+) -> Callable[[F], F]:
+    """``--identity TEXT``, always passed on as ``operator_identity``."""
+    return click.option("--identity", "operator_identity", default=None, help=help_text)
+
+
+def json_option(help_text: str = "Print the result as JSON.") -> Callable[[F], F]:
+    """``--json``, passed on as ``as_json``."""
+    return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def output_option(
+    *, required: bool = False, help_text: str = "A new directory for the receipts (must not exist)."
+) -> Callable[[F], F]:
+    """``--output DIR``: a receipt directory that must not exist yet, passed on as ``output``."""
+    return click.option(
+        "--output",
+        "output",
+        required=required,
+        default=None,
+        type=click.Path(path_type=Path),
+        help=help_text,
+    )
+
+
+def home_option(
+    help_text: str = "Memory home: the store is HOME/memory.db (overrides $LORELAB_HOME).",
+) -> Callable[[F], F]:
+    """``--home DIR``, passed on as ``home``."""
+    return click.option(
+        "--home",
+        "home",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help=help_text,
+    )
+
+
+def worker_timeout_option(
+    *, default_ms: int, max_ms: int | None = None, prefix: str = ""
+) -> Callable[[F], F]:
+    """``--worker-timeout-s SECONDS`` (and the hidden old spelling ``--timeout-ms MS``).
+
+    The command receives ``timeout_ms: int``, the unit of the worker protocol. With ``max_ms``
+    both spellings are range-checked by click; without it the library checks the bound.
+    Giving both spellings is a usage error.
+    """
+    seconds_type: click.ParamType[Any] = (
+        click.FloatRange(0, max_ms / 1000, min_open=True)
+        if max_ms is not None
+        else click.FloatRange(min=0, min_open=True)
+    )
+    ms_type: click.ParamType[Any] = click.IntRange(1, max_ms) if max_ms is not None else click.INT
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, worker_timeout_s: float | None, **kwargs: Any) -> Any:
+            old = kwargs.pop("timeout_ms")
+            if worker_timeout_s is not None and old is not None:
+                raise click.UsageError(
+                    "give the worker timeout once: --worker-timeout-s (seconds) or the older "
+                    "--timeout-ms (milliseconds), not both"
+                )
+            if worker_timeout_s is not None:
+                kwargs["timeout_ms"] = max(1, round(worker_timeout_s * 1000))
+            else:
+                kwargs["timeout_ms"] = default_ms if old is None else old
+            return function(*args, **kwargs)
+
+        with_alias = click.option(
+            "--timeout-ms", "timeout_ms", type=ms_type, default=None, hidden=True
+        )(wrapper)
+        decorated = click.option(
+            "--worker-timeout-s",
+            "worker_timeout_s",
+            type=seconds_type,
+            default=None,
+            help=f"{prefix}Timeout of each worker call in seconds (default {default_ms / 1000:g}); "
+            "the worker's process group is killed at it.",
+        )(with_alias)
+        return decorated  # type: ignore[return-value]
+
+    return decorate
