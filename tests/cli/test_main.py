@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 
@@ -103,3 +104,84 @@ def test_an_unexpected_exception_in_the_program_exits_70_with_its_traceback(monk
     err = capsys.readouterr().err
     assert "Traceback" in err
     assert "RuntimeError: a bug" in err
+
+
+def test_help_lists_the_signal_and_internal_error_exit_codes():
+    result = CliRunner().invoke(app, ["--help"])
+    lines = result.output.splitlines()
+    for code in ("0", "1", "2", "3", "70", "130", "143"):
+        assert any(line.strip().startswith(f"{code} ") for line in lines), code
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["no-such-command"], "No such command 'no-such-command'"),
+        (["--no-such-option"], "No such option '--no-such-option'"),
+        (["tests", "run"], "Missing argument 'PATH'"),
+        (["tests", "run", ".", "--runner", "make"], "'make' is not one of 'pytest', 'node'"),
+        (["eval", "conditions", "run", "--bogus"], "No such option '--bogus'"),
+        (
+            ["worker", "call", "--role", "architect", "--payload", "p.json"],
+            "Missing option '--agent'",
+        ),
+    ],
+)
+def test_usage_errors_are_one_line_with_exit_2(args, named):
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("lorelab: error: ")
+    assert named in lines[0]
+    assert "--help" in lines[0]
+
+
+def test_a_usage_error_from_the_installed_program_is_one_line():
+    done = subprocess.run(
+        [sys.executable, "-m", "lorelab", "tests", "run", "--bogus"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "lorelab: error: No such option '--bogus'. (see 'lorelab tests run --help')"
+    ]
+
+
+def test_a_group_without_a_subcommand_still_shows_its_help():
+    result = CliRunner().invoke(app, ["eval"])
+    assert "conditions" in result.output
+    assert "learning" in result.output
+
+
+def test_eval_conditions_report_is_the_evaluate_command(tmp_path):
+    runs = [
+        {
+            "task_id": task,
+            "condition": condition,
+            "passed": passed,
+            "rework_count": 0,
+            "retrieval_relevant": None if condition == "baseline" else True,
+            "guidance_tokens": 0 if condition == "baseline" else 100,
+            "notes": "",
+        }
+        for task in ("t1", "t2")
+        for condition, passed in (
+            ("baseline", False),
+            ("memory_guided", True),
+            ("skill_planned", True),
+            ("dreaming", True),
+        )
+    ]
+    runs_file = tmp_path / "beta2_runs.json"
+    runs_file.write_text(json.dumps({"runs": runs}))
+    old = CliRunner().invoke(app, ["evaluate", "--input", str(runs_file), "--json"])
+    new = CliRunner().invoke(
+        app, ["eval", "conditions", "report", "--input", str(runs_file), "--json"]
+    )
+    assert old.exit_code == new.exit_code == 0, old.output
+    assert json.loads(new.stdout) == json.loads(old.stdout)
+    assert json.loads(new.stdout)["conditions"]

@@ -140,6 +140,19 @@ def load_lazy(entry: LazyCommand) -> click.Command:
     return command
 
 
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (C0, C1, DEL) and bidi overrides shown as escapes."""
+    return "".join(
+        f"\\x{ord(ch):02x}"
+        if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F
+        else (f"\\u{ord(ch):04x}" if ch in _BIDI else ch)
+        for ch in text
+    )
+
+
 def stdout_console() -> Console:
     """A rich console on stdout (plain text when stdout is not a terminal)."""
     from rich.console import Console

@@ -71,7 +71,6 @@ def agent_option(
         name,
         cls=AgentOption,
         required=required,
-        default=None,
         prefix=prefix,
         adapters=adapters,
     )
@@ -81,7 +80,7 @@ def identity_option(
     help_text: str = "Who operates the worker (free text, bound into receipts).",
 ) -> Callable[[F], F]:
     """``--identity TEXT``, always passed on as ``operator_identity``."""
-    return click.option("--identity", "operator_identity", default=None, help=help_text)
+    return click.option("--identity", "operator_identity", help=help_text)
 
 
 def json_option(help_text: str = "Print the result as JSON.") -> Callable[[F], F]:
@@ -97,7 +96,6 @@ def output_option(
         "--output",
         "output",
         required=required,
-        default=None,
         type=click.Path(path_type=Path),
         help=help_text,
     )
@@ -111,7 +109,6 @@ def home_option(
         "--home",
         "home",
         type=click.Path(path_type=Path, file_okay=False),
-        default=None,
         help=help_text,
     )
 
@@ -147,9 +144,7 @@ def worker_timeout_option(
                 kwargs["timeout_ms"] = default_ms if old is None else old
             return function(*args, **kwargs)
 
-        with_alias = click.option(
-            "--timeout-ms", "timeout_ms", type=ms_type, default=None, hidden=True
-        )(wrapper)
+        with_alias = click.option("--timeout-ms", "timeout_ms", type=ms_type, hidden=True)(wrapper)
         decorated = click.option(
             "--worker-timeout-s",
             "worker_timeout_s",

@@ -19,6 +19,7 @@ from lorelab.cli._common import (
     LorelabGroup,
     echo_json,
     exit_with,
+    printable,
     stderr_console,
     stdout_console,
 )
@@ -330,10 +331,14 @@ def _summary(result: GenerateResult) -> None:
         )
     console.print(table)
     for receipt in generation.roles:
-        if receipt.failure_detail:
-            # The worker's own reason (for example the fixture's "the requirements state no
-            # usable examples") is what a user needs, not only the failure class.
-            console.print(f"{receipt.role}: {receipt.failure_detail}", markup=False)
+        if receipt.failure is None:
+            continue
+        # The worker's own last words (for example the fixture's "the requirements state no
+        # usable examples") are the reason a user needs, not only the failure class.
+        console.print(f"{receipt.role}: {receipt.failure_detail or receipt.failure}", markup=False)
+        said = [line.strip() for line in receipt.stderr_tail.splitlines() if line.strip()]
+        if said:
+            console.print(f"  worker said: {printable(said[-1])}", markup=False)
     console.print(f"generation: {generation.status}", markup=False)
     if generation.reason:
         console.print(f"  {generation.reason}", markup=False)

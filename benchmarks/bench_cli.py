@@ -1,0 +1,205 @@
+"""Start-up cost of the ``lorelab`` program, as whole processes, against ``python -c pass``.
+
+Run:  python benchmarks/bench_cli.py [--runs 15] [--json]
+
+Every figure is the median wall time of N fresh processes, measured in the same run as the
+baseline ``python -c pass`` with the same interpreter, interleaved round by round so that a
+busy machine slows both alike. Targets (as medians):
+
+- ``lorelab --version`` and ``lorelab --help``: at most 10x the baseline;
+- ``lorelab memory prepare`` on a one-item store, and every ``lorelab hook EVENT`` handler: at
+  most 20x the baseline;
+- ``lorelab mcp``, from spawn to the tools listed by the MCP SDK's own client: at most 0.8 s.
+
+Not part of the test suite: tests never depend on wall-clock time. The hook rows appear once
+the program has the ``hook`` command; each replays one payload in Claude Code's format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+PROGRAM = [sys.executable, "-m", "lorelab"]
+TARGETS = {"version": 10.0, "help": 10.0, "memory prepare": 20.0}
+HOOK_TARGET = 20.0
+MCP_TARGET_S = 0.8
+
+
+def _time_process(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{argv} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def _mcp_spawn_to_tools(home: Path) -> float:
+    import anyio
+    from mcp.client.stdio import stdio_client
+
+    from mcp import ClientSession, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "lorelab", "mcp", "--home", str(home)]
+    )
+
+    async def listed() -> float:
+        started = time.perf_counter()
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = await session.list_tools()
+            elapsed = time.perf_counter() - started
+            if not tools.tools:
+                raise SystemExit("lorelab mcp listed no tools")
+            return elapsed
+
+    return anyio.run(listed)
+
+
+def _one_item_store(home: Path, env: dict[str, str]) -> None:
+    subprocess.run(
+        [
+            *PROGRAM,
+            "memory",
+            "--home",
+            str(home),
+            "record",
+            "--task",
+            "Fix the failing date parser test",
+            "--summary",
+            "Parse ISO dates with a timezone; the test passes",
+            "--outcome",
+            "passed",
+            "--verify-command",
+            "pytest -q tests/test_dates.py",
+            "--verify-exit-code",
+            "0",
+        ],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+
+
+def _hook_cases(project: Path) -> dict[str, bytes]:
+    """One payload per hook event, in Claude Code's hook input format (its hooks reference)."""
+    help_text = subprocess.run([*PROGRAM, "--help"], capture_output=True, text=True).stdout
+    if "\n  hook " not in help_text:
+        return {}
+    base = {
+        "session_id": "bench-session",
+        "transcript_path": str(project / "transcript.jsonl"),
+        "cwd": str(project),
+    }
+    events: dict[str, dict[str, object]] = {
+        "SessionStart": {"hook_event_name": "SessionStart", "source": "startup"},
+        "UserPromptSubmit": {
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "Fix the failing date parser test",
+        },
+        "PostToolUse": {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "pytest -q"},
+            "tool_response": {"stdout": "1 passed", "stderr": "", "exit_code": 0},
+        },
+        "PreCompact": {"hook_event_name": "PreCompact", "trigger": "auto"},
+        "Stop": {"hook_event_name": "Stop", "stop_hook_active": False},
+    }
+    return {name: json.dumps({**base, **fields}).encode() for name, fields in events.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15, help="processes per figure (median)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="lorelab-bench-cli-") as scratch:
+        root = Path(scratch)
+        home = root / "home"
+        project = root / "project"
+        project.mkdir()
+        (project / "transcript.jsonl").write_text("")
+        env = {**os.environ, "LORELAB_HOME": str(home)}
+        _one_item_store(home, env)
+
+        cases: dict[str, Callable[[], float]] = {
+            "python -c pass": lambda: _time_process([sys.executable, "-c", "pass"], env),
+            "version": lambda: _time_process([*PROGRAM, "--version"], env),
+            "help": lambda: _time_process([*PROGRAM, "--help"], env),
+            "memory prepare": lambda: _time_process(
+                [*PROGRAM, "memory", "prepare", "Fix the date parser test"], env
+            ),
+        }
+        hook_env = {**env, "CLAUDE_PROJECT_DIR": str(project)}
+        for event, payload in _hook_cases(project).items():
+            cases[f"hook {event}"] = lambda event=event, payload=payload: _time_process(
+                [*PROGRAM, "hook", event], hook_env, payload
+            )
+        samples: dict[str, list[float]] = {name: [] for name in cases}
+        mcp_samples: list[float] = []
+        for _ in range(args.runs):
+            for name, run in cases.items():
+                samples[name].append(run())
+            mcp_samples.append(_mcp_spawn_to_tools(home))
+
+    baseline = statistics.median(samples["python -c pass"])
+    rows = []
+    for name, values in samples.items():
+        if name == "python -c pass":
+            continue
+        median = statistics.median(values)
+        target = TARGETS.get(name, HOOK_TARGET)
+        rows.append(
+            {
+                "command": name,
+                "medianS": round(median, 4),
+                "ratio": round(median / baseline, 2),
+                "targetRatio": target,
+                "met": median / baseline <= target,
+            }
+        )
+    mcp_median = statistics.median(mcp_samples)
+    report = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "runs": args.runs,
+        "baselineS": round(baseline, 4),
+        "commands": rows,
+        "mcpSpawnToToolsS": round(mcp_median, 4),
+        "mcpTargetS": MCP_TARGET_S,
+        "mcpMet": mcp_median <= MCP_TARGET_S,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"baseline python -c pass: {baseline * 1000:.1f} ms (median of {args.runs})")
+        for row in rows:
+            verdict = "ok" if row["met"] else "OVER"
+            print(
+                f"{row['command']:<24} {row['medianS'] * 1000:8.1f} ms  {row['ratio']:6.2f}x"
+                f"  (target <= {row['targetRatio']:g}x) {verdict}"
+            )
+        verdict = "ok" if report["mcpMet"] else "OVER"
+        print(
+            f"{'mcp spawn to tools':<24} {mcp_median * 1000:8.1f} ms"
+            f"  (target <= {MCP_TARGET_S} s) {verdict}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""What the CLI entry point imports: checked in fresh interpreters through ``sys.modules``."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY_PREFIXES = ("mcp", "scipy", "lorelab.evaluation", "lorelab.mcp", "rich", "pydantic")
+
+
+def _modules_after(code: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [
+        name
+        for name in modules
+        if any(name == prefix or name.startswith(f"{prefix}.") for prefix in HEAVY_PREFIXES)
+    ]
+
+
+def test_importing_the_cli_entry_point_loads_no_mcp_sdk_scipy_or_evaluation_package():
+    modules = _modules_after("import lorelab.cli.main")
+    assert "lorelab.cli.main" in modules
+    assert _heavy(modules) == []
+
+
+def test_importing_the_cli_entry_point_loads_no_command_module():
+    modules = _modules_after("import lorelab.cli.main")
+    commands = [name for name in modules if name.startswith("lorelab.cli.")]
+    assert sorted(commands) == ["lorelab.cli._common", "lorelab.cli.main"]
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["eval", "--help"]])
+def test_version_and_help_load_no_command_module_or_heavy_package(args):
+    code = (
+        "import sys\n"
+        "from lorelab.cli.main import app\n"
+        f"sys.argv = ['lorelab', *{args!r}]\n"
+        "try:\n"
+        "    app(prog_name='lorelab')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+    modules = _modules_after(code)
+    assert _heavy(modules) == []
+    loaded = {name for name in modules if name.startswith("lorelab.cli.")}
+    assert loaded <= {"lorelab.cli._common", "lorelab.cli.main", "lorelab.cli.eval"}
+
+
+def test_the_memory_group_is_imported_only_when_memory_is_invoked():
+    code = (
+        "import sys\n"
+        "from lorelab.cli.main import app\n"
+        "sys.argv = ['lorelab', 'worker', '--help']\n"
+        "try:\n"
+        "    app(prog_name='lorelab')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+    modules = _modules_after(code)
+    assert "lorelab.cli.worker" in modules
+    assert "lorelab.cli.memory" not in modules
+    assert "lorelab.cli.eval_conditions" not in modules
+
+
+def test_eval_context_does_not_load_the_conditions_runner_or_the_mcp_sdk():
+    code = (
+        "import sys\n"
+        "from lorelab.cli.main import app\n"
+        "sys.argv = ['lorelab', 'eval', 'context', 'schema']\n"
+        "try:\n"
+        "    app(prog_name='lorelab')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+    modules = _modules_after(code)
+    assert "lorelab.cli.eval_context" in modules
+    assert not [m for m in modules if m == "mcp" or m.startswith("mcp.")]
+    assert "lorelab.evaluation.conditions" not in modules
