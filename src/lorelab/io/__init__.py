@@ -1,4 +1,5 @@
-"""Input and output with guarantees: bounded reads, strict and canonical JSON, hashes, receipts."""
+"""Input and output with guarantees: bounded reads, strict and canonical JSON, hashes, receipts,
+and the one process supervisor (bounded output, deadlines, no orphans)."""
 
 from lorelab.io._bounded import (
     FIXTURE_LIMIT,
@@ -19,6 +20,13 @@ from lorelab.io._json import (
     pretty_json,
 )
 from lorelab.io._models import describe_validation_error, read_json, read_model, validate_model
+from lorelab.io._process import (
+    ExecutionCancelled,
+    ProcessResult,
+    ProcessScope,
+    run_bounded,
+    run_process,
+)
 from lorelab.io._receipts import ReceiptDir, create_output_dir, validate_receipt_name
 
 __all__ = [
@@ -29,7 +37,10 @@ __all__ = [
     "MAX_DEPTH",
     "MIB",
     "SCRIPT_HASH_CAP",
+    "ExecutionCancelled",
     "InputKind",
+    "ProcessResult",
+    "ProcessScope",
     "ReceiptDir",
     "canonical_bytes",
     "canonical_json",
@@ -42,6 +53,8 @@ __all__ = [
     "read_bounded",
     "read_json",
     "read_model",
+    "run_bounded",
+    "run_process",
     "sha256_bytes",
     "sha256_file",
     "validate_model",

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from lorelab.errors import PreflightError
+from lorelab.io import ProcessResult, run_process
 from lorelab.runners._base import (
     ReportUnreadable,
     check_project,
@@ -42,7 +43,6 @@ from lorelab.runners._models import (
     ProcessRecord,
     RunnerName,
 )
-from lorelab.runners._process import ProcessResult, run_process
 
 REMOVED_ENV: Final = (
     "NODE_OPTIONS",

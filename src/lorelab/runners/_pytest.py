@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from lorelab.io import ProcessResult, run_process
 from lorelab.runners._base import (
     ReportUnreadable,
     check_project,
@@ -37,7 +38,6 @@ from lorelab.runners._models import (
     ProcessRecord,
     RunnerName,
 )
-from lorelab.runners._process import ProcessResult, run_process
 
 PLUGIN: Final = "lorelab.runners._pytest_plugin"
 REMOVED_ENV: Final = (

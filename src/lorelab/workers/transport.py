@@ -20,8 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from lorelab.errors import JSONInputError, SchemaError, UsageError
-from lorelab.io import MIB, canonical_bytes, json_bytes, loads_strict
-from lorelab.workers._process import ProcessResult, run_bounded
+from lorelab.io import MIB, ProcessResult, canonical_bytes, json_bytes, loads_strict, run_bounded
 from lorelab.workers.identity import WorkerIdentity, rebind_identity
 from lorelab.workers.roles import (
     MAX_TIMEOUT_MS,
@@ -375,7 +374,7 @@ def _finish(
             status = (
                 f"exit code {result.exit_code}"
                 if result.exit_code is not None
-                else f"signal {result.signal}"
+                else f"signal {result.signal_number}"
             )
             reported = _adapter_error(parsed.value)
             detail = f"the worker ended with {status}" + (f": {reported}" if reported else "")
@@ -407,11 +406,11 @@ def _finish(
         **base,
         spawned=result.spawned,
         exit_code=result.exit_code,
-        signal=result.signal,
+        signal=result.signal_number,
         duration_ms=result.duration_ms,
         output_bytes=json_bytes(value) if value is not None else None,
         stdout_bytes=len(result.stdout),
-        stderr_bytes=result.stderr_bytes,
+        stderr_bytes=result.output_bytes,
         usage=usage,
         usage_rejected=usage_rejected,
         model=ModelClaim(claimed=_claimed_model(value)),
@@ -421,6 +420,6 @@ def _finish(
         identity_changes=changes,
         raw_response=raw,
         raw_response_truncated=truncated,
-        stderr_tail=_decode(result.stderr_tail, STDERR_TAIL_CAP)[0],
+        stderr_tail=_decode(result.output_tail, STDERR_TAIL_CAP)[0],
     )
     return RoleCall(receipt, value if failure is None else None)

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from lorelab.errors import JSONInputError, LorelabError
-from lorelab.io import MIB, canonical_bytes, loads_strict
-from lorelab.workers._process import ProcessResult, run_bounded
+from lorelab.io import MIB, ProcessResult, canonical_bytes, loads_strict, run_bounded
 from lorelab.workers._tools import (
     ToolSpec,
     choose_tool,
@@ -204,7 +203,7 @@ def run_tool(
 
 def stderr_excerpt(result: ProcessResult) -> str:
     """The last line or so of the tool's stderr, for an error message."""
-    tail = result.stderr_tail.decode("utf-8", "replace").strip()
+    tail = result.output_tail.decode("utf-8", "replace").strip()
     return tail[-300:].replace("\n", " | ") if tail else "(no stderr)"
 
 
