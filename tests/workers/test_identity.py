@@ -11,6 +11,7 @@ import lorelab
 from lorelab.errors import InputFileError, PreflightError, UsageError
 from lorelab.workers import (
     VERIFICATION_SCOPE,
+    adapter_argv,
     bind_identity,
     check_identity,
     implementation_hashes,
@@ -711,7 +712,8 @@ def test_a_tool_that_appears_after_binding_is_a_change(trial, tmp_path):
 
 
 def test_workers_other_than_the_agent_adapters_bind_no_tool(trial):
-    assert bind_identity(_adapter("fixture"), cwd=trial, operator_identity=None).tool is None
+    fixture = adapter_argv("fixture")
+    assert bind_identity(fixture, cwd=trial, operator_identity=None).tool is None
 
 
 def test_an_absolute_tool_option_is_bound_once_as_the_tool(trial, tmp_path):

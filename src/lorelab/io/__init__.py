@@ -6,8 +6,6 @@ from lorelab.io._bounded import (
     LIMITS,
     MANIFEST_LIMIT,
     MIB,
-    InputKind,
-    open_regular,
     read_bounded,
 )
 from lorelab.io._hash import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP, sha256_bytes, sha256_file
@@ -27,7 +25,7 @@ from lorelab.io._process import (
     run_bounded,
     run_process,
 )
-from lorelab.io._receipts import ReceiptDir, create_output_dir, validate_receipt_name
+from lorelab.io._receipts import ReceiptDir, create_output_dir
 
 __all__ = [
     "FIXTURE_LIMIT",
@@ -38,7 +36,6 @@ __all__ = [
     "MIB",
     "SCRIPT_HASH_CAP",
     "ExecutionCancelled",
-    "InputKind",
     "ProcessResult",
     "ProcessScope",
     "ReceiptDir",
@@ -48,7 +45,6 @@ __all__ = [
     "describe_validation_error",
     "json_bytes",
     "loads_strict",
-    "open_regular",
     "pretty_json",
     "read_bounded",
     "read_json",
@@ -58,5 +54,4 @@ __all__ = [
     "sha256_bytes",
     "sha256_file",
     "validate_model",
-    "validate_receipt_name",
 ]

@@ -9,9 +9,9 @@ The process supervisor they run on lives in :mod:`lorelab.io`; ``run_process`` a
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+import typing
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from lorelab.io._process import (
         ExecutionCancelled,
         ProcessScope,
@@ -99,7 +99,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

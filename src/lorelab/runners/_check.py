@@ -8,20 +8,19 @@ from typing import Literal
 
 from pydantic import Field
 
+from lorelab._model import RecordModel, RunnerName
 from lorelab.runners._base import check_project, check_timeout
 from lorelab.runners._models import (
     Case,
     Classification,
-    RunnerName,
     Stability,
     StabilityClassification,
-    _Record,
 )
 from lorelab.runners._select import detect_runner, get_runner
 from lorelab.runners._stability import check_runs, run_stability
 
 
-class RunSummary(_Record):
+class RunSummary(RecordModel):
     """One run of the suite, as ``lorelab tests run --json`` prints it."""
 
     exit_code: int | None = Field(description="The run's exit status; null if killed.")
@@ -31,7 +30,7 @@ class RunSummary(_Record):
     cases: list[Case] = Field(description="Every case with its status, in reporting order.")
 
 
-class SuiteReport(_Record):
+class SuiteReport(RecordModel):
     """What ``lorelab tests run --json`` prints."""
 
     schema_version: Literal[1] = Field(

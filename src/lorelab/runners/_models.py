@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
-RunnerName = Literal["pytest", "node"]
+from lorelab._model import RecordModel, RunnerName
+
 CaseStatus = Literal["passed", "failed", "error", "skipped"]
 Classification = Literal["passed", "failed", "collection-error", "timeout", "crashed", "no-tests"]
 StabilityClassification = Literal[
@@ -16,19 +16,12 @@ StabilityClassification = Literal[
 DefectStatus = Literal["detected", "survived", "broken"]
 FailureKind = Literal["import", "other"]
 
-RUNNER_NAMES: Final[tuple[RunnerName, ...]] = ("pytest", "node")
 OUTPUT_TAIL_CHARS: Final = 4000
 MIN_STABILITY_RUNS: Final = 2
 MAX_STABILITY_RUNS: Final = 5
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
-    )
-
-
-class Case(_Record):
+class Case(RecordModel):
     """One test case of an execution, in the order it was reported."""
 
     id: str = Field(
@@ -56,7 +49,7 @@ class Case(_Record):
     )
 
 
-class ProcessRecord(_Record):
+class ProcessRecord(RecordModel):
     """One process an execution started: pytest runs one, node one per test file."""
 
     argv: list[str] = Field(description="The exact argument vector; no shell was involved.")
@@ -68,7 +61,7 @@ class ProcessRecord(_Record):
     duration_ms: int = Field(description="Wall-clock milliseconds from start to exit.")
 
 
-class Execution(_Record):
+class Execution(RecordModel):
     """One run of a test suite against one source tree, with case-level outcomes."""
 
     schema_version: Literal[1] = Field(
@@ -104,7 +97,7 @@ class Execution(_Record):
     )
 
 
-class Stability(_Record):
+class Stability(RecordModel):
     """The same execution repeated N times, and whether every repetition agreed."""
 
     stable: bool = Field(
@@ -122,7 +115,7 @@ class Stability(_Record):
     )
 
 
-class DefectOutcome(_Record):
+class DefectOutcome(RecordModel):
     """Whether a suite that passed on the reference source detected one defect."""
 
     status: DefectStatus = Field(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from lorelab._model import RunnerName
 from lorelab.errors import PreflightError
 from lorelab.io import ProcessResult, run_process
 from lorelab.runners._base import (
@@ -41,7 +42,6 @@ from lorelab.runners._models import (
     Execution,
     FailureKind,
     ProcessRecord,
-    RunnerName,
 )
 
 REMOVED_ENV: Final = (

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from lorelab._model import RunnerName
 from lorelab.io import ProcessResult, run_process
 from lorelab.runners._base import (
     ReportUnreadable,
@@ -36,7 +37,6 @@ from lorelab.runners._models import (
     Execution,
     FailureKind,
     ProcessRecord,
-    RunnerName,
 )
 
 PLUGIN: Final = "lorelab.runners._pytest_plugin"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lorelab._model import RUNNER_NAMES, RunnerName
 from lorelab.errors import UsageError
 from lorelab.runners._base import TestRunner
-from lorelab.runners._models import RUNNER_NAMES, RunnerName
 from lorelab.runners._node import NodeRunner, is_node_test_file
 from lorelab.runners._pytest import PytestRunner
 
