@@ -26,6 +26,7 @@ from lorelab.io._process import (
     run_process,
 )
 from lorelab.io._receipts import ReceiptDir, create_output_dir
+from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
 
 __all__ = [
     "FIXTURE_LIMIT",
@@ -39,6 +40,8 @@ __all__ = [
     "ProcessResult",
     "ProcessScope",
     "ReceiptDir",
+    "SandboxKind",
+    "SandboxSupport",
     "canonical_bytes",
     "canonical_json",
     "create_output_dir",
@@ -46,11 +49,13 @@ __all__ = [
     "json_bytes",
     "loads_strict",
     "pretty_json",
+    "probe_sandbox",
     "read_bounded",
     "read_json",
     "read_model",
     "run_bounded",
     "run_process",
+    "sandbox_kind",
     "sha256_bytes",
     "sha256_file",
     "validate_model",

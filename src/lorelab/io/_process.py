@@ -30,6 +30,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, ParamSpec, TypeVar
 
+from lorelab.io._reaper import STATUS_FD_ENV
+from lorelab.io._sandbox import SandboxKind, contained_argv, resolve_program
+
 _CHUNK: Final = 64 * 1024
 RUN_TAIL_BYTES: Final = 64 * 1024
 """How much of a test run's output :func:`run_process` keeps by default."""
@@ -42,6 +45,8 @@ _RUN_DRAIN_GRACE_S: Final = 2.0
 _POLL_S: Final = 0.02
 # How long a killed child may take to be reaped before it is reported without a status.
 _REAP_S: Final = 10.0
+# How long the containment launcher gets to kill what it started before its group is killed.
+_STOP_GRACE_S: Final = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +69,9 @@ class ProcessResult:
     output_tail: bytes
     output_sha256: str
     output_bytes: int
+    sandbox: SandboxKind | None = None
+    """The confinement a test run had (``"none"``, ``"partial"``, ``"bubblewrap"``); ``None``
+    for a worker call, which runs uncontained."""
 
     @property
     def exit_code(self) -> int | None:
@@ -118,7 +126,7 @@ class ProcessScope:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._groups: set[int] = set()
+        self._groups: dict[int, Callable[[], None]] = {}
         self._cancelled = False
         self._parent = _SCOPE.get()
         self._token: contextvars.Token[ProcessScope | None] | None = None
@@ -132,8 +140,8 @@ class ProcessScope:
         """Kill every registered process group now and refuse to start any more."""
         with self._lock:
             self._cancelled = True
-            for pgid in self._groups:
-                kill_group(pgid)
+            for stop in self._groups.values():
+                stop()
 
     def bind(self, function: Callable[_P, _R]) -> Callable[_P, _R]:
         """``function`` made to run inside this scope in whatever thread calls it."""
@@ -177,19 +185,29 @@ class ProcessScope:
         if any(scope.cancelled for scope in self._chain()):
             raise ExecutionCancelled("cancelled: the run was interrupted")
 
-    def register(self, pgid: int) -> None:
-        """Track process group ``pgid``; a scope cancelled meanwhile kills it at once."""
+    def register(self, pgid: int, stop: Callable[[], None] | None = None) -> None:
+        """Track process group ``pgid``; a scope cancelled meanwhile stops it at once.
+
+        ``stop`` ends the group (default: SIGKILL to the whole group); it is called with the
+        scope's lock held, so it must not block.
+        """
+        action = stop if stop is not None else functools.partial(kill_group, pgid)
         for scope in self._chain():
             with scope._lock:
-                scope._groups.add(pgid)
+                scope._groups[pgid] = action
                 if scope._cancelled:
-                    kill_group(pgid)
+                    action()
+
+    def registered(self, pgid: int) -> bool:
+        """Whether ``pgid`` is still tracked (its leader is not reaped yet)."""
+        with self._lock:
+            return pgid in self._groups
 
     def unregister(self, pgid: int) -> None:
         """Stop tracking ``pgid`` (before its leader is reaped, so a pid is never reused)."""
         for scope in self._chain():
             with scope._lock:
-                scope._groups.discard(pgid)
+                scope._groups.pop(pgid, None)
 
 
 _SCOPE: contextvars.ContextVar[ProcessScope | None] = contextvars.ContextVar(
@@ -302,12 +320,19 @@ class _Options:
     new_session: bool
     drain_grace_s: float
     scope: ProcessScope | None
+    # Started through the containment launcher, which kills every descendant when asked to stop
+    # with SIGTERM; without a PID namespace around it, a SIGKILL would leave escaped ones behind.
+    launcher: bool = False
+    pid_namespace: bool = False
+    status_fd: int | None = None
 
 
 class _Child:
     """One started child and the sinks of its pipes."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], options: _Options) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[bytes], options: _Options, status_read: int | None = None
+    ) -> None:
         assert proc.stdout is not None
         self.proc = proc
         self.options = options
@@ -318,6 +343,7 @@ class _Child:
         self.out_fd = proc.stdout.fileno()
         self.err_fd = proc.stderr.fileno() if proc.stderr is not None else None
         self.open_pipes = {fd for fd in (self.out_fd, self.err_fd) if fd is not None}
+        self.status_read = status_read
         self.timed_out = False
         self.reaped = False
 
@@ -326,12 +352,59 @@ class _Child:
         return self.head is not None and self.head.overflow
 
     def kill(self) -> None:
-        """SIGKILL the child's process group (or only the child when it shares ours)."""
+        """SIGKILL the child's process group (or only the child when it shares ours).
+
+        A containment launcher is first asked to stop (SIGTERM), so it kills what left the
+        group too; the group is killed once it has exited or after a grace period.
+        """
+        if self.options.launcher and not self.options.pid_namespace and self._alive():
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGTERM)
+            self._await_exit(_STOP_GRACE_S)
         if self.options.new_session:
             kill_group(self.proc.pid)
         else:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
+
+    def stop_from_scope(self) -> None:
+        """A scope's cancel: ask the launcher to stop, SIGKILL the group if it has not."""
+        if not (self.options.launcher and not self.options.pid_namespace):
+            kill_group(self.proc.pid)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.send_signal(signal.SIGTERM)
+        scope = self.options.scope
+        pgid = self.proc.pid
+
+        def later() -> None:
+            # Only while registered is the leader unreaped, so the group id is still its own.
+            if scope is not None and scope.registered(pgid):
+                kill_group(pgid)
+
+        timer = threading.Timer(_STOP_GRACE_S, later)
+        timer.daemon = True
+        timer.start()
+
+    def _alive(self) -> bool:
+        return self.proc.returncode is None and not self._exited()
+
+    def _exited(self) -> bool:
+        """Whether the child has exited (it stays unreaped, so its pid keeps naming it)."""
+        if self.pidfd is None:
+            return False
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.pidfd, selectors.EVENT_READ)
+            return bool(selector.select(0))
+
+    def _await_exit(self, grace_s: float) -> None:
+        if self.pidfd is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=grace_s)
+            return
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.pidfd, selectors.EVENT_READ)
+            selector.select(grace_s)
 
     def watch(self, deadline: float) -> None:
         """Feed stdin and read the pipes until the child exits, overflows or the deadline."""
@@ -390,6 +463,8 @@ class _Child:
         except subprocess.TimeoutExpired:
             returncode = None
         self.reaped = True
+        if returncode is not None and self.status_read is not None:
+            returncode = _launcher_status(self.status_read, returncode)
         for fd in sorted(self.open_pipes):
             if not (fd == self.out_fd and self.overflow):
                 _drain(fd, self._sink(fd), self.options.drain_grace_s)
@@ -411,6 +486,20 @@ class _Child:
             os.close(self.pidfd)
 
 
+def _launcher_status(fd: int, fallback: int) -> int:
+    """The child's own status as the launcher reported it (a sandbox reports 128+N for a
+    signal); ``fallback`` when the launcher reported nothing (it was killed)."""
+    os.set_blocking(fd, False)
+    try:
+        text = os.read(fd, 64)
+    except (BlockingIOError, OSError):
+        return fallback
+    try:
+        return os.waitstatus_to_exitcode(int(text.decode("ascii")))
+    except ValueError:
+        return fallback
+
+
 class _SpawnError(Exception):
     """The child could not be started (kept apart from OSErrors raised while watching it)."""
 
@@ -422,17 +511,26 @@ class _SpawnError(Exception):
 def _supervise(
     argv: Sequence[str],
     *,
+    launch_argv: Sequence[str],
     cwd: Path,
     env: Mapping[str, str] | None,
     executable: str | None,
     options: _Options,
+    sandbox: SandboxKind | None = None,
+    status_read: int | None = None,
 ) -> ProcessResult:
-    """Start ``argv`` and watch it to the end; a child that cannot start raises _SpawnError."""
+    """Start ``launch_argv`` and watch it to the end (``argv`` is what the caller asked to run);
+    a child that cannot start raises _SpawnError."""
     start = time.monotonic()
-    proc = _spawn(argv, cwd=cwd, env=env, executable=executable, options=options)
+    try:
+        proc = _spawn(launch_argv, cwd=cwd, env=env, executable=executable, options=options)
+    finally:
+        if options.status_fd is not None:
+            # Only the launcher writes the status; our copy would keep the pipe open.
+            os.close(options.status_fd)
+    child = _Child(proc, options, status_read)
     if options.scope is not None:
-        options.scope.register(proc.pid)
-    child = _Child(proc, options)
+        options.scope.register(proc.pid, child.stop_from_scope)
     try:
         child.watch(start + options.timeout_s)
         returncode = child.finish()
@@ -451,6 +549,7 @@ def _supervise(
         output_tail=child.tail.value(),
         output_sha256=child.tail.digest.hexdigest(),
         output_bytes=child.tail.total,
+        sandbox=sandbox,
     )
 
 
@@ -486,6 +585,7 @@ def _popen(
         stderr=subprocess.PIPE if options.max_stdout is not None else subprocess.STDOUT,
         start_new_session=options.new_session,
         close_fds=True,
+        pass_fds=() if options.status_fd is None else (options.status_fd,),
     )
 
 
@@ -496,8 +596,17 @@ def run_process(
     env: Mapping[str, str],
     timeout_s: float,
     tail_bytes: int = RUN_TAIL_BYTES,
+    sandbox: bool = False,
+    writable: Sequence[Path] = (),
 ) -> ProcessResult:
-    """Run ``argv`` in ``cwd`` with ``env``; kill its whole group at exit or at ``timeout_s``.
+    """Run untrusted ``argv`` in ``cwd`` with ``env``; nothing it starts outlives the call.
+
+    The program runs under the containment launcher (a child subreaper that kills every
+    descendant, including one that left the process group, when the program exits or is
+    stopped); the whole group is also killed at exit and at ``timeout_s``. With ``sandbox``,
+    it runs in bubblewrap too, as far as this machine allows (see :mod:`lorelab.io._sandbox`):
+    writes confined to ``cwd``, ``writable`` and a private ``/tmp``, no network, its own PID
+    namespace. ``result.sandbox`` says what it really got.
 
     Stdin is empty; stdout and stderr share one pipe, of which the last ``tail_bytes`` are kept
     (all of it is hashed and counted). A program that cannot be started raises ``OSError``.
@@ -507,6 +616,11 @@ def run_process(
     scope = _SCOPE.get()
     if scope is not None:
         scope.check()
+    environment = dict(env)
+    program = resolve_program(argv, cwd, environment)
+    launch = contained_argv(argv, program=program, cwd=cwd, sandbox=sandbox, writable=writable)
+    status_read, status_write = os.pipe()
+    environment[STATUS_FD_ENV] = str(status_write)
     options = _Options(
         timeout_s=timeout_s,
         input_bytes=None,
@@ -515,11 +629,26 @@ def run_process(
         new_session=True,
         drain_grace_s=_RUN_DRAIN_GRACE_S,
         scope=scope,
+        launcher=True,
+        pid_namespace=launch.pid_namespace,
+        status_fd=status_write,
     )
     try:
-        result = _supervise(argv, cwd=cwd, env=env, executable=None, options=options)
+        result = _supervise(
+            argv,
+            launch_argv=launch.argv,
+            cwd=cwd,
+            env=environment,
+            executable=None,
+            options=options,
+            sandbox=launch.sandbox,
+            status_read=status_read,
+        )
     except _SpawnError as failure:
         raise failure.error from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(status_read)
     if scope is not None:
         # A run killed by a cancel is not a test outcome: never report it as one.
         scope.check()
@@ -557,7 +686,9 @@ def run_bounded(
     )
     start = time.monotonic()
     try:
-        return _supervise(argv, cwd=cwd, env=env, executable=executable, options=options)
+        return _supervise(
+            argv, launch_argv=argv, cwd=cwd, env=env, executable=executable, options=options
+        )
     except _SpawnError as failure:
         exc = failure.error
         return ProcessResult(

@@ -7,6 +7,7 @@ from typing import Final, Literal
 from pydantic import Field
 
 from lorelab._model import RecordModel, RunnerName
+from lorelab.io import SandboxKind
 
 CaseStatus = Literal["passed", "failed", "error", "skipped"]
 Classification = Literal["passed", "failed", "collection-error", "timeout", "crashed", "no-tests"]
@@ -94,6 +95,16 @@ class Execution(RecordModel):
     processes: list[ProcessRecord] = Field(description="Every process started, in order.")
     output_tail: str = Field(
         description=f"The last {OUTPUT_TAIL_CHARS} characters of combined stdout/stderr."
+    )
+    sandbox: SandboxKind | None = Field(
+        default=None,
+        description=(
+            "The confinement the suite really ran in, as probed: 'bubblewrap' (PID namespace, no "
+            "network, writes only to the project copy and a private /tmp), 'partial' (bubblewrap "
+            "ran but some of those could not be had here), 'none' (no sandbox). Every run is "
+            "contained either way: the launcher kills every process the tests started. Null in "
+            "records written before lorelab recorded it."
+        ),
     )
 
 
