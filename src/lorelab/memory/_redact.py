@@ -189,6 +189,10 @@ class Redactor:
                 text = self._apply(detector, text)
         return text
 
+    def optional(self, text: str | None) -> str | None:
+        """:meth:`redact` of a text that may be absent."""
+        return None if text is None else self.redact(text)
+
     def _apply(self, detector: _Detector, text: str) -> str:
         markers = [found.span() for found in _MARKER.finditer(text)]
 

@@ -1,0 +1,1 @@
+"""Shipped, documented test doubles."""
