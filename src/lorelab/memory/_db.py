@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import sqlite3
 import threading
 import time
@@ -22,7 +23,7 @@ from typing import Any, Final, TypeVar
 from lorelab._model import timestamp
 from lorelab.errors import InputFileError, IntegrityFailure, OutputExistsError, UsageError
 from lorelab.io import sha256_file
-from lorelab.memory._migrations import migrate
+from lorelab.memory._migrations import MIGRATIONS_TABLE, migrate
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -137,16 +138,77 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def _connect(path: Path, create: bool) -> sqlite3.Connection:
-    # Without ``create``, mode=rw: SQLite itself refuses to make a missing file, so a store
-    # removed after the caller's check is still not created.
-    target = str(path) if create else f"{path.absolute().as_uri()}?mode=rw"
+def _connect(path: Path) -> sqlite3.Connection:
+    # mode=rw: SQLite itself refuses to make a missing file, so a store removed after the
+    # caller's check is never created again behind its back.
     try:
         return sqlite3.connect(
-            target, timeout=10.0, isolation_level=None, check_same_thread=False, uri=not create
+            f"{path.absolute().as_uri()}?mode=rw",
+            timeout=10.0,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=True,
         )
     except sqlite3.Error as exc:
         raise InputFileError(f"{path}: cannot open the memory store: {exc}") from None
+
+
+def _store_problem(path: Path) -> str | None:
+    """Why the existing file ``path`` is not a lorelab store, found without writing to it."""
+    if path.stat().st_size == 0:
+        return (
+            "an empty file is not a memory store (a damaged or truncated store?); nothing was "
+            "changed; move it away to start a new store"
+        )
+    try:
+        probe = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            found = probe.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                (MIGRATIONS_TABLE,),
+            ).fetchone()
+        finally:
+            probe.close()
+    except sqlite3.DatabaseError as exc:
+        return f"not a usable lorelab memory store: {exc}"
+    if found is None:
+        return "an SQLite database that is not a lorelab memory store; nothing was changed"
+    return None
+
+
+def _create(path: Path) -> None:
+    """Make a new, migrated store at ``path`` in one step, unless one appeared meanwhile.
+
+    The store is built under a private name beside ``path`` and linked into place, so ``path``
+    never names a half-made store: an empty or foreign file there is damage, never a store
+    being born.
+    """
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.new")
+    try:
+        conn = sqlite3.connect(temporary, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            migrate(conn, str(path))
+        finally:
+            conn.close()
+        os.chmod(temporary, 0o600)
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process made the store first: open that one
+        except OSError:
+            if not path.exists():  # a file system without hard links
+                os.replace(temporary, path)
+    except sqlite3.Error as exc:
+        raise InputFileError(f"{path}: cannot create the memory store: {exc}") from None
+    except OSError as exc:
+        raise InputFileError(
+            f"{path}: cannot create the memory store: {exc.strerror or exc}"
+        ) from None
+    finally:
+        for leftover in (temporary, Path(f"{temporary}-wal"), Path(f"{temporary}-shm")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
 
 
 class Database:
@@ -180,7 +242,12 @@ class Database:
                 raise InputFileError(
                     f"{self.path.parent}: cannot create the memory home: {exc.strerror or exc}"
                 ) from None
-        self.conn = _connect(self.path, create)
+            if not self.path.exists():
+                _create(self.path)
+        problem = _store_problem(self.path)
+        if problem is not None:
+            raise InputFileError(f"{self.path}: {problem}")
+        self.conn = _connect(self.path)
         try:
             self._configure()
             self.retry_busy(lambda: migrate(self.conn, str(self.path)))
