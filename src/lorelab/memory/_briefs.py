@@ -18,6 +18,7 @@ from lorelab.memory._models import (
     PrepareRequest,
     StoredCommand,
 )
+from lorelab.memory._redact import Redactor
 from lorelab.memory._relevance import RelevancePolicy
 from lorelab.memory._search import floor, floor_text, search_experiences, search_skills
 from lorelab.memory._skills import skill_view
@@ -171,5 +172,12 @@ def compose_brief(conn: sqlite3.Connection, policy: RelevancePolicy, query: Brie
     )
 
 
-def prepare_query(request: PrepareRequest, task: str) -> BriefQuery:
-    return BriefQuery(task, request.project, request.include_skills, request.budget_tokens)
+def prepare_query(request: PrepareRequest) -> BriefQuery:
+    """What ``prepare`` briefs: its task and project redacted, as everything stored is."""
+    red = Redactor()
+    return BriefQuery(
+        red(request.task),
+        red.optional(request.project),
+        request.include_skills,
+        request.budget_tokens,
+    )

@@ -100,7 +100,7 @@ def checkpoint(home: Path, request: CheckpointRequest) -> CheckpointResult:
 def _write(home: Path, request: CheckpointRequest, red: Redactor) -> Checkpoint:
     return write_checkpoint(
         CheckpointStore(home),
-        scope=request.scope,
+        scope=red(request.scope),
         boundary=request.boundary,
         summary=red(request.summary),
         notes=[red(note) for note in request.notes],
@@ -116,7 +116,8 @@ def _write(home: Path, request: CheckpointRequest, red: Redactor) -> Checkpoint:
 
 def recover_context(home: Path, request: RecoverRequest) -> RecoverResult:
     """The newest checkpoint of ``request.scope`` and its handoff brief, if there is one."""
-    found = recover(CheckpointStore(home), request.scope)
+    # Scopes are stored redacted, so the one asked for is looked up redacted.
+    found = recover(CheckpointStore(home), Redactor()(request.scope))
     if found is None:
         return RecoverResult(found=False, checkpoint=None, handoff_brief=None)
     return RecoverResult(

@@ -211,7 +211,9 @@ def check_candidate(db: Database, request: CandidateCheckRequest) -> CheckRun:
 
 def promote_candidate(db: Database, request: PromoteCandidateRequest) -> Skill:
     number = parse_id(request.candidate_id, "cand")
-    description = Redactor().optional(request.description)
+    red = Redactor()
+    name = red.optional(request.name)
+    description = red.optional(request.description)
 
     def write(conn: sqlite3.Connection) -> int:
         row = maybe_one(conn, "candidates", number)
@@ -233,7 +235,7 @@ def promote_candidate(db: Database, request: PromoteCandidateRequest) -> Skill:
         ]
         skill_number = insert_skill(
             conn,
-            name=request.name or row["name"],
+            name=name or row["name"],
             description=description or row["description"],
             steps=[step["command"] for step in loads(row["steps"])],
             sources=sources,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from typing import Final
+from typing import Any, Final
 
 from lorelab.errors import SchemaError, UsageError
 from lorelab.memory._db import Database, Row, dumps, loads, now, rows
@@ -37,18 +37,30 @@ def lesson_view(row: Row) -> Lesson:
     )
 
 
+def _redact_json(red: Redactor, value: Any) -> Any:
+    """``value`` with every string in it redacted (keys too)."""
+    if isinstance(value, str):
+        return red(value)
+    if isinstance(value, dict):
+        return {red(str(key)): _redact_json(red, item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_json(red, item) for item in value]
+    return value
+
+
 def add_lesson(db: Database, request: AddLessonRequest) -> AddLessonResult:
-    lesson_id = request.lesson_id
+    red = Redactor()
+    lesson_id = red(request.lesson_id)
     if not lesson_id.strip() or len(lesson_id) > 400:
         raise UsageError("lesson id must be a non-blank string of at most 400 characters")
     try:
-        validation_json = dumps(request.validation)
+        validation_json = dumps(_redact_json(red, request.validation))
     except (TypeError, ValueError) as exc:
         raise SchemaError(f"lesson {lesson_id}: validation is not JSON: {exc}") from None
-    red = Redactor()
     requirements = red(request.requirements)
-    files = [{"path": f.path, "content": red(f.content)} for f in request.files]
-    tests = [{"path": f.path, "content": red(f.content)} for f in request.tests]
+    files = [{"path": red(f.path), "content": red(f.content)} for f in request.files]
+    tests = [{"path": red(f.path), "content": red(f.content)} for f in request.tests]
+    specification_id = red.optional(request.specification_id)
     names: list[str] = []
     for test in tests:
         names += _PY_TEST.findall(test["content"])
@@ -63,7 +75,7 @@ def add_lesson(db: Database, request: AddLessonRequest) -> AddLessonResult:
             (
                 lesson_id,
                 now(),
-                request.specification_id,
+                specification_id,
                 requirements,
                 dumps(files),
                 dumps(tests),
@@ -108,10 +120,12 @@ def list_lessons(db: Database) -> LessonsResult:
 
 
 def get_lesson(db: Database, request: LessonRequest) -> Lesson:
+    lesson_id = Redactor()(request.lesson_id)
+
     def read(conn: sqlite3.Connection) -> Lesson:
-        found = rows(conn, "SELECT * FROM lessons WHERE id = ?", (request.lesson_id,))
+        found = rows(conn, "SELECT * FROM lessons WHERE id = ?", (lesson_id,))
         if not found:
-            raise UsageError(f"lesson {request.lesson_id!r} does not exist in this store")
+            raise UsageError(f"lesson {lesson_id!r} does not exist in this store")
         return lesson_view(found[0])
 
     return db.read(read)

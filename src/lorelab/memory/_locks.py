@@ -7,6 +7,7 @@ import sqlite3
 from lorelab.errors import UsageError
 from lorelab.memory._db import Database, Row, dumps, loads, now, one, rows
 from lorelab.memory._models import EvaluationLock
+from lorelab.memory._redact import Redactor
 from lorelab.memory._requests import LockClearRequest, LockRequest, LocksResult
 from lorelab.memory._text import task_key
 
@@ -23,9 +24,11 @@ def lock_view(row: Row) -> EvaluationLock:
 
 def refuse_locked(conn: sqlite3.Connection, task: str, task_id: str | None) -> None:
     """Refuse (a UsageError) a task or task id that an active lock holds out."""
-    keys = [task_key(task)]
+    # Holdout tasks are stored redacted, so they are compared redacted.
+    red = Redactor()
+    keys = [task_key(red(task))]
     if task_id is not None:
-        keys.append(task_key(task_id))
+        keys.append(task_key(red(task_id)))
     marks = ",".join("?" * len(keys))
     row = conn.execute(
         "SELECT l.evaluation_id FROM evaluation_lock_tasks t "
@@ -41,10 +44,11 @@ def refuse_locked(conn: sqlite3.Connection, task: str, task_id: str | None) -> N
 
 
 def set_lock(db: Database, request: LockRequest) -> EvaluationLock:
-    evaluation_id = request.evaluation_id
+    red = Redactor()
+    evaluation_id = red(request.evaluation_id)
     if not evaluation_id.strip():
         raise UsageError("evaluation lock: the evaluation id must not be blank")
-    tasks = list(request.holdout_tasks)
+    tasks = [red(task) for task in request.holdout_tasks]
     if any(not task.strip() for task in tasks):
         raise UsageError("evaluation lock: a holdout task must not be blank")
 
@@ -72,13 +76,15 @@ def set_lock(db: Database, request: LockRequest) -> EvaluationLock:
 
 
 def clear_lock(db: Database, request: LockClearRequest) -> EvaluationLock:
+    evaluation_id = Redactor()(request.evaluation_id)
+
     def write(conn: sqlite3.Connection) -> int:
         row = conn.execute(
             "SELECT id FROM evaluation_locks WHERE evaluation_id = ? AND cleared_at IS NULL",
-            (request.evaluation_id,),
+            (evaluation_id,),
         ).fetchone()
         if row is None:
-            raise UsageError(f"no active evaluation lock {request.evaluation_id!r} to clear")
+            raise UsageError(f"no active evaluation lock {evaluation_id!r} to clear")
         conn.execute("UPDATE evaluation_locks SET cleared_at = ? WHERE id = ?", (now(), row[0]))
         return int(row[0])
 

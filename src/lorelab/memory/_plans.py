@@ -125,8 +125,10 @@ def _plan(
 
 
 def start(db: Database, policy: RelevancePolicy, request: StartRequest) -> StartResult:
-    task = Redactor().redact(request.task)
-    return db.write(lambda conn: _plan(conn, policy, task, request))
+    red = Redactor()
+    task = red(request.task)
+    redacted = request.model_copy(update={"project": red.optional(request.project)})
+    return db.write(lambda conn: _plan(conn, policy, task, redacted))
 
 
 def report_outcome(db: Database, request: OutcomeRequest) -> OutcomeResult:

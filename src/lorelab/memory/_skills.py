@@ -148,13 +148,15 @@ def promote_skill(db: Database, request: PromoteRequest) -> Skill:
     repeated = [n for n, count in Counter(numbers).items() if count > 1]
     if repeated:
         raise UsageError(f"experience exp-{repeated[0]} is listed more than once")
-    description = Redactor().redact(request.description)
+    red = Redactor()
+    name = red(request.name)
+    description = red(request.description)
 
     def write(conn: sqlite3.Connection) -> int:
         sources = _sources(conn, numbers)
         return insert_skill(
             conn,
-            name=request.name,
+            name=name,
             description=description,
             steps=_shared(conn, sources),
             sources=sources,

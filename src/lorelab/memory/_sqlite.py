@@ -43,7 +43,6 @@ from lorelab.memory._models import (
     StartRequest,
     StartResult,
 )
-from lorelab.memory._redact import Redactor
 from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
 from lorelab.memory._requests import (
     AddLessonRequest,
@@ -120,7 +119,7 @@ class SqliteMemoryStore:
 
     # briefs
     def prepare(self, request: PrepareRequest) -> Brief:
-        query = _briefs.prepare_query(request, Redactor().redact(request.task))
+        query = _briefs.prepare_query(request)
         return self._db.write(lambda conn: _briefs.compose_brief(conn, self.policy, query))
 
     # skills and plans
