@@ -465,9 +465,9 @@ _SHOW = Command(
 
 def _print_paths(request: Any, result: SkillsExportResult) -> None:
     for path in result.paths:
-        click.echo(path)
+        views.echo(path)
     if not result.paths:
-        click.echo("no Skills to export")
+        views.echo("no Skills to export")
 
 
 _EXPORT = Command(
@@ -519,7 +519,7 @@ _LOCK_SET = Command(
         ),
     ],
     call=_lock_call,
-    human=lambda request, lock: click.echo(
+    human=lambda request, lock: views.echo(
         f"lock {lock.evaluation_id}: {len(lock.holdout_tasks)} holdout task(s)"
     ),
 )
@@ -528,7 +528,7 @@ _LOCK_CLEAR = Command(
     help="Clear EVALUATION_ID's active lock (it stays in the record as cleared).",
     params=[click.Argument(["evaluation_id"])],
     call=lambda o: Call({"evaluation_id": o["evaluation_id"]}, "lock arguments"),
-    human=lambda request, lock: click.echo(f"lock {lock.evaluation_id} cleared"),
+    human=lambda request, lock: views.echo(f"lock {lock.evaluation_id} cleared"),
 )
 
 
@@ -602,7 +602,7 @@ _SNAPSHOT = Command(
     help="Write a consistent copy of the store to PATH (a new file) and print its SHA-256.",
     params=[click.Argument(["path"], type=click.Path(dir_okay=False))],
     call=lambda o: Call({"path": o["path"]}, "snapshot arguments"),
-    human=lambda request, result: click.echo(f"{result.sha256}  {request.path}"),
+    human=lambda request, result: views.echo(f"{result.sha256}  {request.path}"),
 )
 
 COMMANDS: dict[str, Command] = {

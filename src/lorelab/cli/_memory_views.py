@@ -14,7 +14,7 @@ from rich.text import Text
 
 from lorelab.cli._common import stdout_console
 from lorelab.errors import UsageError
-from lorelab.io import MANIFEST_LIMIT, canonical_json, loads_strict, read_json
+from lorelab.io import MANIFEST_LIMIT, canonical_json, escape_control, loads_strict, read_json
 from lorelab.memory import (
     Brief,
     CheckpointResult,
@@ -59,11 +59,16 @@ def parse_ran(values: tuple[str, ...], option: str = "--ran") -> list[dict[str, 
     return commands
 
 
+def echo(text: str, *, nl: bool = True) -> None:
+    """Print a line for people: control characters from stored text shown escaped."""
+    click.echo(escape_control(text), nl=nl)
+
+
 def add_row(table: Table, *cells: str) -> None:
-    """One table row of plain text cells."""
+    """One table row of plain text cells, control characters escaped."""
     # Plain Text, never console markup: stored text such as "fix [/tmp] paths" or
     # "[REDACTED:api_key]" is shown as written (as markup the first would even crash rich).
-    table.add_row(*(Text(cell, overflow="fold") for cell in cells))
+    table.add_row(*(Text(escape_control(cell), overflow="fold") for cell in cells))
 
 
 def _redactions(counts: dict[str, int]) -> str:
@@ -72,15 +77,15 @@ def _redactions(counts: dict[str, int]) -> str:
 
 def print_record(request: Any, result: RecordResult) -> None:
     state = "verified" if result.verified else "unverified (not used in briefs)"
-    click.echo(f"recorded {result.id}: {state}; redactions: {_redactions(result.redactions)}")
+    echo(f"recorded {result.id}: {state}; redactions: {_redactions(result.redactions)}")
 
 
 def print_brief(brief: Brief) -> None:
     if brief.empty:
-        click.echo(f"(empty brief {brief.brief_id}: {brief.reason})")
+        echo(f"(empty brief {brief.brief_id}: {brief.reason})")
         return
-    click.echo(brief.text, nl=False)
-    click.echo(
+    echo(brief.text, nl=False)
+    echo(
         f"({brief.brief_id}; about {brief.tokens_estimate} tokens, estimated; "
         f"{brief.omitted} omitted for the budget)"
     )
@@ -88,25 +93,25 @@ def print_brief(brief: Brief) -> None:
 
 def print_start(request: Any, result: StartResult) -> None:
     if result.plan_id is None:
-        click.echo(f"no plan: {result.reason}")
+        echo(f"no plan: {result.reason}")
     else:
-        click.echo(f"{result.plan_id} with {result.skill_id} (score {result.score:.2f}):")
+        echo(f"{result.plan_id} with {result.skill_id} (score {result.score:.2f}):")
         for number, step in enumerate(result.steps, start=1):
-            click.echo(f"  {number}. {step.command}  (expect exit {step.expected_exit_code})")
+            echo(f"  {number}. {step.command}  (expect exit {step.expected_exit_code})")
     print_brief(result.brief)
 
 
 def print_skill(skill: Skill) -> None:
-    click.echo(
+    echo(
         f"{skill.id} {skill.name} ({skill.state}, health {skill.health}) "
         f"from {', '.join(skill.source_experience_ids)}"
     )
     for number, step in enumerate(skill.steps, start=1):
-        click.echo(f"  {number}. {step.command}")
+        echo(f"  {number}. {step.command}")
 
 
 def print_outcome(request: Any, result: OutcomeResult) -> None:
-    click.echo(
+    echo(
         f"{result.plan_id}: {'passed' if result.passed else 'failed'}; "
         f"{result.skill_id} health {result.health}/{result.health_cap} ({result.state})"
     )
@@ -129,30 +134,30 @@ def health_table(result: SkillHealthResult) -> None:
 
 
 def print_dream(request: Any, result: DreamResult) -> None:
-    click.echo(
+    echo(
         f"{len(result.candidates)} new candidate(s) from {result.considered_experiences} "
         f"verified experience(s); {result.already_known} already known"
     )
     for candidate in result.candidates:
-        click.echo(f"{candidate.id} {candidate.name}: {len(candidate.checks)} check(s)")
+        echo(f"{candidate.id} {candidate.name}: {len(candidate.checks)} check(s)")
 
 
 def print_worker_dream(result: WorkerDreamResult) -> None:
     receipt = result.receipt
     if not result.ok:
-        click.echo(
+        echo(
             f"the dreamer call failed ({receipt.failure}: {receipt.failure_detail}); "
             "nothing was stored"
         )
     else:
         claimed = receipt.model.claimed or "not reported"
         evidence = f"; evidence: {receipt.evidence_kind}" if receipt.evidence_kind else ""
-        click.echo(
+        echo(
             f"{result.stored} proposal(s) stored as unchecked candidate(s), {result.refused} "
             f"refused, from {result.considered_experiences} verified experience(s); "
             f"model (claimed): {claimed}{evidence}"
         )
-    click.echo(
+    echo(
         f"receipt: role {receipt.role}, exit {receipt.exit_code}, {receipt.duration_ms} ms, "
         f"prompt {receipt.prompt_hash[:12]}"
     )
@@ -171,10 +176,10 @@ def print_worker_dream(result: WorkerDreamResult) -> None:
 
 
 def print_check(run: CheckRun) -> None:
-    click.echo(f"{run.id} for {run.candidate_id}: {'passed' if run.passed else 'FAILED'}")
+    echo(f"{run.id} for {run.candidate_id}: {'passed' if run.passed else 'FAILED'}")
     for result in run.results:
         code = "-" if result.exit_code is None else str(result.exit_code)
-        click.echo(f"  [{result.status}] {result.command} (exit {code})")
+        echo(f"  [{result.status}] {result.command} (exit {code})")
 
 
 def list_table(result: ListResult) -> None:
@@ -219,7 +224,8 @@ def _field_rows(prefix: str, value: Any) -> list[tuple[str, str]]:
 
 
 def item_table(item: Item) -> None:
-    table = Table("field", "value", title=Text(f"{item.kind} {getattr(item, 'id', '')}".strip()))
+    title = escape_control(f"{item.kind} {getattr(item, 'id', '')}".strip())
+    table = Table("field", "value", title=Text(title))
     for field, value in _field_rows("", item.model_dump(mode="json")):
         add_row(table, field, value)
     stdout_console().print(table)
@@ -240,7 +246,7 @@ def locks_table(result: LocksResult) -> None:
 
 
 def print_checkpoint(request: Any, result: CheckpointResult) -> None:
-    click.echo(
+    echo(
         f"checkpoint {result.checkpoint_id} for {result.scope} ({result.boundary}); "
         f"redactions: {_redactions(result.redactions)}"
     )
@@ -248,6 +254,6 @@ def print_checkpoint(request: Any, result: CheckpointResult) -> None:
 
 def print_recover(request: RecoverRequest, result: RecoverResult) -> None:
     if result.handoff_brief is None:
-        click.echo(f"(no checkpoint for scope {request.scope})")
+        echo(f"(no checkpoint for scope {request.scope})")
     else:
-        click.echo(result.handoff_brief, nl=not result.handoff_brief.endswith("\n"))
+        echo(result.handoff_brief, nl=not result.handoff_brief.endswith("\n"))

@@ -20,6 +20,7 @@ from lorelab.io._json import (
 )
 from lorelab.io._models import describe_validation_error, read_json, read_model, validate_model
 from lorelab.io._receipts import ReceiptDir, create_output_dir, validate_receipt_name
+from lorelab.io._text import escape_control
 
 __all__ = [
     "FIXTURE_LIMIT",
@@ -35,6 +36,7 @@ __all__ = [
     "canonical_json",
     "create_output_dir",
     "describe_validation_error",
+    "escape_control",
     "json_bytes",
     "loads_strict",
     "open_regular",
