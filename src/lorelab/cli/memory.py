@@ -26,6 +26,7 @@ from lorelab.cli._memory_commands import (
     store_for,
     where_of,
 )
+from lorelab.errors import UsageError
 from lorelab.io import validate_model
 from lorelab.memory import OPERATIONS, Operation, Target, memory_home
 
@@ -40,10 +41,23 @@ def _target(ctx: click.Context, entry: Operation[Any, Any], project_dir: str | N
     )
 
 
+def _take_home(ctx: click.Context, home: str | None) -> None:
+    """``--home`` after the command: the same as the group's ``--home``, which it may repeat."""
+    if home is None:
+        return
+    where = where_of(ctx)
+    if where.home is not None and where.home != home:
+        raise UsageError(
+            f"--home is given twice with different values ({where.home!r}, {home!r}); give it once"
+        )
+    ctx.obj = Where(home, where.project_dir)
+
+
 def _run(entry: Operation[Any, Any], command: Command, options: Options) -> None:
     """The one path of every command: options -> request -> operation -> output -> exit code."""
     ctx = click.get_current_context()
     as_json = options.pop("as_json")
+    _take_home(ctx, options.pop("home"))
     if command.divert is not None and command.divert(ctx, options, as_json):
         return
     call = command.call(options)
@@ -58,12 +72,24 @@ def _run(entry: Operation[Any, Any], command: Command, options: Options) -> None
         exit_with(code)
 
 
+_HOME_HELP = "Memory home: the store is HOME/memory.db (overrides $LORELAB_HOME)."
+
+
+def _home_option() -> click.Option:
+    return click.Option(
+        ["--home"],
+        type=click.Path(file_okay=False),
+        default=None,
+        help=_HOME_HELP + " Also accepted before the command.",
+    )
+
+
 @click.group(name="memory", cls=LorelabGroup)
 @click.option(
     "--home",
     type=click.Path(file_okay=False),
     default=None,
-    help="Memory home: the store is HOME/memory.db (overrides $LORELAB_HOME).",
+    help=_HOME_HELP + " Also accepted after the command.",
 )
 @click.option(
     "--project",
@@ -101,7 +127,7 @@ def _command(entry: Operation[Any, Any]) -> click.Command:
     return click.Command(
         entry.name.split(" ")[-1],
         callback=callback,
-        params=[*command.params, json_option()],
+        params=[*command.params, json_option(), _home_option()],
         help=command.help,
     )
 
