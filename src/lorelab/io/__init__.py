@@ -27,6 +27,7 @@ from lorelab.io._process import (
 )
 from lorelab.io._receipts import ReceiptDir, create_output_dir
 from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
+from lorelab.io._text import escape_control
 
 __all__ = [
     "FIXTURE_LIMIT",
@@ -46,6 +47,7 @@ __all__ = [
     "canonical_json",
     "create_output_dir",
     "describe_validation_error",
+    "escape_control",
     "json_bytes",
     "loads_strict",
     "pretty_json",

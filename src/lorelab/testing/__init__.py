@@ -4,5 +4,6 @@
 ``fixture_context`` (``fixture-context``) are deterministic, offline workers that speak the
 ``lorelab.worker/1`` protocol from the payload alone. Their answers carry
 ``evidenceKind: "protocol-fixture"``: they exercise the protocol and never count as evidence
-about a real agent.
+about a real agent. ``lorelab.testing.quality`` holds the helpers the retrieval benchmarks use to
+load labelled retrieval sets into a store.
 """

@@ -1,5 +1,8 @@
 """Retrieval quality on a labelled set: recall@3 for related tasks, empty briefs for unrelated ones.
 
+A benchmark and test helper, shipped as a documented test double (it builds its own throwaway
+store); nothing in lorelab's commands uses it.
+
 A labelled set (``tests/memory/data/retrieval_set.json``) holds experiences with keys,
 queries naming the keys they should retrieve, and unrelated tasks. Every experience is
 recorded as verified into a fresh store; each query is briefed with ``prepare`` and counts as
@@ -16,9 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from lorelab.io import read_json
-from lorelab.memory._models import CommandRun, PrepareRequest, RecordRequest, Verification
-from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
-from lorelab.memory._sqlite import SqliteMemoryStore
+from lorelab.memory import (
+    DEFAULT_POLICY,
+    CommandRun,
+    PrepareRequest,
+    RecordManyRequest,
+    RecordRequest,
+    RelevancePolicy,
+    SqliteMemoryStore,
+    Verification,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +76,9 @@ def evaluate_retrieval(
         tempfile.TemporaryDirectory(prefix="lorelab-quality-") as tmp,
         SqliteMemoryStore(Path(tmp) / "memory.db", policy=policy) as store,
     ):
-        results = store.record_many([_record(item) for item in data["experiences"]])
+        results = store.record_many(
+            RecordManyRequest(experiences=[_record(item) for item in data["experiences"]])
+        ).results
         key_of = {
             result.id: item["key"]
             for result, item in zip(results, data["experiences"], strict=True)
