@@ -32,8 +32,8 @@ from lorelab.cli._options import (
     worker_timeout_option,
 )
 from lorelab.errors import InputFileError, OutputExistsError, UsageError
-from lorelab.io import create_output_dir, read_bounded
-from lorelab.memory import open_store, store_path
+from lorelab.io import create_output_dir, probe_sandbox, read_bounded
+from lorelab.memory import Lesson, LessonRequest, LessonsRequest, open_store, store_path
 from lorelab.runners import SuiteCheck, check_suite
 from lorelab.testgen import (
     DEFAULT_K,
@@ -147,9 +147,23 @@ def _print_table(path: Path, check: SuiteCheck) -> None:
     show_default=True,
     help="Timeout of each run in seconds; the whole process group is killed at it.",
 )
+@click.option(
+    "--sandbox",
+    is_flag=True,
+    help=(
+        "Run the suite in bubblewrap: writes only to PATH and a private /tmp, no network, its "
+        "own PID namespace, as far as this machine allows (the report's sandbox field says what "
+        "it got). Without it, runs are still contained: nothing a test starts survives the run."
+    ),
+)
 @json_option("Print the report as JSON.")
 def run_command(
-    path: str, runner: str | None, stability_runs: int, timeout_s: float, as_json: bool
+    path: str,
+    runner: str | None,
+    stability_runs: int,
+    timeout_s: float,
+    sandbox: bool,
+    as_json: bool,
 ) -> None:
     """Run the test suite at PATH several times and report classification and flaky cases.
 
@@ -160,11 +174,19 @@ def run_command(
     if not path:
         # Path("") means the current directory: an empty argument is a mistake, not a choice.
         raise UsageError("PATH is empty; name the project directory (. for the current one)")
-    check = check_suite(Path(path), runner=runner, runs=stability_runs, timeout_s=timeout_s)
+    check = check_suite(
+        Path(path), runner=runner, runs=stability_runs, timeout_s=timeout_s, sandbox=sandbox
+    )
     stderr_console().print(
         f"lorelab: runner {check.report.runner} ({check.report.runner_chosen_by})",
         markup=False,
     )
+    if sandbox and check.report.sandbox != "bubblewrap":
+        stderr_console().print(
+            f"lorelab: --sandbox: this machine allowed only {check.report.sandbox!r} "
+            f"({probe_sandbox().detail}); see docs/security.md",
+            markup=False,
+        )
     if as_json:
         echo_json(check.report)
     else:
@@ -268,11 +290,11 @@ def lessons_group() -> None:
 def lessons_list(home: Path | None, project: Path | None, as_json: bool) -> None:
     """List every lesson, oldest first (an absent store lists nothing and is not created)."""
     home = _resolve_home(home)
-    lessons = []
+    lessons: list[Lesson] = []
     if store_path(home, project).exists():
         store = open_store(home, project)
         try:
-            lessons = store.list_lessons()
+            lessons = store.list_lessons(LessonsRequest()).lessons
         finally:
             store.close()
     if as_json:
@@ -300,7 +322,7 @@ def lessons_show(lesson_id: str, home: Path | None, project: Path | None) -> Non
         raise UsageError(f"no memory store at {where}; lesson {lesson_id!r} does not exist")
     store = open_store(home, project)
     try:
-        echo_json(store.get_lesson(lesson_id))
+        echo_json(store.get_lesson(LessonRequest(lesson_id=lesson_id)))
     finally:
         store.close()
 

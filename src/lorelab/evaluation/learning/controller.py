@@ -46,7 +46,7 @@ from lorelab.io import (
     sha256_bytes,
     sha256_file,
 )
-from lorelab.memory import open_store
+from lorelab.memory import AddLessonRequest, LessonsRequest, SnapshotRequest, open_store
 from lorelab.runners import (
     Execution,
     ProcessScope,
@@ -432,20 +432,22 @@ class _Controller:
                     )
                     if validation.valid:
                         store.add_lesson(
-                            entry.id,
-                            entry.specification_id,
-                            entry.requirements,
-                            list(entry.files),
-                            list(entry.tests),
-                            {
-                                "runner": self.manifest.runner,
-                                "runs": self.settings.stability_runs,
-                                "reason": validation.reason,
-                            },
+                            AddLessonRequest(
+                                lesson_id=entry.id,
+                                specification_id=entry.specification_id,
+                                requirements=entry.requirements,
+                                files=list(entry.files),
+                                tests=list(entry.tests),
+                                validation={
+                                    "runner": self.manifest.runner,
+                                    "runs": self.settings.stability_runs,
+                                    "reason": validation.reason,
+                                },
+                            )
                         )
-            self.frozen_lessons = len(store.list_lessons())
+            self.frozen_lessons = len(store.list_lessons(LessonsRequest()).lessons)
             snapshot = self.private / "frozen.db"
-            self.frozen_sha256 = store.snapshot(snapshot)
+            self.frozen_sha256 = store.snapshot(SnapshotRequest(path=str(snapshot))).sha256
         finally:
             store.close()
         shutil.rmtree(home)
