@@ -87,3 +87,29 @@ def test_eval_context_does_not_load_the_conditions_runner_or_the_mcp_sdk():
     assert "lorelab.cli.eval_context" in modules
     assert not [m for m in modules if m == "mcp" or m.startswith("mcp.")]
     assert "lorelab.evaluation.conditions" not in modules
+
+
+def test_a_hook_command_loads_no_mcp_sdk_scipy_or_evaluation_package(tmp_path):
+    payload = json.dumps(
+        {
+            "session_id": "s1",
+            "transcript_path": str(tmp_path / "t.jsonl"),
+            "cwd": str(tmp_path),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "Fix the parser",
+        }
+    )
+    code = (
+        "import io, sys\n"
+        "from lorelab.cli.main import app\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({payload.encode()!r}))\n"
+        "sys.argv = ['lorelab', 'hook', 'UserPromptSubmit', '--agent', 'claude-code']\n"
+        "try:\n"
+        "    app(prog_name='lorelab')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+    modules = _modules_after(code)
+    assert "lorelab.hooks._handle" in modules
+    heavy = [m for m in _heavy(modules) if not m.startswith(("pydantic", "rich"))]
+    assert heavy == []

@@ -23,6 +23,14 @@ COMMANDS: Final = {
         "lorelab.cli.evaluate:evaluate_command",
         "Report on a four-condition runs file (eval/beta2_runs.json).",
     ),
+    "hook": LazyCommand(
+        "lorelab.cli.hooks:hook_command",
+        "Handle one agent hook EVENT: read its JSON on stdin, answer in the agent's format.",
+    ),
+    "hooks": LazyCommand(
+        "lorelab.cli.hooks:hooks_group",
+        "Install lorelab's memory hooks into Claude Code, Codex CLI or Gemini CLI.",
+    ),
     "mcp": LazyCommand("lorelab.cli.mcp:mcp_command", "Run the lorelab MCP server over stdio."),
     "memory": LazyCommand(
         "lorelab.cli.memory:memory_group",

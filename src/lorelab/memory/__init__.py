@@ -51,6 +51,7 @@ from lorelab.memory._models import (
 )
 from lorelab.memory._operations import ALLOW_CHECKS_ENV, OPERATIONS, Operation, Target
 from lorelab.memory._protocol import MemoryStore
+from lorelab.memory._redact import redact
 from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
 from lorelab.memory._requests import (
     AddLessonRequest,
@@ -160,6 +161,7 @@ __all__ = [
     "dream_with_worker",
     "memory_home",
     "open_store",
+    "redact",
     "store_path",
     "unique_terms",
 ]

@@ -1,0 +1,154 @@
+"""``lorelab hooks install|uninstall|status`` and ``lorelab hook EVENT`` (what the agent runs)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Literal
+
+import click
+
+from lorelab.cli._common import LorelabGroup, echo_json, printable
+from lorelab.cli._options import json_option
+
+_AGENT_CHOICE = click.Choice(["claude-code", "codex", "gemini"])
+_PROJECT = click.option(
+    "--project-dir",
+    "project_dir",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=".",
+    show_default=True,
+    help="The project whose configuration --project edits.",
+)
+
+
+_scope_option = click.option(
+    "--project/--user",
+    "project_scope",
+    default=True,
+    help="Edit the project's configuration (default) or your user configuration.",
+)
+
+
+@click.group(name="hooks", cls=LorelabGroup)
+def hooks_group() -> None:
+    """Install lorelab's memory hooks into Claude Code, Codex CLI or Gemini CLI.
+
+    The hooks inject a brief at session start, for each prompt that has relevant verified
+    memory, and the newest checkpoint after a compaction or resume; they journal shell
+    commands, write a checkpoint before a compaction, and propose an experience when the
+    agent stops. Your own hooks are kept, a backup is written before a change, and installing
+    twice changes nothing.
+    """
+
+
+def _print_result(verb: str, result: object, as_json: bool) -> None:
+    from lorelab.hooks import InstallResult
+
+    assert isinstance(result, InstallResult)
+    if as_json:
+        echo_json(
+            {
+                "agent": result.agent,
+                "path": str(result.path),
+                "changed": result.changed,
+                "backup": None if result.backup is None else str(result.backup),
+                "events": list(result.events),
+                "notes": list(result.notes),
+            }
+        )
+        return
+    if not result.changed:
+        click.echo(f"{result.agent}: {printable(str(result.path))} already {verb}; nothing changed")
+    else:
+        click.echo(
+            f"{result.agent}: {verb} {', '.join(result.events) or 'nothing'} in "
+            f"{printable(str(result.path))}"
+        )
+        if result.backup is not None:
+            click.echo(f"backup: {printable(str(result.backup))}")
+    for note in result.notes:
+        click.echo(f"note: {note}")
+
+
+@hooks_group.command(name="install")
+@click.argument("agent", type=_AGENT_CHOICE)
+@_scope_option
+@_PROJECT
+@json_option()
+def install_command(agent: str, project_scope: bool, project_dir: Path, as_json: bool) -> None:
+    """Add lorelab's hooks to AGENT's configuration (claude-code, codex or gemini)."""
+    from lorelab.hooks import install
+
+    scope: Literal["project", "user"] = "project" if project_scope else "user"
+    _print_result("installed", install(agent, scope, project_dir.resolve()), as_json)
+
+
+@hooks_group.command(name="uninstall")
+@click.argument("agent", type=_AGENT_CHOICE)
+@_scope_option
+@_PROJECT
+@json_option()
+def uninstall_command(agent: str, project_scope: bool, project_dir: Path, as_json: bool) -> None:
+    """Remove exactly the hooks `install` added for AGENT; every other hook stays."""
+    from lorelab.hooks import uninstall
+
+    scope: Literal["project", "user"] = "project" if project_scope else "user"
+    _print_result("removed", uninstall(agent, scope, project_dir.resolve()), as_json)
+
+
+@hooks_group.command(name="status")
+@_PROJECT
+@json_option()
+def status_command(project_dir: Path, as_json: bool) -> None:
+    """Show which lorelab hooks each agent's project and user configuration holds."""
+    from lorelab.hooks import status
+
+    found = status(project_dir.resolve())
+    if as_json:
+        echo_json(
+            [
+                {
+                    "agent": item.agent,
+                    "scope": item.scope,
+                    "path": str(item.path),
+                    "exists": item.exists,
+                    "installed": list(item.installed),
+                    "missing": list(item.missing),
+                    "notes": list(item.notes),
+                }
+                for item in found
+            ]
+        )
+        return
+    for item in found:
+        state = (
+            "not installed"
+            if not item.installed
+            else (
+                "installed"
+                if not item.missing
+                else f"partly installed (missing {', '.join(item.missing)})"
+            )
+        )
+        click.echo(f"{item.agent:<12} {item.scope:<8} {state}: {printable(str(item.path))}")
+        for note in item.notes:
+            click.echo(f"  note: {printable(note)}")
+
+
+@click.command(name="hook")
+@click.argument("event")
+@click.option("--agent", "agent", type=_AGENT_CHOICE, default="claude-code", show_default=True)
+def hook_command(event: str, agent: str) -> None:
+    """Handle one agent hook EVENT: read its JSON on stdin, answer in the agent's format.
+
+    Installed by `lorelab hooks install`; never blocks the agent: it always exits 0, and a
+    problem is one line in hooks.log under the memory home.
+    """
+    from lorelab.hooks import run_hook
+
+    raw = sys.stdin.buffer.read(1024 * 1024 + 1)
+    out = run_hook(agent, event, raw, dict(os.environ))
+    if out:
+        click.echo(out)

@@ -1,0 +1,563 @@
+"""``lorelab hook EVENT``: read one agent hook payload, act on the memory, answer the agent.
+
+What each action does:
+
+- ``session_start``: a brief for the project's open work; after a compaction or a resume, also
+  the newest checkpoint of this session (lorelab's recover).
+- ``prompt``: a brief for the prompt, only when one clears the relevance floor; the checkpoint
+  too when a compaction happened and the agent has no post-compaction start event.
+- ``tool``/``tool_failed``: a shell command and its exit status, or the files an edit touched,
+  appended to the session journal (redacted, bounded).
+- ``pre_compact``: a durable checkpoint from the journal and the transcript.
+- ``stop``/``end``: an experience proposed from the journal, recorded as verified only when a
+  verification command passed after the session's last edit.
+
+Nothing here blocks the agent: a wrong payload, an active evaluation lock or any failure is one
+line in ``<home>/hooks.log``, nothing added, and exit 0. Nothing is sent over the network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from lorelab.hooks._agents import AGENTS, AgentSpec, EventSpec
+from lorelab.hooks._journal import Journal, bounded, log_line, session_file
+
+PAYLOAD_LIMIT: Final = 1024 * 1024
+TRANSCRIPT_TAIL: Final = 256 * 1024
+_VERIFY = re.compile(
+    r"(^|[\s;&|(/])(pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|ctest|rspec|phpunit"
+    r"|node\s+--test|(npm|pnpm|yarn)\s+(run\s+)?test|go\s+test|cargo\s+test|make\s+(test|check)"
+    r"|mvn\s+(\S+\s+)*test|gradle\w*\s+test|dotnet\s+test)(?=$|[\s;&|)])"
+)
+_EXIT_CODE = re.compile(r"exit(?:ed with)?[ _-]?code[:\s]*(-?\d+)", re.IGNORECASE)
+
+
+class WrongShape(ValueError):
+    """The payload is not what the agent's published format says; nothing is added."""
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """The fields lorelab reads from a hook payload."""
+
+    data: dict[str, Any]
+    session_id: str
+    project: Path
+
+    def text(self, key: str) -> str | None:
+        value = self.data.get(key)
+        return value if isinstance(value, str) else None
+
+
+def _parse(agent: AgentSpec, spec: EventSpec, raw: bytes, environ: dict[str, str]) -> Payload:
+    if len(raw) > PAYLOAD_LIMIT:
+        raise WrongShape(f"payload larger than {PAYLOAD_LIMIT} bytes")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WrongShape(f"payload is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise WrongShape("payload is not a JSON object")
+    for key in ("session_id", "cwd", "hook_event_name"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise WrongShape(f"payload has no {key} string")
+    if data["hook_event_name"] != spec.event:
+        raise WrongShape(f"payload is for {data['hook_event_name']!r}, not {spec.event!r}")
+    if spec.action == "prompt" and not isinstance(data.get("prompt"), str):
+        raise WrongShape("payload has no prompt string")
+    if spec.action in ("tool", "tool_failed") and (
+        not isinstance(data.get("tool_name"), str) or not isinstance(data.get("tool_input"), dict)
+    ):
+        raise WrongShape("payload has no tool_name string and tool_input object")
+    cwd = Path(data["cwd"])
+    if not cwd.is_absolute() or not cwd.is_dir():
+        raise WrongShape(f"cwd {data['cwd']!r} is not an existing absolute directory")
+    project = cwd
+    for variable in ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"):
+        candidate = environ.get(variable)
+        if candidate and Path(candidate).is_absolute() and Path(candidate).is_dir():
+            project = Path(candidate)
+            break
+    return Payload(data, data["session_id"], project)
+
+
+def answer(agent: AgentSpec, event: str, context: str | None) -> str:
+    """The agent's output for ``event``: additionalContext when there is some, else nothing."""
+    if context and event in agent.injects:
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+        )
+    return "{}" if agent.always_json else ""
+
+
+def run_hook(agent_name: str, event: str, raw: bytes, environ: dict[str, str]) -> str:
+    """Handle one hook call and return what to print on stdout. Never raises."""
+    agent = AGENTS[agent_name]
+    spec = agent.event(event)
+    # Agents run hooks in the project directory: a payload that cannot be trusted to name
+    # one is logged there.
+    fallback_home = _home_for(Path.cwd(), environ)
+    if spec is None:
+        log_line(fallback_home, f"{agent_name} {event}: not an event lorelab handles; ignored")
+        return answer(agent, event, None)
+    try:
+        payload = _parse(agent, spec, raw, environ)
+    except WrongShape as exc:
+        log_line(fallback_home, f"{agent_name} {event}: wrong shape, nothing added: {exc}")
+        return answer(agent, event, None)
+    home = _home_for(payload.project, environ)
+    try:
+        context = _Session(agent, spec, payload, home).handle()
+    # The hook's own top-level handler: the agent must never be blocked or slowed by a bug or
+    # a damaged store here, so any failure becomes one log line and an empty answer.
+    except Exception as exc:
+        log_line(home, f"{agent_name} {event}: failed, nothing added: {type(exc).__name__}: {exc}")
+        return answer(agent, event, None)
+    return answer(agent, event, context)
+
+
+def _home_for(project: Path, environ: dict[str, str]) -> Path:
+    configured = environ.get("LORELAB_HOME")
+    return Path(configured) if configured else project / ".lorelab"
+
+
+def _scope(session_id: str) -> str:
+    return f"session:{session_id}"
+
+
+def is_verification(command: str) -> bool:
+    """True when ``command`` runs a test suite (what counts as verifying an edit)."""
+    return _VERIFY.search(command) is not None
+
+
+class _Session:
+    """One hook call against one session's journal and the project's memory."""
+
+    def __init__(self, agent: AgentSpec, spec: EventSpec, payload: Payload, home: Path) -> None:
+        self.agent = agent
+        self.spec = spec
+        self.payload = payload
+        self.home = home
+        self.journal = Journal(session_file(home, payload.session_id))
+        self.store_file = home / "memory.db"
+
+    def _log(self, message: str) -> None:
+        log_line(self.home, f"{self.agent.name} {self.spec.event}: {message}")
+
+    def handle(self) -> str | None:
+        lock = self._active_lock()
+        if lock is not None:
+            self._log(f"evaluation lock {lock!r} is active: nothing injected or recorded")
+            return None
+        action = self.spec.action
+        if action == "session_start":
+            return self._session_start()
+        if action == "prompt":
+            return self._prompt()
+        if action in ("tool", "tool_failed"):
+            self._tool(failed=action == "tool_failed")
+            return None
+        if action == "pre_compact":
+            self._pre_compact()
+            return None
+        self._stop()
+        return None
+
+    # ------------------------------------------------------------ memory access
+
+    def _active_lock(self) -> str | None:
+        if not self.store_file.exists():
+            return None
+        from lorelab.memory import LocksRequest, open_store
+
+        store = open_store(self.home, create=False)
+        try:
+            locks = store.evaluation_locks(LocksRequest()).locks
+            active = [lock.evaluation_id for lock in locks if lock.active]
+        finally:
+            store.close()
+        return active[0] if active else None
+
+    def _brief(self, task: str) -> str | None:
+        from lorelab.memory import PrepareRequest, open_store
+
+        if not self.store_file.exists():
+            return None
+        store = open_store(self.home, create=False)
+        try:
+            brief = store.prepare(
+                PrepareRequest(task=bounded(task), project=self.payload.project.name)
+            )
+        finally:
+            store.close()
+        return None if brief.empty else brief.text
+
+    def _operation(self, name: str, request: Any) -> Any:
+        """Run the memory operation ``name`` (from the table MCP and the CLI are built from)."""
+        from lorelab.memory import OPERATIONS, Target, open_store
+
+        (operation,) = [entry for entry in OPERATIONS if entry.name == name]
+        target = Target(
+            store=lambda: open_store(self.home),
+            home=lambda: self.home,
+            project_dir=lambda: self.payload.project,
+        )
+        return operation.handler(target, request)
+
+    def _recover(self, session_id: str) -> tuple[str, str] | None:
+        from lorelab.memory import RecoverRequest, RecoverResult
+
+        found = self._operation("recover", RecoverRequest(scope=_scope(session_id)))
+        assert isinstance(found, RecoverResult)
+        if not found.found or found.checkpoint is None or found.handoff_brief is None:
+            return None
+        return str(found.checkpoint.get("id")), found.handoff_brief
+
+    def _redact(self, text: str) -> str:
+        from lorelab.memory import redact
+
+        redacted, _counts = redact(text)
+        return redacted
+
+    # ------------------------------------------------------------ journal views
+
+    def _entries(self) -> list[dict[str, Any]]:
+        return self.journal.entries()
+
+    def _latest_file(self) -> Path:
+        return self.home / "hooks" / "latest.json"
+
+    def _remember_latest(self, **fields: str) -> None:
+        path = self._latest_file()
+        data = {}
+        if path.exists():
+            try:
+                loaded = json.loads(path.read_text(encoding="utf-8"))
+                data = loaded if isinstance(loaded, dict) else {}
+            except (OSError, json.JSONDecodeError):
+                data = {}
+        data.update({"session": self.payload.session_id, **fields})
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temp = path.with_suffix(".tmp")
+        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            json.dump(data, out)
+        os.replace(temp, path)
+
+    def _latest(self) -> dict[str, str]:
+        try:
+            loaded = json.loads(self._latest_file().read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return {}
+        return (
+            {k: v for k, v in loaded.items() if isinstance(v, str)}
+            if isinstance(loaded, dict)
+            else {}
+        )
+
+    def _recovery_pending(self, entries: list[dict[str, Any]]) -> bool:
+        for entry in reversed(entries):
+            if entry.get("kind") == "recovered":
+                return False
+            if entry.get("kind") == "compact":
+                return True
+        return False
+
+    # ------------------------------------------------------------ actions
+
+    def _checkpoint_context(self, entries: list[dict[str, Any]], resumed: bool) -> str | None:
+        found = self._recover(self.payload.session_id)
+        if found is None and resumed:
+            previous = self._latest().get("checkpointSession")
+            if previous and previous != self.payload.session_id:
+                found = self._recover(previous)
+        if found is None:
+            return None
+        checkpoint_id, brief = found
+        self.journal.append({"kind": "recovered", "checkpoint": checkpoint_id})
+        return f"lorelab: durable context from checkpoint {checkpoint_id}\n\n{brief}"
+
+    def _session_start(self) -> str | None:
+        source = self.payload.text("source") or self.payload.text("trigger") or "startup"
+        entries = self._entries()
+        self.journal.append({"kind": "start", "source": bounded(source)})
+        parts = []
+        if source in ("compact", "resume") or self._recovery_pending(entries):
+            recovered = self._checkpoint_context(entries, resumed=source == "resume")
+            if recovered:
+                parts.append(recovered)
+        prompts = [e["text"] for e in entries if e.get("kind") == "prompt" and e.get("text")]
+        open_task = prompts[-1] if prompts else self._latest().get("task")
+        if open_task:
+            brief = self._brief(open_task)
+            if brief:
+                parts.append(f"lorelab: verified memory for the open work\n\n{brief}")
+        return "\n\n".join(parts) or None
+
+    def _prompt(self) -> str | None:
+        prompt = self._redact(bounded(self.payload.data["prompt"]))
+        entries = self._entries()
+        self.journal.append({"kind": "prompt", "text": prompt})
+        self._remember_latest(task=prompt)
+        parts = []
+        if self._recovery_pending(entries):
+            recovered = self._checkpoint_context(entries, resumed=False)
+            if recovered:
+                parts.append(recovered)
+        if prompt.strip():
+            brief = self._brief(prompt)
+            if brief:
+                parts.append(f"lorelab: verified memory for this task\n\n{brief}")
+        return "\n\n".join(parts) or None
+
+    def _tool(self, failed: bool) -> None:
+        name = self.payload.data["tool_name"]
+        tool_input = self.payload.data["tool_input"]
+        if name in self.agent.shell_tools:
+            command = tool_input.get("command")
+            if isinstance(command, list) and all(isinstance(part, str) for part in command):
+                command = shlex.join(command)
+            if not isinstance(command, str) or not command.strip():
+                self._log("shell tool call without a command string; nothing added")
+                return
+            exit_code = _exit_code(self.agent, self.payload.data, failed)
+            if not self.journal.append(
+                {
+                    "kind": "command",
+                    "command": self._redact(bounded(command)),
+                    "exitCode": exit_code,
+                }
+            ):
+                self._log("journal is full; command not journaled")
+            return
+        files = _edited_files(tool_input, self.payload.project)
+        if files and not self.journal.append(
+            {"kind": "edit", "files": [self._redact(bounded(f)) for f in files]}
+        ):
+            self._log("journal is full; edit not journaled")
+
+    def _pre_compact(self) -> None:
+        from lorelab.memory import CheckpointRequest, CheckpointResult
+
+        entries = self._entries()
+        prompts = [e["text"] for e in entries if e.get("kind") == "prompt" and e.get("text")]
+        commands = [e for e in entries if e.get("kind") == "command"]
+        failed = [e for e in commands if isinstance(e.get("exitCode"), int) and e["exitCode"] != 0]
+        unknown = [e for e in commands if e.get("exitCode") is None]
+        files = list(
+            dict.fromkeys(f for e in entries if e.get("kind") == "edit" for f in e["files"])
+        )
+        last_reply = _last_assistant_text(self.payload.text("transcript_path"))
+        summary_lines = [
+            f"Session {self.payload.session_id} in {self.payload.project.name}: "
+            f"{len(prompts)} prompt(s), {len(commands)} command(s), {len(failed)} failed, "
+            f"{len(files)} file(s) edited."
+        ]
+        verified = _last_verification(entries)
+        if verified is not None:
+            state = "passed" if verified.get("exitCode") == 0 else "did not pass"
+            summary_lines.append(
+                f"Last verification after the last edit {state}: {verified['command']}"
+            )
+        if last_reply:
+            summary_lines.append(f"Last assistant message: {self._redact(bounded(last_reply))}")
+        notes = [f"prompt: {text[:500]}" for text in prompts[-20:]]
+        notes += [f"file touched: {name}" for name in files[-100:]]
+        notes += [f"command with unknown exit status: {e['command'][:500]}" for e in unknown[-20:]]
+        # JSON input: the request model is strict, and its nested models come as objects.
+        request = CheckpointRequest.model_validate_json(
+            json.dumps(
+                {
+                    "scope": _scope(self.payload.session_id),
+                    "boundary": "compaction",
+                    "summary": "\n".join(summary_lines),
+                    "notes": notes[:200],
+                    "task": prompts[0] if prompts else None,
+                    "failed_commands": [
+                        {"command": e["command"], "exit_code": e["exitCode"]} for e in failed[-200:]
+                    ],
+                }
+            )
+        )
+        result = self._operation("checkpoint", request)
+        assert isinstance(result, CheckpointResult)
+        self.journal.append({"kind": "compact", "checkpoint": result.checkpoint_id})
+        self._remember_latest(checkpointSession=self.payload.session_id)
+        self._log(
+            f"checkpoint {result.checkpoint_id} written for {_scope(self.payload.session_id)}"
+        )
+
+    def _stop(self) -> None:
+        from lorelab.memory import CommandRun, RecordRequest, Verification, open_store
+
+        entries = self._entries()
+        start = max(
+            (i + 1 for i, e in enumerate(entries) if e.get("kind") in ("recorded", "proposed")),
+            default=0,
+        )
+        window = entries[start:]
+        if not any(e.get("kind") == "edit" for e in window):
+            return  # nothing was changed since the last proposal: nothing to learn from
+        prompts = [e["text"] for e in window if e.get("kind") == "prompt" and e.get("text")]
+        earlier = [e["text"] for e in entries if e.get("kind") == "prompt" and e.get("text")]
+        task = prompts[0] if prompts else (earlier[-1] if earlier else self._latest().get("task"))
+        if not task:
+            self.journal.append({"kind": "proposed", "reason": "no task prompt was journaled"})
+            self._log("edits without a journaled prompt: no experience proposed")
+            return
+        verification = _last_verification(window)
+        if verification is None or verification.get("exitCode") is None:
+            reason = (
+                "no verification command ran after the last edit"
+                if verification is None
+                else "the verification command's exit status is unknown"
+            )
+            self.journal.append({"kind": "proposed", "verified": False, "reason": reason})
+            self._log(f"experience not recorded (unverified, never served): {reason}")
+            return
+        commands = [
+            CommandRun(command=e["command"], exit_code=e["exitCode"])
+            for e in window
+            if e.get("kind") == "command" and isinstance(e.get("exitCode"), int)
+        ][-200:]
+        files = list(
+            dict.fromkeys(f for e in window if e.get("kind") == "edit" for f in e["files"])
+        )
+        relative = [f for f in files if not f.startswith("/") and ".." not in f.split("/")][:500]
+        passed = verification["exitCode"] == 0
+        summary = (
+            f"Edited {', '.join(relative[:10]) or 'files'}"
+            f"{' and more' if len(relative) > 10 else ''}; verification "
+            f"`{verification['command']}` {'passed' if passed else 'failed'} after the last "
+            f"edit ({len(commands)} command(s) journaled by the {self.agent.name} hooks)."
+        )
+        store = open_store(self.home)
+        try:
+            result = store.record(
+                RecordRequest(
+                    task=task,
+                    summary=summary,
+                    outcome="passed" if passed else "failed",
+                    verification=Verification(
+                        command=verification["command"], exit_code=verification["exitCode"]
+                    ),
+                    commands=commands,
+                    files=relative,
+                    project=self.payload.project.name,
+                    host=self.agent.name,
+                )
+            )
+        finally:
+            store.close()
+        self.journal.append(
+            {"kind": "recorded", "experience": result.id, "verified": result.verified}
+        )
+        self._log(
+            f"experience {result.id} recorded ({'verified' if result.verified else 'unverified'})"
+        )
+
+
+def _last_verification(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last verification command run after the last edit, if any."""
+    last_edit = max((i for i, e in enumerate(entries) if e.get("kind") == "edit"), default=-1)
+    found = None
+    for entry in entries[last_edit + 1 :]:
+        if entry.get("kind") == "command" and is_verification(str(entry.get("command", ""))):
+            found = entry
+    return found
+
+
+def _exit_code(agent: AgentSpec, data: dict[str, Any], failed: bool) -> int | None:
+    """The shell command's exit status as the agent reported it; None when it did not say."""
+    response = data.get("tool_response")
+    if isinstance(response, dict):
+        for key in ("exit_code", "exitCode", "returncode", "returnCode"):
+            value = response.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        if response.get("interrupted") is True:
+            return None
+    if agent.name == "gemini" and isinstance(response, dict):
+        text = response.get("llmContent")
+        if isinstance(text, str):
+            match = re.search(r"Exit Code: (\(none\)|-?\d+)", text)
+            if match:
+                return 0 if match.group(1) == "(none)" else int(match.group(1))
+        return None
+    if failed:
+        error = data.get("error", data.get("error_message"))
+        match = _EXIT_CODE.search(error) if isinstance(error, str) else None
+        return int(match.group(1)) if match else None
+    if agent.name == "claude-code":
+        # Claude Code sends PostToolUse only for a call that succeeded (a failed one is
+        # PostToolUseFailure), so a Bash call here exited 0.
+        return 0
+    if isinstance(response, str):
+        match = _EXIT_CODE.search(response)
+        return int(match.group(1)) if match else None
+    return None
+
+
+def _edited_files(tool_input: dict[str, Any], project: Path) -> list[str]:
+    paths: list[str] = []
+    for key in ("file_path", "path", "notebook_path"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            paths.append(value)
+    patch = tool_input.get("input") or tool_input.get("patch")
+    if isinstance(patch, str):
+        paths += re.findall(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", patch, re.MULTILINE)
+    found = []
+    for value in paths:
+        path = Path(value)
+        if path.is_absolute():
+            try:
+                value = path.resolve().relative_to(project.resolve()).as_posix()
+            except ValueError:
+                value = path.as_posix()  # outside the project: kept, but never recorded
+        found.append(value)
+    return found
+
+
+def _last_assistant_text(transcript: str | None) -> str | None:
+    """The last assistant text in a JSON-lines transcript (its tail only is read)."""
+    if not transcript:
+        return None
+    path = Path(transcript)
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - TRANSCRIPT_TAIL))
+            tail = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    last = None
+    for line in tail.splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        message = record.get("message") if isinstance(record, dict) else None
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            last = content
+        elif isinstance(content, list):
+            texts = [
+                block["text"]
+                for block in content
+                if isinstance(block, dict)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            ]
+            if texts:
+                last = "\n".join(texts)
+    return last
