@@ -374,6 +374,19 @@ def _plan_grammar(family: str, label: str, argv: Sequence[str], grammar: _Gramma
                 continue
             position += 1
         index += used
+    return _assemble(family, label, argv, index, inline, script, on_path)
+
+
+def _assemble(
+    family: str,
+    label: str,
+    argv: Sequence[str],
+    index: int,
+    inline: list[Inline],
+    script: tuple[str, int] | None,
+    on_path: bool,
+) -> Plan:
+    """The plan once the options are read: ``index`` is the first operand."""
     if script is not None:
         return Plan(
             family,

@@ -1,5 +1,5 @@
 """The protocol fixture worker: the requirements grammar, case patterns from lessons, each role,
-invalid payloads, and the real program (``python -m lorelab.workers.adapters.fixture``)."""
+invalid payloads, and the real program (``python -m lorelab.testing.fixture``)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from lorelab.errors import OutcomeFailure, SchemaError, UsageError
-from lorelab.workers import adapter_argv, call_worker, validate_response
-from lorelab.workers.adapters.fixture import (
+from lorelab.testing.fixture import (
     answer,
     is_case_pattern,
     lesson_test_names,
     parse_requirements,
 )
+from lorelab.workers import adapter_argv, call_worker, validate_response
 from lorelab.workspace import FileEntry
 
 REQUIREMENTS = """\
@@ -115,7 +115,7 @@ def _reviewer(tests: list[dict[str, str]], runner: str = "pytest") -> dict[str, 
 
 def _run_program(stdin: bytes) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "lorelab.workers.adapters.fixture"],
+        [sys.executable, "-m", "lorelab.testing.fixture"],
         input=stdin,
         capture_output=True,
         timeout=60,

@@ -17,6 +17,8 @@ import re
 import sys
 from typing import Any, Final
 
+from lorelab._model import PROTOCOL_FIXTURE
+
 _MAX_INPUT: Final = 32 * 1024 * 1024
 _FACT_LINE: Final = re.compile(r"^\s*-\s*fact\s+([A-Za-z0-9_.-]+)\s*:", re.MULTILINE)
 _SUMMARY_LINE: Final = re.compile(r"^\s*\[(\d+)\] \S+ message: (.*)$")
@@ -99,13 +101,13 @@ def answer(payload: dict[str, Any], options: argparse.Namespace) -> dict[str, An
         }
     if options.model is not None:
         response["model"] = options.model
-    response["evidenceKind"] = "protocol-fixture"
+    response["evidenceKind"] = PROTOCOL_FIXTURE
     return response
 
 
 def main(argv: list[str] | None = None) -> int:
     """Read one payload on stdin, print one response on stdout."""
-    parser = argparse.ArgumentParser(prog="python -m lorelab.workers.adapters.fixture_context")
+    parser = argparse.ArgumentParser(prog="python -m lorelab.testing.fixture_context")
     parser.add_argument("--retry-failed", action="store_true")
     parser.add_argument("--never-answer", action="store_true")
     parser.add_argument("--usage", type=_usage_flag, help="report usage as IN,OUT,COST")

@@ -1,7 +1,8 @@
 import os
 import sys
 
-from lorelab.runners._process import run_process
+from lorelab.io import run_process
+from tests.io.support import gone
 
 ENV = dict(os.environ)
 
@@ -19,7 +20,7 @@ def test_exit_status_and_output_are_recorded(tmp_path):
     assert b"hello" in result.output_tail
 
 
-def test_the_timeout_kills_the_process_and_the_grandchild_it_spawned(tmp_path, gone):
+def test_the_timeout_kills_the_process_and_the_grandchild_it_spawned(tmp_path):
     pid_file = tmp_path / "grandchild.pid"
     script = (
         "import subprocess, sys, time\n"
@@ -35,7 +36,7 @@ def test_the_timeout_kills_the_process_and_the_grandchild_it_spawned(tmp_path, g
     assert gone(int(pid_file.read_text()))
 
 
-def test_children_left_running_after_a_normal_exit_are_killed(tmp_path, gone):
+def test_children_left_running_after_a_normal_exit_are_killed(tmp_path):
     pid_file = tmp_path / "orphan.pid"
     script = (
         "import subprocess\n"

@@ -1,7 +1,7 @@
 """The deterministic fixture host (role ``host``): solves or fails the example project's tasks by
 a fixed rule, offline, so the four-condition protocol runs end to end without an agent.
 
-Run as ``python -m lorelab.workers.adapters.fixture_host`` in the project copy. The rule, which
+Run as ``python -m lorelab.testing.fixture_host`` in the project copy. The rule, which
 depends only on the payload and the project:
 
 1. The host reads the task prompt, the guidance text (if any) and, from the second attempt on,
@@ -34,7 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-EVIDENCE_KIND: Final = "protocol-fixture"
+from lorelab._model import PROTOCOL_FIXTURE
+
+EVIDENCE_KIND: Final = PROTOCOL_FIXTURE
 MAX_PAYLOAD_BYTES: Final = 4 * 1024 * 1024
 COMMAND_TIMEOUT_S: Final = 20
 

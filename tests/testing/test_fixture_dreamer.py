@@ -5,8 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lorelab.testing.fixture import answer
 from lorelab.workers import adapter_argv, call_worker, validate_response
-from lorelab.workers.adapters.fixture import answer
 from tests.workers.support import dreamer_experience, dreamer_payload
 
 
@@ -91,7 +91,7 @@ def test_the_dreamer_answers_through_the_real_transport(tmp_path: Path):
 
 def test_the_program_answers_a_dreamer_payload_with_one_json_object():
     completed = subprocess.run(
-        [sys.executable, "-m", "lorelab.workers.adapters.fixture"],
+        [sys.executable, "-m", "lorelab.testing.fixture"],
         input=json.dumps(dreamer_payload()).encode(),
         capture_output=True,
         timeout=60,
