@@ -4,30 +4,24 @@ command line (options, the request they make, how its result is printed).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import click
 
 from lorelab.cli import _memory_views as views
-from lorelab.cli._common import echo_json, exit_with
+from lorelab.cli._common import echo_json
 from lorelab.errors import UsageError
-from lorelab.io import read_json, validate_model
+from lorelab.io import read_json
 from lorelab.memory import (
-    HOME_ENV,
     CheckRun,
     LocksResult,
     MemoryStore,
     Operation,
     SkillsExportResult,
-    WorkerDreamRequest,
-    dream_with_worker,
     open_store,
 )
-from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolve_agent
 
 Options = dict[str, Any]
 
@@ -102,7 +96,7 @@ def json_option() -> click.Option:
     return click.Option(["--json", "as_json"], is_flag=True, help="Print the result as JSON.")
 
 
-def _project_name(
+def project_name(
     help_text: str = "Only use memories of this project (and memories with no project).",
 ) -> click.Option:
     return click.Option(["--project-name"], default=None, help=help_text)
@@ -165,7 +159,7 @@ _RECORD = Command(
         ),
         click.Option(["--step"], multiple=True, help="A step, in order (repeatable)."),
         click.Option(["--file", "files"], multiple=True, help="A file touched (repeatable)."),
-        _project_name(
+        project_name(
             "The project this experience belongs to (a brief for another project leaves it out)."
         ),
         click.Option(
@@ -194,7 +188,7 @@ _PREPARE = Command(
     help="Brief TASK with relevant verified memory (empty when nothing clears the floor).",
     params=[
         click.Argument(["task"]),
-        _project_name(),
+        project_name(),
         click.Option(["--no-skills"], is_flag=True, help="Leave Skills out of the brief."),
         click.Option(["--budget-tokens"], type=int, default=1200, show_default=True),
     ],
@@ -214,7 +208,7 @@ _START = Command(
     help="Plan TASK with the best healthy Skill, or say why there is no plan.",
     params=[
         click.Argument(["task"]),
-        _project_name(),
+        project_name(),
         click.Option(
             ["--include-review-required"], is_flag=True, help="Also consider Skills at health 0."
         ),
@@ -275,118 +269,6 @@ _HEALTH = Command(
     params=[click.Argument(["skill_id"], required=False)],
     call=lambda o: Call({"skill_id": o["skill_id"]}, "health arguments"),
     human=lambda request, result: views.health_table(result),
-)
-
-# ------------------------------------------------------------------ dreams
-
-
-def _worker_cwd(where: Where) -> Path | None:
-    """The project directory a dreamer runs in, or ``None`` (a private temporary directory).
-
-    ``--project`` names it; without one, the current directory is the project only when the
-    store lives there (no ``--home``, no ``$LORELAB_HOME``).
-    """
-    if where.project_dir is not None:
-        return Path(os.path.abspath(where.project_dir))
-    if where.home is None and not os.environ.get(HOME_ENV):
-        return Path.cwd()
-    return None
-
-
-def _dream_divert(ctx: click.Context, options: Options, as_json: bool) -> bool:
-    """``dream --agent``: a worker proposes the candidates; without it, the transport options
-    are refused and the operation (mining) runs."""
-    given = {
-        "--timeout-ms": options["timeout_ms"],
-        "--max-output-bytes": options["max_output_bytes"],
-        "--max-candidates": options["max_candidates"],
-        "--identity": options["operator_identity"],
-    }
-    if options["agent"] is None:
-        stray = [flag for flag, value in given.items() if value is not None]
-        if stray:
-            raise UsageError(f"{stray[0]} is only used with --agent (a worker-based Dream)")
-        return False
-    max_candidates = options["max_candidates"]
-    request = validate_model(
-        WorkerDreamRequest,
-        {
-            "project": options["project_name"],
-            "limit": options["limit"],
-            "max_candidates": 10 if max_candidates is None else max_candidates,
-        },
-        "dream arguments",
-    )
-    timeout_ms, max_output_bytes = options["timeout_ms"], options["max_output_bytes"]
-    result = dream_with_worker(
-        store_for(ctx, create=False),
-        request,
-        resolve_agent(options["agent"]),
-        cwd=_worker_cwd(where_of(ctx)),
-        timeout_ms=DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms,
-        max_output_bytes=DEFAULT_MAX_OUTPUT_BYTES if max_output_bytes is None else max_output_bytes,
-        operator_identity=options["operator_identity"],
-    )
-    if as_json:
-        echo_json(result)
-    else:
-        views.print_worker_dream(result)
-    if result.receipt.failure == "identity-changed":
-        exit_with(3)
-    if not result.ok:
-        exit_with(1)
-    return True
-
-
-_DREAM = Command(
-    help="""Mine candidate Skills from command sequences shared by verified experiences.
-
-    With --agent, a worker proposes them instead (one call through the worker protocol, never
-    retried); each proposal is stored as an unchecked candidate or refused with its reason.
-    Exit 1 when the call failed (nothing stored; the receipt is printed), 3 when the worker's
-    identity changed during it.
-    """,
-    params=[
-        _project_name(),
-        click.Option(
-            ["--limit"], type=int, default=200, show_default=True, help="Experiences considered."
-        ),
-        click.Option(
-            ["--agent"],
-            default=None,
-            help="Ask a worker (role dreamer) instead of mining: a shipped adapter (fixture, "
-            "claude, codex, gemini) or the worker's argv as a JSON array. Never run through a "
-            "shell.",
-        ),
-        click.Option(
-            ["--timeout-ms"],
-            type=int,
-            default=None,
-            help="With --agent: kill the worker after this many ms "
-            f"(default {DEFAULT_TIMEOUT_MS}).",
-        ),
-        click.Option(
-            ["--max-output-bytes"],
-            type=int,
-            default=None,
-            help=f"With --agent: fail the call past this many stdout bytes "
-            f"(default {DEFAULT_MAX_OUTPUT_BYTES}).",
-        ),
-        click.Option(
-            ["--max-candidates"],
-            type=int,
-            default=None,
-            help="With --agent: the most candidates the worker may propose (default 10).",
-        ),
-        click.Option(
-            ["--identity", "operator_identity"],
-            default=None,
-            help="With --agent: who operates it.",
-        ),
-    ],
-    call=lambda o: Call({"project": o["project_name"], "limit": o["limit"]}, "dream arguments"),
-    human=views.print_dream,
-    divert=_dream_divert,
 )
 
 
@@ -612,7 +494,6 @@ COMMANDS: dict[str, Command] = {
     "promote": _PROMOTE,
     "outcome": _OUTCOME,
     "health": _HEALTH,
-    "dream": _DREAM,
     "check": _CHECK,
     "promote-candidate": _PROMOTE_CANDIDATE,
     "list": _LIST,

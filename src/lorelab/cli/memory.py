@@ -26,6 +26,7 @@ from lorelab.cli._memory_commands import (
     store_for,
     where_of,
 )
+from lorelab.cli._memory_dream import DREAM
 from lorelab.errors import UsageError
 from lorelab.io import validate_model
 from lorelab.memory import OPERATIONS, Operation, Target, memory_home
@@ -119,7 +120,7 @@ def lock_group() -> None:
 
 
 def _command(entry: Operation[Any, Any]) -> click.Command:
-    command = COMMANDS.get(entry.name) or default_command(entry)
+    command = {**COMMANDS, "dream": DREAM}.get(entry.name) or default_command(entry)
 
     def callback(**options: Any) -> None:
         _run(entry, command, options)

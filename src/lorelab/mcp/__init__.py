@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from pathlib import Path
 
 from lorelab.errors import InputFileError
 from lorelab.mcp._server import ALLOW_CHECKS_ENV, INSTRUCTIONS, SERVER_NAME, build_server
+from lorelab.mcp._stdio import LOG
 from lorelab.memory import open_store
 
 __all__ = ["ALLOW_CHECKS_ENV", "INSTRUCTIONS", "SERVER_NAME", "build_server", "serve"]
+
+
+def _log_to_stderr() -> None:
+    """One line per refused request or failed tool on stderr (stdout is the protocol's)."""
+    if not LOG.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("lorelab mcp: %(message)s"))
+        LOG.addHandler(handler)
+        LOG.setLevel(logging.WARNING)
+        LOG.propagate = False
 
 
 def serve(
@@ -23,6 +36,7 @@ def serve(
     ``lore_check_candidate`` is served only when ``allow_checks`` is true, or, when it is
     ``None``, when the environment sets ``LORELAB_MCP_ALLOW_CHECKS=1`` (the operator's
     consent, given where the server is registered)."""
+    _log_to_stderr()
     if allow_checks is None:
         allow_checks = os.environ.get(ALLOW_CHECKS_ENV) == "1"
     project_dir = Path(project) if project is not None else Path.cwd()

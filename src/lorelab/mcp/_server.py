@@ -12,21 +12,23 @@ error result with the CLI's message; the server keeps serving.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-import logging
 import types
 from pathlib import Path
-from typing import Annotated, Any, Final, Union, get_args, get_origin
+from typing import Annotated, Any, Final, Union, cast, get_args, get_origin
 
 import anyio
 import anyio.to_thread
 import pydantic_core
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from mcp_types import (
     CallToolRequestParams,
     CallToolResult,
+    JSONRPCError,
     ListToolsResult,
     PaginatedRequestParams,
     TextContent,
@@ -38,6 +40,7 @@ from pydantic import BaseModel, ValidationError
 from lorelab import __version__
 from lorelab.errors import LorelabError
 from lorelab.io import describe_validation_error
+from lorelab.mcp._stdio import LOG, GuardedLines, claimed_stdin
 from lorelab.memory import ALLOW_CHECKS_ENV, OPERATIONS, MemoryStore, Operation, Target
 
 SERVER_NAME: Final = "lorelab"
@@ -50,7 +53,6 @@ INSTRUCTIONS: Final = (
     "lore_report_outcome. Secrets are redacted before anything is stored."
 )
 ARGUMENTS_SOURCE: Final = "arguments"
-_LOG: Final = logging.getLogger("lorelab.mcp")
 
 __all__ = ["ALLOW_CHECKS_ENV", "INSTRUCTIONS", "SERVER_NAME", "LorelabServer", "build_server"]
 
@@ -156,15 +158,32 @@ class LorelabServer:
         except LorelabError as exc:
             return _error(f"{prefix}: {exc}")
         except Exception:  # one request's boundary: a bug is logged, the server keeps serving
-            _LOG.exception("tool %s failed unexpectedly", entry.tool)
+            LOG.exception("tool %s failed unexpectedly", entry.tool)
             return _error(prefix)
 
     async def run_stdio_async(self) -> None:
-        """Serve over stdin/stdout until the client disconnects."""
-        async with stdio_server() as (read_stream, write_stream):
-            await self.lowlevel.run(
-                read_stream, write_stream, self.lowlevel.create_initialization_options()
-            )
+        """Serve over stdin/stdout until the client disconnects.
+
+        Every line is checked before the SDK reads it: a malformed request with an id is
+        answered with a JSON-RPC error here (see ``lorelab.mcp._stdio``).
+        """
+        replies, refused = anyio.create_memory_object_stream[JSONRPCError](64)
+        with claimed_stdin() as source:
+            lines = cast(Any, GuardedLines(source, replies))
+            async with stdio_server(stdin=lines) as (read_stream, write_stream):
+
+                async def answer_refused() -> None:
+                    async with refused:
+                        async for reply in refused:
+                            with contextlib.suppress(anyio.ClosedResourceError):
+                                await write_stream.send(SessionMessage(reply))
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(answer_refused)
+                    await self.lowlevel.run(
+                        read_stream, write_stream, self.lowlevel.create_initialization_options()
+                    )
+                    group.cancel_scope.cancel()
 
     async def list_tools(self) -> list[Tool]:
         """The tools this server lists."""
