@@ -10,7 +10,11 @@ Wall-clock figures suffer from anything else the machine runs, so the overhead i
 as the median of per-pair ratios and in CPU time (user + system of the parent and children).
 
     python benchmarks/bench_runners.py [--executions 12] [--rounds 3] [--workers 2]
-        [--no-plugin-autoload] [--json]
+        [--no-plugin-autoload] [--sandbox] [--json]
+
+Every runner execution is contained (a launcher kills every descendant); ``--sandbox`` also
+runs it in bubblewrap (as far as the machine allows: the figures name what it got), so the
+overhead targets can be checked with the sandbox on.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from lorelab.io import sandbox_kind
 from lorelab.runners import ExecutionJob, PytestRunner, run_parallel
 from lorelab.workspace import FileEntry, RunRoot
 
@@ -122,12 +127,15 @@ def main() -> None:
         action="store_true",
         help="disable entry-point plugins in both bare pytest and the runner",
     )
+    parser.add_argument(
+        "--sandbox", action="store_true", help="run the runner's executions in the sandbox"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     if args.executions < 1 or args.workers < 1 or args.rounds < 1:
         parser.error("--executions, --rounds and --workers must be at least 1")
     autoload = not args.no_plugin_autoload
-    runner = PytestRunner(plugin_autoload=autoload)
+    runner = PytestRunner(plugin_autoload=autoload, sandbox=args.sandbox)
     env = _bare_env(autoload)
     times: dict[str, list[float]] = {
         "bareSerial": [],
@@ -175,6 +183,7 @@ def main() -> None:
         "workers": args.workers,
         "cpus": os.cpu_count(),
         "pluginAutoload": autoload,
+        "sandbox": sandbox_kind(args.sandbox),
         "loadAverageAfter": os.getloadavg()[0],
         **{f"{mode}S": [round(value, 3) for value in values] for mode, values in times.items()},
         "overheadRatio": round(best["runnerSerial"] / best["bareSerial"], 3),
@@ -193,7 +202,7 @@ def main() -> None:
     per = 1000 / args.executions
     print(
         f"{args.executions} executions x {args.rounds} rounds, pool of {args.workers}, "
-        f"plugin autoload {autoload}; best round of each mode:"
+        f"plugin autoload {autoload}, sandbox {figures['sandbox']}; best round of each mode:"
     )
     for mode, label in (
         ("bareSerial", "bare pytest, serial  "),

@@ -1,12 +1,13 @@
 """The containment launcher: run one program and leave none of its descendants behind.
 
-Run as a script (``python -I -S _reaper.py PROGRAM ARGV0 ARG...``, standard library only, so it
-starts fast). It marks itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every
-process its child starts, including one that double-forks or calls ``setsid`` to leave the
-process group, is re-parented to it rather than to init. When the child exits, or when the
-launcher receives SIGTERM (the supervisor's "stop now"), it SIGKILLs every descendant it can
-find, reaps them all, and exits the way the child did: with its exit status, or killed by the
-same signal.
+Run as a script (``python -I -S _reaper.py PROGRAM ARGV0 ARG...``) once per test process, so it
+imports as little as it can (no ``typing``, no ``contextlib``). It marks itself a child
+subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every process its child starts, including one
+that double-forks or calls ``setsid`` to leave the process group, is re-parented to it rather
+than to init. When the child exits, or when the launcher receives SIGTERM (the supervisor's
+"stop now"), it SIGKILLs every descendant it can find, reaps them all, and exits the way the
+child did: with its exit status, or killed by the same signal. With ``LORELAB_REAPER_STATUS_FD``
+it also writes the child's wait status there (a sandbox around it reports a signal as 128+N).
 
 Where ``prctl`` is unavailable (not Linux), it still runs the child and kills what it can find
 below itself; a process that escaped then is re-parented to init and out of reach
@@ -15,28 +16,26 @@ below itself; a process that escaped then is re-parented to init and out of reac
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import ctypes.util
 import os
 import resource
 import signal
 import sys
-from typing import Any, Final
 
-PR_SET_CHILD_SUBREAPER: Final = 36
-PR_GET_CHILD_SUBREAPER: Final = 37
-STATUS_FD_ENV: Final = "LORELAB_REAPER_STATUS_FD"
+PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
+STATUS_FD_ENV = "LORELAB_REAPER_STATUS_FD"
 """Names a descriptor on which the launcher writes the child's wait status, in decimal."""
 # Kill rounds before giving up on a process that keeps forking (each round kills all it finds).
-_MAX_ROUNDS: Final = 1000
+_MAX_ROUNDS = 1000
 
 
-def _prctl() -> Any:
+def _prctl() -> ctypes._NamedFuncPointer | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # The interpreter's own symbols include libc's (find_library would start ldconfig).
+        libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl
     except (OSError, AttributeError):
         return None
@@ -90,6 +89,14 @@ def descendants(root: int) -> list[int]:
     return found
 
 
+def _wait_one() -> None:
+    """Block until one child exits and reap it; return at once without children."""
+    try:
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        return
+
+
 def _reap_all() -> None:
     """Reap every exited child without blocking."""
     while True:
@@ -101,6 +108,14 @@ def _reap_all() -> None:
             return
 
 
+def _kill(pid: int) -> None:
+    """SIGKILL ``pid``; one that is gone already is not an error."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+
+
 def kill_descendants() -> None:
     """SIGKILL and reap every descendant of this process until none is left."""
     me = os.getpid()
@@ -108,14 +123,10 @@ def kill_descendants() -> None:
         found = descendants(me)
         if not found:
             _reap_all()
-            if not descendants(me):
-                return
-            continue
+            return
         for pid in found:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(-1, 0)
+            _kill(pid)
+        _wait_one()
         _reap_all()
 
 
@@ -127,11 +138,20 @@ def _exit_like(status: int) -> None:
     number = -code
     # Mirroring SIGSEGV or SIGABRT must not leave a core file of the launcher.
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP have no handler
+    if number not in (signal.SIGKILL, signal.SIGSTOP):  # they have no handler to reset
         signal.signal(number, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
     os.kill(os.getpid(), number)
     os._exit(128 + number)
+
+
+def _report(fd: int, status: int) -> None:
+    """Write the child's wait status to ``fd`` (nobody may be reading: not an error)."""
+    try:
+        os.write(fd, str(status).encode("ascii"))
+        os.close(fd)
+    except OSError:
+        return
 
 
 def main(argv: list[str]) -> None:
@@ -151,8 +171,7 @@ def main(argv: list[str]) -> None:
         nonlocal stop
         stop = True
         if child:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(child, signal.SIGKILL)
+            _kill(child)
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -173,9 +192,7 @@ def main(argv: list[str]) -> None:
     kill_descendants()
     if status_fd >= 0:
         # The child's own wait status: a sandbox around us would report a signal as 128+N.
-        with contextlib.suppress(OSError):
-            os.write(status_fd, str(status).encode("ascii"))
-            os.close(status_fd)
+        _report(status_fd, status)
     _exit_like(status)
 
 

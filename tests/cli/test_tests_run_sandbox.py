@@ -1,0 +1,89 @@
+"""``lorelab tests run``: nothing a test starts survives the run, ``--sandbox`` confines what
+the report says it does, and a symlinked package.json does not choose the runner."""
+
+import json
+import uuid
+
+import pytest
+from click.testing import CliRunner
+from tests.io.support import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
+
+from lorelab.cli.main import app
+from lorelab.io import _sandbox, probe_sandbox
+from lorelab.workspace import FileEntry, RunRoot
+
+SUPPORT = probe_sandbox()
+PASSING = {"tests/test_ok.py": "def test_ok():\n    pass\n"}
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "root").mkdir()
+    with RunRoot(tmp_path / "root") as root:
+
+        def _make(files, name="p"):
+            entries = [FileEntry(path=path, content=text) for path, text in files.items()]
+            return root.create_project(name, entries)
+
+        yield _make
+
+
+def _invoke(*args):
+    return CliRunner().invoke(app, ["tests", "run", *map(str, args)])
+
+
+def test_a_passing_suite_that_detaches_sleepers_leaves_none_running(project):
+    token = f"lorelab-sleeper-{uuid.uuid4().hex}"
+    test = (
+        "import subprocess, sys\n\n"
+        f"SCRIPT = {DETACHED_SLEEPERS!r}\n\n"
+        "def test_detach(tmp_path):\n"
+        f"    subprocess.run([sys.executable, '-c', SCRIPT, str(tmp_path / 'p'), {token!r}],"
+        " check=True)\n"
+    )
+    try:
+        result = _invoke(project({"tests/test_detach.py": test}), "--stability-runs", "2", "--json")
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert report["stable"] is True
+        assert report["sandbox"] == "none"
+        assert sleepers_gone(token)
+    finally:
+        kill_sleepers(token)
+
+
+@pytest.mark.skipif(
+    SUPPORT.kind != "bubblewrap",
+    reason=f"no full bubblewrap sandbox on this machine ({SUPPORT.detail}); "
+    "install it with: apt-get install -y bubblewrap",
+)
+def test_with_sandbox_a_conftest_cannot_delete_a_file_outside_the_project(project, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    conftest = f"import os\n\ntry:\n    os.remove({str(victim)!r})\nexcept OSError:\n    pass\n"
+    path = project({**PASSING, "tests/conftest.py": conftest})
+    result = _invoke(path, "--stability-runs", "2", "--sandbox", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["sandbox"] == "bubblewrap"
+    assert victim.read_text() == "keep me\n"
+    assert "--sandbox" not in result.stderr
+
+
+def test_sandbox_without_bubblewrap_runs_contained_and_says_so(project, monkeypatch):
+    monkeypatch.setenv(_sandbox.BWRAP_ENV, "")
+    _sandbox.probe_sandbox.cache_clear()
+    try:
+        result = _invoke(project(PASSING), "--stability-runs", "2", "--sandbox", "--json")
+    finally:
+        _sandbox.probe_sandbox.cache_clear()
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["sandbox"] == "none"
+    assert "--sandbox: this machine allowed only 'none' (bubblewrap not found)" in result.stderr
+
+
+def test_a_package_json_symlink_to_etc_passwd_does_not_select_node(project):
+    path = project(PASSING)
+    (path / "package.json").symlink_to("/etc/passwd")
+    result = _invoke(path, "--stability-runs", "2", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["runner"] == "pytest"
