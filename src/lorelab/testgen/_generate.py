@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from lorelab.testgen._models import Generation, RecalledLesson, Review, RunnerName
+from lorelab._model import RunnerName
+from lorelab.testgen._models import Generation, RecalledLesson, Review
 from lorelab.workers import RoleReceipt, WorkerIdentity, call_worker
 from lorelab.workers.roles import PROTOCOL, Case
 from lorelab.workspace import FileEntry

@@ -6,14 +6,10 @@ from click.testing import CliRunner
 
 from lorelab.cli.main import app
 from lorelab.errors import SchemaError
-from lorelab.evaluation.conditions import (
-    CONDITIONS,
-    Thresholds,
-    decide,
-    evaluate,
-    evaluate_file,
-    read_runs,
-)
+from lorelab.evaluation.conditions import evaluate_file
+from lorelab.evaluation.conditions._evaluate import decide, evaluate
+from lorelab.evaluation.conditions._manifest import CONDITIONS, Thresholds
+from lorelab.evaluation.conditions._runs import read_runs
 from lorelab.evaluation.stats import sign_test_p_value
 
 EXAMPLE_MANIFEST = (
@@ -351,7 +347,7 @@ def test_no_improvement_on_too_few_holdouts_is_inconclusive(write_json):
 
 
 def test_less_rework_with_the_same_outcome_counts_as_an_improvement():
-    from lorelab.evaluation.conditions import parse_runs
+    from lorelab.evaluation.conditions._runs import parse_runs
 
     runs = []
     for i in range(1, 7):

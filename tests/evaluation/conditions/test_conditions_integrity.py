@@ -14,21 +14,18 @@ from conditions_support import DATA, mini_manifest, mini_seed
 
 from lorelab.cli.main import app
 from lorelab.errors import PreflightError, UsageError
-from lorelab.evaluation.conditions import (
-    LORELAB_PROFILE,
-    MEMCODER_PROFILE,
+from lorelab.evaluation.conditions._finalize import host_provenance
+from lorelab.evaluation.conditions._integrity import (
     check_memory_clean,
     check_seeds,
     check_served,
     edited_verify_files,
-    load_manifest,
-    model_matches,
     verify_files,
-    with_model,
 )
-from lorelab.evaluation.conditions._finalize import host_provenance
-from lorelab.evaluation.conditions._memory import open_memory
-from lorelab.evaluation.conditions._runner import resolve_host
+from lorelab.evaluation.conditions._manifest import load_manifest
+from lorelab.evaluation.conditions._memory import LORELAB_PROFILE, MEMCODER_PROFILE, open_memory
+from lorelab.evaluation.conditions._one_run import model_matches
+from lorelab.evaluation.conditions._runner import resolve_host, with_model
 from lorelab.workers import adapter_argv
 
 STANDIN = DATA / "lorelab_standin.py"

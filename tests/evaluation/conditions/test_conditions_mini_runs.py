@@ -17,7 +17,8 @@ import pytest
 from conditions_support import DATA, mini_manifest, mini_seed
 
 from lorelab.errors import IntegrityFailure
-from lorelab.evaluation.conditions import CONDITIONS, evaluate_file, finalize_conditions
+from lorelab.evaluation.conditions import evaluate_file, finalize_conditions
+from lorelab.evaluation.conditions._manifest import CONDITIONS
 from lorelab.evaluation.conditions._memory import MemoryToolError, MemoryUnderTest
 from lorelab.workers import adapter_argv
 

@@ -13,8 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
-from lorelab.evaluation.learning import LearningManifest, get_dataset
-from lorelab.evaluation.learning.controller import LearningRequest, label_problem, run_learning
+from lorelab.evaluation.learning import get_dataset
+from lorelab.evaluation.learning._preparation import label_problem
+from lorelab.evaluation.learning.controller import LearningRequest, run_learning
+from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.schedule import schedule
 from lorelab.runners import Case, Execution
 from lorelab.workers import resolve_agent
@@ -485,10 +487,10 @@ def test_a_defect_that_is_a_prefix_of_its_own_source_is_not_a_leak(tmp_path):
     defect = fixture.defects[0].model_copy(
         update={"files": [FileEntry(path=source.path, content=cut)]}
     )
-    from lorelab.evaluation.learning.controller import _forbidden_texts
+    from lorelab.evaluation.learning._trial import forbidden_texts
 
     changed = manifest.model_copy(
         update={"fixtures": [fixture.model_copy(update={"defects": [defect]})]}
     )
-    assert cut not in _forbidden_texts(changed)
-    assert fixture.reference_tests[0].content in _forbidden_texts(changed)
+    assert cut not in forbidden_texts(changed)
+    assert fixture.reference_tests[0].content in forbidden_texts(changed)

@@ -23,13 +23,8 @@ from typing import Any
 
 import pytest
 
-from lorelab.evaluation.learning import (
-    DATASET_NAMES,
-    Fixture,
-    LearningManifest,
-    declared_cases,
-    get_dataset,
-)
+from lorelab.evaluation.learning import DATASET_NAMES, get_dataset
+from lorelab.evaluation.learning.manifest import Fixture, LearningManifest, declared_cases
 from lorelab.runners import (
     Execution,
     ExecutionJob,

@@ -8,9 +8,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
+from lorelab._model import PROTOCOL_FIXTURE, ReceiptModel, RecordModel
 from lorelab.errors import InvalidInput, SchemaError
 from lorelab.evaluation.conditions._manifest import (
     CONDITIONS,
@@ -23,8 +23,6 @@ from lorelab.evaluation.conditions._runs import LoadedRuns, RunRecord, read_runs
 from lorelab.evaluation.stats import min_units_for_significance, power_note, sign_test
 from lorelab.io import SCRIPT_HASH_CAP, sha256_file
 
-REPORT_SCHEMA_VERSION: Final = 1
-FIXTURE_KIND: Final = "protocol-fixture"
 DECIDED_CONDITION: Final = "dreaming"
 
 Verdict = Literal["advance", "do-not-advance", "inconclusive"]
@@ -48,11 +46,7 @@ FIXTURE_STATEMENT: Final = (
 )
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
-
-
-class ConditionSummary(_Out):
+class ConditionSummary(RecordModel):
     """Figures for one condition over all its runs."""
 
     condition: str
@@ -70,7 +64,7 @@ class ConditionSummary(_Out):
     guidance_tokens_known: int
 
 
-class TaskPair(_Out):
+class TaskPair(RecordModel):
     """One holdout task: baseline against the condition."""
 
     task_id: str
@@ -89,7 +83,7 @@ class TaskPair(_Out):
     retrieval_relevant: bool | None
 
 
-class SignTestResult(_Out):
+class SignTestResult(RecordModel):
     """Exact two-sided sign test over per-task differences; ties excluded."""
 
     positive: int
@@ -98,7 +92,7 @@ class SignTestResult(_Out):
     p_value: float
 
 
-class TokenCost(_Out):
+class TokenCost(RecordModel):
     """Estimated guidance tokens on the holdouts."""
 
     mean_guidance_tokens: float | None
@@ -107,7 +101,7 @@ class TokenCost(_Out):
     baseline_mean_guidance_tokens: float | None
 
 
-class PairedComparison(_Out):
+class PairedComparison(RecordModel):
     """A memory condition paired with baseline on the holdout tasks."""
 
     condition: str
@@ -139,7 +133,7 @@ class PairedComparison(_Out):
     tasks: list[TaskPair]
 
 
-class Decision(_Out):
+class Decision(RecordModel):
     """The decision for the dreaming condition, with the thresholds it used."""
 
     condition: str
@@ -149,7 +143,7 @@ class Decision(_Out):
     thresholds_source: Literal["manifest", "defaults"]
 
 
-class FlaggedRun(_Out):
+class FlaggedRun(RecordModel):
     """A run whose outcome is not a clean measurement, with what flagged it."""
 
     task_id: str
@@ -163,7 +157,7 @@ class FlaggedRun(_Out):
     )
 
 
-class ReviewRequired(_Out):
+class ReviewRequired(RecordModel):
     """A Skill whose runs failed repeatedly; it needs a review before further use."""
 
     skill_id: str
@@ -172,10 +166,9 @@ class ReviewRequired(_Out):
     failed_tasks: list[str]
 
 
-class ConditionsReport(_Out):
+class ConditionsReport(ReceiptModel):
     """The report of ``lorelab evaluate``; the same runs file always gives the same report."""
 
-    schema_version: int = REPORT_SCHEMA_VERSION
     input_sha256: str
     evidence_kind: str | None = Field(
         description="'protocol-fixture' when any run came from the fixture host, else null."
@@ -513,13 +506,13 @@ def evaluate(
         for flag in flagged
         if flag.holdout and flag.condition in ("baseline", DECIDED_CONDITION)
     ]
-    fixture = any(run.evidence_kind == FIXTURE_KIND for run in runs.runs)
+    fixture = any(run.evidence_kind == PROTOCOL_FIXTURE for run in runs.runs)
     cannot_prove = list(CANNOT_PROVE)
     if fixture:
         cannot_prove.append(FIXTURE_STATEMENT)
     return ConditionsReport(
         input_sha256=runs.sha256,
-        evidence_kind=FIXTURE_KIND if fixture else None,
+        evidence_kind=PROTOCOL_FIXTURE if fixture else None,
         tasks=len(runs.task_ids()),
         runs=len(runs.runs),
         holdout_source=holdout_source,

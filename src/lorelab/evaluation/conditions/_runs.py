@@ -10,7 +10,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
@@ -18,6 +18,8 @@ from lorelab.errors import InputFileError, SchemaError
 from lorelab.evaluation.conditions._manifest import CONDITIONS, MEMORY_CONDITIONS, Condition
 from lorelab.io import loads_strict, read_bounded, sha256_bytes, validate_model
 
+RUNS_FILE: Final = "beta2_runs.json"
+"""The protocol's own name for its runs file."""
 RUNS_LIMIT: Final = 8 * 1024 * 1024
 MAX_COUNT: Final = 10**9
 _SHOWN: Final = 5
@@ -246,8 +248,3 @@ def read_runs(
     return parse_runs(
         read_bounded(path, "fixture", RUNS_LIMIT), source, expected_tasks=expected_tasks
     )
-
-
-def runs_document(runs: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    """A runs-file document with ``runs`` first and any extra top-level keys after it."""
-    return {"runs": runs, **extra}

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
+from lorelab._model import PROTOCOL_FIXTURE, EvidenceKind
 from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.records import (
     ARMS,
     BYTE_ACCOUNTING,
     ArmSummary,
-    EvidenceKind,
     Label,
     Paired,
     Settings,
@@ -82,12 +82,12 @@ def build_summary(
 ) -> Summary:
     """Summarise ``records``; every trial counts, rejected and failed ones as zero."""
     claimed_fixture = any(
-        r.evidence_kind == "protocol-fixture"
+        r.evidence_kind == PROTOCOL_FIXTURE
         for t in records
         if t.generation
         for r in t.generation.roles
     )
-    kind: EvidenceKind = "protocol-fixture" if claimed_fixture else evidence_kind
+    kind: EvidenceKind = PROTOCOL_FIXTURE if claimed_fixture else evidence_kind
     arms: dict[str, ArmSummary] = {arm: _arm([t for t in records if t.arm == arm]) for arm in ARMS}
     pairs = []
     exact = []
@@ -110,7 +110,7 @@ def build_summary(
     needed = min_units_for_significance(DEFAULT_ALPHA)
     complete = all(t.complete for t in records)
     label: Label
-    if kind == "protocol-fixture":
+    if kind == PROTOCOL_FIXTURE:
         label, why = (
             "not-evidence",
             (
