@@ -27,6 +27,12 @@ def print_report(report: ConditionsReport, console: Console) -> None:
     if report.manifest_sha256:
         state = "checked against --manifest" if report.manifest_checked else "no --manifest given"
         console.print(f"manifest sha256 {report.manifest_sha256} ({state})")
+    console.print(_conditions_table(report))
+    console.print(_paired_table(report))
+    _print_tail(report, console)
+
+
+def _conditions_table(report: ConditionsReport) -> Table:
     table = Table(title="Per condition (all tasks)")
     table.add_column("condition", no_wrap=True)
     for column in ("runs", "pass rate", "rework", "relevant", "tokens"):
@@ -45,7 +51,10 @@ def print_report(report: ConditionsReport, console: Console) -> None:
             relevance,
             _num(row.mean_guidance_tokens, 1),
         )
-    console.print(table)
+    return table
+
+
+def _paired_table(report: ConditionsReport) -> Table:
     paired = Table(title=f"Paired with baseline on the {len(report.holdouts)} holdouts")
     paired.add_column("measure", no_wrap=True)
     for comparison in report.paired:
@@ -80,7 +89,10 @@ def print_report(report: ConditionsReport, console: Console) -> None:
     ]
     for name, values in rows:
         paired.add_row(name, *values)
-    console.print(paired)
+    return paired
+
+
+def _print_tail(report: ConditionsReport, console: Console) -> None:
     if report.flagged_runs:
         console.print(f"[bold]flagged runs ({len(report.flagged_runs)}, kept and counted):[/bold]")
         for flagged in report.flagged_runs:

@@ -21,6 +21,7 @@ from lorelab.evaluation.learning.records import (
 )
 from lorelab.evaluation.stats import (
     DEFAULT_ALPHA,
+    SignTest,
     min_units_for_significance,
     power_note,
     sign_test,
@@ -71,6 +72,47 @@ def _mean_recall(records: Sequence[TrialRecord]) -> Fraction:
     return total / len(records)
 
 
+def label_rule(
+    kind: EvidenceKind,
+    *,
+    declared_fixture: bool,
+    frozen_lessons: int,
+    specifications: int,
+    repetitions: int,
+    complete: bool,
+    test: SignTest,
+) -> tuple[Label, str]:
+    """The label a run supports, and why: the one rule every summary (and every simulation of
+    the label's error rates) applies."""
+    needed = min_units_for_significance(DEFAULT_ALPHA)
+    if kind == PROTOCOL_FIXTURE:
+        return (
+            "not-evidence",
+            "a protocol-fixture run exercises the protocol; it is never evidence about memory"
+            + ("" if declared_fixture else " (a worker response declared protocol-fixture)"),
+        )
+    if frozen_lessons == 0:
+        return (
+            "inconclusive",
+            "the frozen memory holds no lesson (no history item validated): both arms got the "
+            "same treatment",
+        )
+    if specifications < needed:
+        return "inconclusive", f"{specifications} specifications; at least {needed} are needed"
+    if repetitions < MIN_LABEL_REPETITIONS:
+        return (
+            "inconclusive",
+            f"{repetitions} repetitions; at least {MIN_LABEL_REPETITIONS} are needed",
+        )
+    if not complete:
+        return "inconclusive", "not every trial completed"
+    if test.p_value >= DEFAULT_ALPHA:
+        return "inconclusive", f"sign test p = {test.p_value:.4g} is not below {DEFAULT_ALPHA}"
+    if test.positive > test.negative:
+        return "positive", f"memory better on {test.positive} of {specifications} specifications"
+    return "negative", f"memory worse on {test.negative} of {specifications} specifications"
+
+
 def build_summary(
     manifest: LearningManifest,
     manifest_sha256: str,
@@ -107,47 +149,15 @@ def build_summary(
         )
     test = sign_test([float(difference) for difference in exact])
     specs = len(pairs)
-    needed = min_units_for_significance(DEFAULT_ALPHA)
-    complete = all(t.complete for t in records)
-    label: Label
-    if kind == PROTOCOL_FIXTURE:
-        label, why = (
-            "not-evidence",
-            (
-                "a protocol-fixture run exercises the protocol; it is never evidence about memory"
-                + (
-                    ""
-                    if evidence_kind == kind
-                    else " (a worker response declared protocol-fixture)"
-                )
-            ),
-        )
-    elif frozen_lessons == 0:
-        label, why = (
-            "inconclusive",
-            (
-                "the frozen memory holds no lesson (no history item validated): both arms got the "
-                "same treatment"
-            ),
-        )
-    elif specs < needed:
-        label, why = "inconclusive", f"{specs} specifications; at least {needed} are needed"
-    elif settings.repeat < MIN_LABEL_REPETITIONS:
-        label, why = (
-            "inconclusive",
-            (f"{settings.repeat} repetitions; at least {MIN_LABEL_REPETITIONS} are needed"),
-        )
-    elif not complete:
-        label, why = "inconclusive", "not every trial completed"
-    elif test.p_value >= DEFAULT_ALPHA:
-        label, why = (
-            "inconclusive",
-            f"sign test p = {test.p_value:.4g} is not below {DEFAULT_ALPHA}",
-        )
-    elif test.positive > test.negative:
-        label, why = "positive", f"memory better on {test.positive} of {specs} specifications"
-    else:
-        label, why = "negative", f"memory worse on {test.negative} of {specs} specifications"
+    label, why = label_rule(
+        kind,
+        declared_fixture=evidence_kind == PROTOCOL_FIXTURE,
+        frozen_lessons=frozen_lessons,
+        specifications=specs,
+        repetitions=settings.repeat,
+        complete=all(t.complete for t in records),
+        test=test,
+    )
     return Summary(
         evidence_kind=kind,
         manifest_sha256=manifest_sha256,
