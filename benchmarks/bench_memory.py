@@ -30,6 +30,7 @@ from pathlib import Path
 from lorelab.memory import (
     CommandRun,
     PrepareRequest,
+    RecordManyRequest,
     RecordRequest,
     SqliteMemoryStore,
     Verification,
@@ -150,7 +151,7 @@ def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
                 ingest_mode = "record (1 per transaction)"
             else:
                 for start in range(0, len(todo), 500):
-                    store.record_many(todo[start : start + 500])
+                    store.record_many(RecordManyRequest(experiences=todo[start : start + 500]))
                 ingest_mode = "record_many (500 per transaction)"
             rate = len(todo) / (time.perf_counter() - started)
             cpu_rate = len(todo) / (time.process_time() - cpu)

@@ -16,8 +16,8 @@ import argparse
 import json
 from pathlib import Path
 
-from lorelab.memory._quality import evaluate_retrieval
-from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
+from lorelab.memory import DEFAULT_POLICY, RelevancePolicy
+from lorelab.testing.quality import evaluate_retrieval
 
 SET = Path(__file__).resolve().parent.parent / "tests" / "memory" / "data" / "retrieval_set.json"
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from mcp.client.stdio import StdioServerParameters
 
 from lorelab.cli.main import app
-from lorelab.memory import SqliteMemoryStore
+from lorelab.memory import LockRequest, SqliteMemoryStore
 from mcp import Client
 
 PY = sys.executable
@@ -175,7 +175,7 @@ def test_tool_errors_are_error_results_and_the_server_keeps_serving(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     with SqliteMemoryStore(home / "memory.db") as store:
-        store.set_evaluation_lock("cond-3", [FIRST])
+        store.set_evaluation_lock(LockRequest(evaluation_id="cond-3", holdout_tasks=[FIRST]))
 
     async def main() -> None:
         async with Client(_server(home, project), read_timeout_seconds=60) as client:

@@ -19,8 +19,10 @@ from lorelab.cli.main import app
 from lorelab.mcp._server import build_server
 from lorelab.memory import (
     CandidateProposal,
+    CandidateRequest,
     ClaimedModel,
     PrepareRequest,
+    ProposalsRequest,
     SkillStep,
     WorkerProvenance,
     _dream_worker,
@@ -444,20 +446,24 @@ def test_secrets_in_proposals_and_argv_are_redacted_before_they_are_stored(store
     second = store.record(experience(task="Refund rounding fails again")).id
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     [outcome] = store.add_proposed_candidates(
-        [
-            CandidateProposal(
-                name="refund-rounding",
-                description=f"Uses {token} to fetch rates.",
-                steps=[f"curl -H 'Authorization: token {token}' https://api.github.com"],
-                checks=[SkillStep(command="pytest tests/test_refunds.py", expected_exit_code=0)],
-                source_experience_ids=[first, second],
-            )
-        ],
-        offered_ids=[first, second],
-        provenance=_provenance(["worker", f"--token={token}"], f"ci bot {token}"),
-    )
+        ProposalsRequest(
+            proposals=[
+                CandidateProposal(
+                    name="refund-rounding",
+                    description=f"Uses {token} to fetch rates.",
+                    steps=[f"curl -H 'Authorization: token {token}' https://api.github.com"],
+                    checks=[
+                        SkillStep(command="pytest tests/test_refunds.py", expected_exit_code=0)
+                    ],
+                    source_experience_ids=[first, second],
+                )
+            ],
+            offered_ids=[first, second],
+            provenance=_provenance(["worker", f"--token={token}"], f"ci bot {token}"),
+        )
+    ).outcomes
     assert outcome.status == "stored"
-    stored = store.candidate(outcome.candidate_id)
+    stored = store.candidate(CandidateRequest(candidate_id=outcome.candidate_id))
     text = stored.model_dump_json()
     assert token not in text
     assert "[REDACTED" in stored.description

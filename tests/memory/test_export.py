@@ -5,14 +5,8 @@ import pytest
 import yaml
 
 from lorelab.errors import InputFileError, OutputExistsError, SchemaError
-from lorelab.memory import (
-    PromoteRequest,
-    Skill,
-    SkillStep,
-    _export,
-    export_skills,
-    skill_markdown,
-)
+from lorelab.memory import PromoteRequest, Skill, SkillsRequest, SkillStep, _export
+from lorelab.memory._export import export_skills, skill_markdown
 from tests.memory.conftest import experience
 
 
@@ -123,7 +117,7 @@ def test_store_skills_export_with_their_sources(store, tmp_path):
     skill = store.promote_skill(
         PromoteRequest(experience_ids=[first, second], name="refunds", description="Refunds.")
     )
-    [path] = export_skills(store.skills(), tmp_path)
+    [path] = export_skills(store.skills(SkillsRequest()).skills, tmp_path)
     meta = _front_matter(path)
     assert meta["name"] == skill.name
     assert meta["metadata"]["lorelab-source-experiences"] == f"{first} {second}"  # type: ignore[index]

@@ -5,16 +5,16 @@ from pydantic import ValidationError
 
 from lorelab.errors import InputFileError
 from lorelab.memory import (
-    EXIT_CODE_MAX,
-    EXIT_CODE_MIN,
     CheckRequest,
     ListRequest,
     OutcomeRequest,
     PrepareRequest,
     RecordRequest,
+    ShowRequest,
     SqliteMemoryStore,
     open_store,
 )
+from lorelab.memory._models import EXIT_CODE_MAX, EXIT_CODE_MIN
 from tests.memory.conftest import experience
 
 
@@ -46,7 +46,9 @@ def test_an_exit_code_outside_what_a_process_can_return_is_refused(exit_code):
 
 def test_the_extreme_exit_codes_a_process_can_return_are_stored(store):
     for code in (EXIT_CODE_MIN, -9, EXIT_CODE_MAX):
-        shown = store.show(store.record(RecordRequest.model_validate(_record(exit_code=code))).id)
+        shown = store.show(
+            ShowRequest(id=store.record(RecordRequest.model_validate(_record(exit_code=code))).id)
+        ).item
         assert shown.provenance.verification.exit_code == code  # type: ignore[union-attr]
 
 
@@ -79,7 +81,7 @@ def test_a_stored_exit_code_from_before_the_bounds_still_reads(store):
     # Older versions stored any integer SQLite could hold; reading one back must not fail.
     result = store.record(experience())
     store.connection.execute("UPDATE experiences SET verification_exit_code = ?", (2**40,))
-    shown = store.show(result.id)
+    shown = store.show(ShowRequest(id=result.id)).item
     assert shown.provenance.verification.exit_code == 2**40  # type: ignore[union-attr]
 
 
@@ -96,7 +98,7 @@ def test_opening_without_create_opens_an_existing_store(tmp_path):
     with open_store(tmp_path / "home") as made:
         made.record(experience())
     with open_store(tmp_path / "home", create=False) as opened:
-        assert opened.list_items("experience").total == 1
+        assert opened.list_items(ListRequest(kind="experience")).total == 1
 
 
 def test_a_home_that_cannot_be_created_is_an_input_error_naming_it(tmp_path):

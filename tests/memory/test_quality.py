@@ -1,6 +1,6 @@
 from lorelab.io import read_json
-from lorelab.memory._quality import evaluate_retrieval
-from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
+from lorelab.memory import DEFAULT_POLICY, RelevancePolicy
+from lorelab.testing.quality import evaluate_retrieval
 from tests.memory.conftest import DATA
 
 SET = DATA / "retrieval_set.json"

@@ -14,10 +14,11 @@ from lorelab.memory import (
     CommandRun,
     PrepareRequest,
     RecordRequest,
+    ShowRequest,
     SqliteMemoryStore,
     Verification,
-    redact,
 )
+from lorelab.memory._redact import redact
 
 _rng = random.Random(20240301)
 
@@ -180,7 +181,7 @@ def test_no_planted_secret_reaches_the_store_file_from_any_field(tmp_path):
                 project=f"api {STRIPE}",
             )
         )
-        shown = store.show(result.id).model_dump_json()
+        shown = store.show(ShowRequest(id=result.id)).item.model_dump_json()
         brief = store.prepare(PrepareRequest(task=f"deploy failed again {GITHUB}"))
     stored = _all_bytes(home)
     for kind, secret, _ in CORPUS:

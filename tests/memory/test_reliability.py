@@ -11,12 +11,17 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from lorelab.memory import SqliteMemoryStore
+from lorelab.memory import (
+    ListRequest,
+    RecordManyRequest,
+    ShowRequest,
+    SqliteMemoryStore,
+)
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from lorelab.memory import RecordRequest, SqliteMemoryStore, Verification
+    from lorelab.memory import RecordManyRequest, RecordRequest, SqliteMemoryStore, Verification
 
     path, tag, count, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     store = SqliteMemoryStore(path)
@@ -37,7 +42,7 @@ WRITER = textwrap.dedent(
         if size == 1:
             store.record(requests[0])
         else:
-            store.record_many(requests)
+            store.record_many(RecordManyRequest(experiences=requests))
         done += size
         print(done, flush=True)
     store.close()
@@ -142,6 +147,6 @@ def test_a_writer_killed_mid_write_leaves_a_consistent_store(tmp_path):
     assert rows >= committed
     assert rows % 50 == 0  # batches are atomic: none half-written
     with SqliteMemoryStore(db) as store:
-        assert store.list_items("experience").total == rows
-        store.record_many([])
-        assert store.show(f"exp-{rows}").task.startswith("victim task")
+        assert store.list_items(ListRequest(kind="experience")).total == rows
+        store.record_many(RecordManyRequest(experiences=[]))
+        assert store.show(ShowRequest(id=f"exp-{rows}")).item.task.startswith("victim task")

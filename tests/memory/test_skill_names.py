@@ -8,15 +8,16 @@ from hypothesis import strategies as st
 
 from lorelab.errors import UsageError
 from lorelab.memory import (
-    MIGRATIONS,
+    CandidateRequest,
     DreamRequest,
     PromoteCandidateRequest,
     PromoteRequest,
+    SkillsRequest,
     SqliteMemoryStore,
-    export_skills,
 )
-from lorelab.memory._migrations import migrate
-from lorelab.memory._models import (
+from lorelab.memory._export import export_skills
+from lorelab.memory._migrations import MIGRATIONS, migrate
+from lorelab.memory._skill_names import (
     SKILL_NAME_MAX,
     fit_skill_name,
     skill_name_problem,
@@ -71,10 +72,10 @@ def test_promoting_a_candidate_with_an_invalid_stored_name_is_refused(store, tmp
     candidate_id = _checked_candidate(store, "aaa-zzz-")
     with pytest.raises(UsageError, match=r"Skill name 'aaa-zzz-': .*choose another name"):
         store.promote_candidate(PromoteCandidateRequest(candidate_id=candidate_id))
-    assert store.skills() == []
+    assert store.skills(SkillsRequest()).skills == []
     skill = store.promote_candidate(PromoteCandidateRequest(candidate_id=candidate_id, name="ok"))
     assert skill.name == "ok"
-    [path] = export_skills(store.skills(), tmp_path / "out")
+    [path] = export_skills(store.skills(SkillsRequest()).skills, tmp_path / "out")
     assert path.parent.name == "ok"
 
 
@@ -88,7 +89,7 @@ def test_a_description_too_long_after_redaction_is_refused_and_nothing_is_stored
         store.promote_skill(
             PromoteRequest(experience_ids=[first, second], name="refunds", description=description)
         )
-    assert store.skills(include_review_required=True) == []
+    assert store.skills(SkillsRequest(include_review_required=True)).skills == []
 
 
 def test_the_name_migration_repairs_names_an_older_dream_left_invalid(tmp_path):
@@ -113,9 +114,9 @@ def test_the_name_migration_repairs_names_an_older_dream_left_invalid(tmp_path):
     conn.execute(insert_candidate, ("aaa-zzz-", "f2"))
     conn.close()
     with SqliteMemoryStore(path) as store:
-        names = [skill.name for skill in store.skills()]
+        names = [skill.name for skill in store.skills(SkillsRequest()).skills]
         assert names == ["aaa-zzz", "aaa-zzz-2", "skill-3", "fine-name"]
-        assert store.candidate("cand-1").name == "bbb-ccc"
-        assert store.candidate("cand-2").name == "aaa-zzz"
-        written = export_skills(store.skills(), tmp_path / "out")
+        assert store.candidate(CandidateRequest(candidate_id="cand-1")).name == "bbb-ccc"
+        assert store.candidate(CandidateRequest(candidate_id="cand-2")).name == "aaa-zzz"
+        written = export_skills(store.skills(SkillsRequest()).skills, tmp_path / "out")
     assert [p.parent.name for p in written] == names

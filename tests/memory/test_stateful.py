@@ -18,13 +18,18 @@ from hypothesis.stateful import (
 
 from lorelab.errors import UsageError
 from lorelab.memory import (
-    HEALTH_CAP,
-    HEALTH_START,
+    ListRequest,
+    LockClearRequest,
+    LockRequest,
+    LocksRequest,
     OutcomeRequest,
     PromoteRequest,
+    SkillHealthRequest,
+    SkillsRequest,
     SqliteMemoryStore,
     StartRequest,
 )
+from lorelab.memory._models import HEALTH_CAP, HEALTH_START
 from lorelab.memory._text import task_key
 from tests.memory.conftest import experience
 
@@ -74,9 +79,13 @@ class StoreAgainstModel(RuleBasedStateMachine):
     def set_lock(self, evaluation: str, tasks: set[str]) -> None:
         if evaluation in self.model_locks:
             with pytest.raises(UsageError, match="already active"):
-                self.store.set_evaluation_lock(evaluation, sorted(tasks))
+                self.store.set_evaluation_lock(
+                    LockRequest(evaluation_id=evaluation, holdout_tasks=sorted(tasks))
+                )
             return
-        lock = self.store.set_evaluation_lock(evaluation, sorted(tasks))
+        lock = self.store.set_evaluation_lock(
+            LockRequest(evaluation_id=evaluation, holdout_tasks=sorted(tasks))
+        )
         assert lock.active
         self.model_locks[evaluation] = {task_key(task) for task in tasks}
 
@@ -84,9 +93,11 @@ class StoreAgainstModel(RuleBasedStateMachine):
     def clear_lock(self, evaluation: str) -> None:
         if evaluation not in self.model_locks:
             with pytest.raises(UsageError, match="no active"):
-                self.store.clear_evaluation_lock(evaluation)
+                self.store.clear_evaluation_lock(LockClearRequest(evaluation_id=evaluation))
             return
-        assert not self.store.clear_evaluation_lock(evaluation).active
+        assert not self.store.clear_evaluation_lock(
+            LockClearRequest(evaluation_id=evaluation)
+        ).active
         del self.model_locks[evaluation]
 
     @rule(first=experiences, second=experiences)
@@ -120,7 +131,7 @@ class StoreAgainstModel(RuleBasedStateMachine):
             assert match is not None, refusal
             assert match.group(1) in self.model_skills
             return
-        others = self.store.skills(include_review_required=True)
+        others = self.store.skills(SkillsRequest(include_review_required=True)).skills
         assert all(other.steps != skill.steps for other in others if other.id != skill.id)
         assert skill.health == HEALTH_START
         tasks = {self.model_experiences[first][0], self.model_experiences[second][0]}
@@ -161,7 +172,7 @@ class StoreAgainstModel(RuleBasedStateMachine):
 
     @invariant()
     def experiences_match(self) -> None:
-        listed = self.store.list_items("experience", limit=10_000)
+        listed = self.store.list_items(ListRequest(kind="experience", limit=10_000))
         assert listed.total == len(self.model_experiences)
         seen = {item.id: (item.task, item.trust == "verified") for item in listed.items}
         assert seen == self.model_experiences
@@ -169,7 +180,8 @@ class StoreAgainstModel(RuleBasedStateMachine):
     @invariant()
     def skills_and_health_match(self) -> None:
         health = {
-            item.skill_id: (item.health, item.state) for item in self.store.skill_health().skills
+            item.skill_id: (item.health, item.state)
+            for item in self.store.skill_health(SkillHealthRequest()).skills
         }
         expected = {
             skill_id: (h, "review_required" if h == 0 else "trusted")
@@ -179,7 +191,11 @@ class StoreAgainstModel(RuleBasedStateMachine):
 
     @invariant()
     def locks_match(self) -> None:
-        active = {lock.evaluation_id for lock in self.store.evaluation_locks() if lock.active}
+        active = {
+            lock.evaluation_id
+            for lock in self.store.evaluation_locks(LocksRequest()).locks
+            if lock.active
+        }
         assert active == set(self.model_locks)
 
 

@@ -4,22 +4,36 @@ import sqlite3
 import pytest
 from pydantic import ValidationError
 
+from lorelab._model import estimate_tokens
 from lorelab.errors import OutputExistsError, UsageError
 from lorelab.memory import (
-    HEALTH_CAP,
-    HEALTH_START,
+    AddLessonRequest,
+    CandidateCheckRequest,
+    CandidateRequest,
     DreamRequest,
+    LessonRequest,
+    LessonSearchRequest,
+    LessonsRequest,
+    ListRequest,
+    LockClearRequest,
+    LockRequest,
+    LocksRequest,
     MemoryStore,
     OutcomeRequest,
     PrepareRequest,
     PromoteCandidateRequest,
     PromoteRequest,
+    RecordManyRequest,
     RecordRequest,
+    ShowRequest,
+    SkillHealthRequest,
+    SkillsRequest,
+    SnapshotRequest,
     SqliteMemoryStore,
     StartRequest,
-    estimate_tokens,
     store_path,
 )
+from lorelab.memory._models import HEALTH_CAP, HEALTH_START
 from lorelab.workspace import FileEntry
 from tests.memory.conftest import experience
 
@@ -50,19 +64,19 @@ def test_verified_means_a_passed_outcome_and_a_zero_verification_exit_code(store
     assert store.record(experience(exit_code=1)).verified is False
     assert store.record(experience(passed=False)).verified is False
     assert store.record(experience(passed=False, exit_code=2)).verified is False
-    states = [item.trust for item in store.list_items("experience").items]
+    states = [item.trust for item in store.list_items(ListRequest(kind="experience")).items]
     assert states == ["unverified", "unverified", "unverified", "verified"]
 
 
 def test_an_experience_keeps_its_provenance(store):
     result = store.record(experience(host="codex", model="gpt-5-codex"))
-    shown = store.show(result.id)
+    shown = store.show(ShowRequest(id=result.id)).item
     assert shown.provenance.host == "codex"
     assert shown.provenance.model == "gpt-5-codex"
     assert shown.provenance.verification.command == "pytest tests/test_refunds.py"
     assert shown.provenance.verification.exit_code == 0
     assert shown.provenance.created_at.endswith("Z")
-    unknown = store.show(store.record(experience()).id)
+    unknown = store.show(ShowRequest(id=store.record(experience()).id)).item
     assert unknown.provenance.host is None
     assert unknown.provenance.model is None
 
@@ -91,42 +105,51 @@ def test_recording_with_an_unknown_plan_or_skill_is_refused(store):
         store.record(experience(plan_id="plan-9"))
     with pytest.raises(UsageError, match="is not a skill id"):
         store.record(experience(skill_id="nine"))
-    assert store.list_items("experience").total == 0
+    assert store.list_items(ListRequest(kind="experience")).total == 0
 
 
 def test_record_many_stores_all_or_nothing(store):
-    store.set_evaluation_lock("eval-1", ["Holdout task"])
+    store.set_evaluation_lock(LockRequest(evaluation_id="eval-1", holdout_tasks=["Holdout task"]))
     with pytest.raises(UsageError, match="eval-1"):
-        store.record_many([experience(), experience(task="holdout   TASK")])
-    assert store.list_items("experience").total == 0
-    assert len(store.record_many([experience(), experience()])) == 2
+        store.record_many(
+            RecordManyRequest(experiences=[experience(), experience(task="holdout   TASK")])
+        )
+    assert store.list_items(ListRequest(kind="experience")).total == 0
+    assert (
+        len(store.record_many(RecordManyRequest(experiences=[experience(), experience()])).results)
+        == 2
+    )
 
 
 # ------------------------------------------------------------------ evaluation locks
 
 
 def test_an_active_lock_refuses_its_holdout_tasks_after_whitespace_and_case_normalisation(store):
-    store.set_evaluation_lock("cond-7", ["Fix the flaky login test", "T-042"])
+    store.set_evaluation_lock(
+        LockRequest(evaluation_id="cond-7", holdout_tasks=["Fix the flaky login test", "T-042"])
+    )
     with pytest.raises(UsageError, match="holdout task of active evaluation lock 'cond-7'"):
         store.record(experience(task="  fix the   FLAKY login test "))
     with pytest.raises(UsageError, match="cond-7"):
         store.record(experience(task="something else", task_id="t-042"))
     assert store.record(experience(task="Fix the flaky login tests")).verified
-    store.clear_evaluation_lock("cond-7")
+    store.clear_evaluation_lock(LockClearRequest(evaluation_id="cond-7"))
     assert store.record(experience(task="Fix the flaky login test")).verified
 
 
 def test_locks_are_kept_after_clearing_and_cannot_be_doubled(store):
-    store.set_evaluation_lock("e1", ["a"])
+    store.set_evaluation_lock(LockRequest(evaluation_id="e1", holdout_tasks=["a"]))
     with pytest.raises(UsageError, match="already active"):
-        store.set_evaluation_lock("e1", ["b"])
-    cleared = store.clear_evaluation_lock("e1")
+        store.set_evaluation_lock(LockRequest(evaluation_id="e1", holdout_tasks=["b"]))
+    cleared = store.clear_evaluation_lock(LockClearRequest(evaluation_id="e1"))
     assert cleared.active is False
     assert cleared.cleared_at is not None
     with pytest.raises(UsageError, match="no active evaluation lock"):
-        store.clear_evaluation_lock("e1")
-    store.set_evaluation_lock("e1", ["c"])
-    assert [(lock.evaluation_id, lock.active) for lock in store.evaluation_locks()] == [
+        store.clear_evaluation_lock(LockClearRequest(evaluation_id="e1"))
+    store.set_evaluation_lock(LockRequest(evaluation_id="e1", holdout_tasks=["c"]))
+    assert [
+        (lock.evaluation_id, lock.active) for lock in store.evaluation_locks(LocksRequest()).locks
+    ] == [
         ("e1", False),
         ("e1", True),
     ]
@@ -134,11 +157,11 @@ def test_locks_are_kept_after_clearing_and_cannot_be_doubled(store):
 
 def test_a_lock_with_a_blank_task_or_id_is_refused(store):
     with pytest.raises(UsageError):
-        store.set_evaluation_lock(" ", ["a"])
+        store.set_evaluation_lock(LockRequest(evaluation_id=" ", holdout_tasks=["a"]))
     with pytest.raises(UsageError):
-        store.set_evaluation_lock("e", ["ok", "  "])
-    with pytest.raises(UsageError):
-        store.set_evaluation_lock("e", "not a list")
+        store.set_evaluation_lock(LockRequest(evaluation_id="e", holdout_tasks=["ok", "  "]))
+    with pytest.raises(ValidationError):
+        LockRequest.model_validate({"evaluation_id": "e", "holdout_tasks": "not a list"})
 
 
 # ------------------------------------------------------------------ prepare
@@ -220,18 +243,18 @@ def test_every_brief_served_is_recorded_for_audit(store):
     exp_id = store.record(experience()).id
     served = store.prepare(PrepareRequest(task=REFUND_TASK))
     empty = store.prepare(PrepareRequest(task="Write the onboarding guide for new hires"))
-    audit = store.show(served.brief_id)
+    audit = store.show(ShowRequest(id=served.brief_id)).item
     assert audit.experience_ids == [exp_id]
     assert audit.text == served.text
-    assert store.show(empty.brief_id).empty is True
-    assert store.list_items("brief").total == 2
+    assert store.show(ShowRequest(id=empty.brief_id)).item.empty is True
+    assert store.list_items(ListRequest(kind="brief")).total == 2
 
 
 def test_secrets_in_the_task_are_not_kept_in_the_brief_audit(store):
     token = "gh" + "p_" + "x" * 36
     brief = store.prepare(PrepareRequest(task=f"deploy with {token}"))
     assert token not in brief.task
-    assert token not in store.show(brief.brief_id).task
+    assert token not in store.show(ShowRequest(id=brief.brief_id)).item.task
 
 
 # ------------------------------------------------------------------ promote
@@ -294,7 +317,9 @@ def test_the_same_procedure_is_never_promoted_twice_under_another_name(store):
         store.promote_skill(
             PromoteRequest(experience_ids=[second, third], name="refunds-again", description="d")
         )
-    assert [skill.id for skill in store.skills(include_review_required=True)] == [kept.id]
+    assert [
+        skill.id for skill in store.skills(SkillsRequest(include_review_required=True)).skills
+    ] == [kept.id]
 
 
 @pytest.mark.parametrize(
@@ -326,9 +351,9 @@ def test_start_plans_with_the_best_skill_and_records_its_brief(store):
     assert plan.skill_id == skill_id
     assert plan.reason is None
     assert [s.command for s in plan.steps][-1] == "pytest tests/test_refunds.py"
-    shown = store.show(plan.plan_id)
+    shown = store.show(ShowRequest(id=plan.plan_id)).item
     assert shown.brief_id == plan.brief.brief_id
-    assert store.show(plan.brief.brief_id).plan_id == plan.plan_id
+    assert store.show(ShowRequest(id=plan.brief.brief_id)).item.plan_id == plan.plan_id
 
 
 def test_start_without_a_relevant_skill_says_why(store):
@@ -366,7 +391,7 @@ def test_health_starts_at_two_moves_by_one_and_is_capped(store):
         healths.append(result.health)
     assert healths == [3, 4, 5, 5, 5]
     assert HEALTH_CAP == 5
-    health = store.skill_health(skill_id).skills[0]
+    health = store.skill_health(SkillHealthRequest(skill_id=skill_id)).skills[0]
     assert (health.successes, health.failures, health.plans_started) == (5, 0, 5)
 
 
@@ -379,13 +404,15 @@ def test_a_skill_at_zero_health_is_kept_for_review_and_left_out_of_start(store):
         )
     assert outcome.health == 0
     assert outcome.state == "review_required"
-    assert store.show(skill_id).state == "review_required"
+    assert store.show(ShowRequest(id=skill_id)).item.state == "review_required"
     assert store.start(StartRequest(task=REFUND_TASK)).plan_id is None
     assert store.prepare(PrepareRequest(task=REFUND_TASK)).skills == []
     asked = store.start(StartRequest(task=REFUND_TASK, include_review_required=True))
     assert asked.skill_id == skill_id
-    assert store.skills() == []
-    assert [s.id for s in store.skills(include_review_required=True)] == [skill_id]
+    assert store.skills(SkillsRequest()).skills == []
+    assert [s.id for s in store.skills(SkillsRequest(include_review_required=True)).skills] == [
+        skill_id
+    ]
 
 
 def test_an_outcome_is_recorded_once(store):
@@ -396,7 +423,7 @@ def test_an_outcome_is_recorded_once(store):
         store.report_outcome(OutcomeRequest(plan_id=plan.plan_id, passed=False, rework_count=0))
     with pytest.raises(UsageError, match="does not exist"):
         store.report_outcome(OutcomeRequest(plan_id="plan-77", passed=True, rework_count=0))
-    audit = store.show(plan.plan_id).outcome
+    audit = store.show(ShowRequest(id=plan.plan_id)).item.outcome
     assert audit is not None
     assert (audit.passed, audit.rework_count) == (True, 1)
 
@@ -439,9 +466,13 @@ def test_unchecked_or_failed_candidates_never_reach_prepare_start_or_promotion(s
         store.promote_candidate(PromoteCandidateRequest(candidate_id=candidate.id))
     project = tmp_path / "project"
     project.mkdir()
-    run = store.check_candidate(candidate.id, project, timeout_seconds=20)
+    run = store.check_candidate(
+        CandidateCheckRequest(
+            candidate_id=candidate.id, project_dir=str(project), timeout_seconds=20
+        )
+    )
     assert run.passed is False  # the script is missing from the empty copy
-    assert store.candidate(candidate.id).state == "check_failed"
+    assert store.candidate(CandidateRequest(candidate_id=candidate.id)).state == "check_failed"
     with pytest.raises(UsageError, match="check_failed"):
         store.promote_candidate(PromoteCandidateRequest(candidate_id=candidate.id))
     assert store.start(StartRequest(task=REFUND_TASK)).plan_id is None
@@ -461,7 +492,11 @@ def test_a_checked_candidate_becomes_a_trusted_skill(store, tmp_path):
     [candidate] = store.dream(DreamRequest()).candidates
     project = tmp_path / "project"
     project.mkdir()
-    run = store.check_candidate(candidate.id, project, timeout_seconds=30)
+    run = store.check_candidate(
+        CandidateCheckRequest(
+            candidate_id=candidate.id, project_dir=str(project), timeout_seconds=30
+        )
+    )
     assert run.passed, run.results
     assert [r.status for r in run.results] == ["passed", "passed"]
     assert not (project / "out.txt").exists()  # checks ran in a disposable copy
@@ -470,12 +505,16 @@ def test_a_checked_candidate_becomes_a_trusted_skill(store, tmp_path):
     )
     assert skill.origin == "dream"
     assert skill.candidate_id == candidate.id
-    assert store.candidate(candidate.id).state == "promoted"
-    assert store.candidate(candidate.id).skill_id == skill.id
+    assert store.candidate(CandidateRequest(candidate_id=candidate.id)).state == "promoted"
+    assert store.candidate(CandidateRequest(candidate_id=candidate.id)).skill_id == skill.id
     plan = store.start(StartRequest(task="regenerate fixtures after a schema change"))
     assert plan.skill_id == skill.id
     with pytest.raises(UsageError, match="already promoted"):
-        store.check_candidate(candidate.id, project, timeout_seconds=30)
+        store.check_candidate(
+            CandidateCheckRequest(
+                candidate_id=candidate.id, project_dir=str(project), timeout_seconds=30
+            )
+        )
 
 
 # ------------------------------------------------------------------ list, show, snapshot
@@ -483,16 +522,16 @@ def test_a_checked_candidate_becomes_a_trusted_skill(store, tmp_path):
 
 def test_show_refuses_unknown_and_malformed_ids(store):
     with pytest.raises(UsageError, match="does not exist"):
-        store.show("exp-1")
+        store.show(ShowRequest(id="exp-1"))
     with pytest.raises(UsageError, match="not an item id"):
-        store.show("exp_1")
+        store.show(ShowRequest(id="exp_1"))
     with pytest.raises(UsageError, match="not an item id"):
-        store.show("lesson-1")
+        store.show(ShowRequest(id="lesson-1"))
 
 
 def test_list_is_newest_first_and_reports_the_total(store):
     ids = [store.record(experience()).id for _ in range(4)]
-    listed = store.list_items("experience", limit=2)
+    listed = store.list_items(ListRequest(kind="experience", limit=2))
     assert listed.total == 4
     assert [item.id for item in listed.items] == ids[::-1][:2]
 
@@ -500,7 +539,7 @@ def test_list_is_newest_first_and_reports_the_total(store):
 def test_a_snapshot_is_a_consistent_standalone_copy_with_its_hash(store, tmp_path):
     store.record(experience())
     target = tmp_path / "frozen.db"
-    digest = store.snapshot(target)
+    digest = store.snapshot(SnapshotRequest(path=str(target))).sha256
     assert len(digest) == 64
     import hashlib
 
@@ -511,7 +550,7 @@ def test_a_snapshot_is_a_consistent_standalone_copy_with_its_hash(store, tmp_pat
     assert frozen.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     frozen.close()
     with pytest.raises(OutputExistsError):
-        store.snapshot(target)
+        store.snapshot(SnapshotRequest(path=str(target)))
 
 
 # ------------------------------------------------------------------ lessons
@@ -519,12 +558,14 @@ def test_a_snapshot_is_a_consistent_standalone_copy_with_its_hash(store, tmp_pat
 
 def _lesson(store: SqliteMemoryStore, lesson_id: str, requirements: str, test_code: str) -> None:
     store.add_lesson(
-        lesson_id,
-        f"spec-{lesson_id}",
-        requirements,
-        [FileEntry(path="src/clamp.py", content="def clamp(x, lo, hi): ...\n")],
-        [FileEntry(path="tests/test_clamp.py", content=test_code)],
-        {"passed": True, "stable": 3},
+        AddLessonRequest(
+            lesson_id=lesson_id,
+            specification_id=f"spec-{lesson_id}",
+            requirements=requirements,
+            files=[FileEntry(path="src/clamp.py", content="def clamp(x, lo, hi): ...\n")],
+            tests=[FileEntry(path="tests/test_clamp.py", content=test_code)],
+            validation={"passed": True, "stable": 3},
+        )
     )
 
 
@@ -532,15 +573,20 @@ def test_lessons_are_found_by_requirements_and_test_names(store):
     _lesson(store, "L1", "Clamp a number into a range.", "def test_boundary_upper_limit(): ...\n")
     _lesson(store, "L2", "Parse semantic versions.", "def test_parse_prerelease_tag(): ...\n")
     _lesson(store, "L3", "Normalize whitespace in names.", "test('trims leading spaces', ...)\n")
-    found = store.search_lessons("clamp with an upper boundary", k=2)
-    assert [lesson.id for lesson, _ in found][:1] == ["L1"]
-    assert all(score > 0 for _, score in found)
-    scores = [score for _, score in found]
+    found = store.search_lessons(LessonSearchRequest(text="clamp with an upper boundary", k=2))
+    assert [hit.lesson.id for hit in found.hits][:1] == ["L1"]
+    assert all(hit.score > 0 for hit in found.hits)
+    scores = [hit.score for hit in found.hits]
     assert scores == sorted(scores, reverse=True)
-    assert [lesson.id for lesson, _ in store.search_lessons("leading spaces", k=5)] == ["L3"]
-    assert store.search_lessons("the", k=5) == []
-    assert [lesson.id for lesson in store.list_lessons()] == ["L1", "L2", "L3"]
-    got = store.get_lesson("L2")
+    spaces = store.search_lessons(LessonSearchRequest(text="leading spaces", k=5))
+    assert [hit.lesson.id for hit in spaces.hits] == ["L3"]
+    assert store.search_lessons(LessonSearchRequest(text="the", k=5)).hits == []
+    assert [lesson.id for lesson in store.list_lessons(LessonsRequest()).lessons] == [
+        "L1",
+        "L2",
+        "L3",
+    ]
+    got = store.get_lesson(LessonRequest(lesson_id="L2"))
     assert got.tests[0].path == "tests/test_clamp.py"
     assert got.validation == {"passed": True, "stable": 3}
 
@@ -550,7 +596,7 @@ def test_a_lesson_id_is_never_replaced(store):
     with pytest.raises(UsageError, match="already exists"):
         _lesson(store, "L1", "Other.", "def test_b(): ...\n")
     with pytest.raises(UsageError, match="does not exist"):
-        store.get_lesson("L9")
+        store.get_lesson(LessonRequest(lesson_id="L9"))
 
 
 # ------------------------------------------------------------------ location

@@ -55,3 +55,19 @@ def test_a_symlinked_test_file_does_not_select_node(tmp_path):
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "a.test.js").symlink_to(real)
     assert detect_runner(tmp_path / "project")[0] == "pytest"
+
+
+def test_a_package_json_symlink_does_not_select_node(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "package.json").symlink_to("/etc/passwd")
+    assert detect_runner(project) == ("pytest", "no package.json or node test file found")
+
+
+def test_a_package_json_symlink_to_a_real_manifest_does_not_select_node_either(tmp_path):
+    manifest = tmp_path / "elsewhere.json"
+    manifest.write_text('{"name": "x"}\n')
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "package.json").symlink_to(manifest)
+    assert detect_runner(project)[0] == "pytest"

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 from tests.testgen.conftest import PASSING_TEST, REQUIREMENTS, SOURCE, scripted_worker
 
 from lorelab.cli.main import app
-from lorelab.memory import open_store
+from lorelab.memory import AddLessonRequest, open_store
 from lorelab.testgen import GenerateOptions, generate_for_project
 from lorelab.workspace import FileEntry
 
@@ -72,13 +72,15 @@ def _store_clamp_lesson(home):
     store = open_store(home)
     try:
         store.add_lesson(
-            "history-clamp",
-            "clamp",
-            "Clamp a number into a closed range [low, high]; boundary values are kept and an "
-            "invalid range (low above high) raises ValueError.",
-            [],
-            [FileEntry(path="tests/test_clamp.py", content=CLAMP_HISTORY_TESTS)],
-            {"runs": 2},
+            AddLessonRequest(
+                lesson_id="history-clamp",
+                specification_id="clamp",
+                requirements="Clamp a number into a closed range [low, high]; boundary values are "
+                "kept and an invalid range (low above high) raises ValueError.",
+                files=[],
+                tests=[FileEntry(path="tests/test_clamp.py", content=CLAMP_HISTORY_TESTS)],
+                validation={"runs": 2},
+            )
         )
     finally:
         store.close()
@@ -113,12 +115,18 @@ def test_unrelated_lesson_stays_below_the_floor(project, tmp_path):
     store = open_store(home)
     try:
         store.add_lesson(
-            "history-csv",
-            "csv",
-            "Split a line of comma separated fields honouring double quotes.",
-            [],
-            [FileEntry(path="tests/test_csv.py", content="def test_quoted_field():\n    pass\n")],
-            {},
+            AddLessonRequest(
+                lesson_id="history-csv",
+                specification_id="csv",
+                requirements="Split a line of comma separated fields honouring double quotes.",
+                files=[],
+                tests=[
+                    FileEntry(
+                        path="tests/test_csv.py", content="def test_quoted_field():\n    pass\n"
+                    )
+                ],
+                validation={},
+            )
         )
     finally:
         store.close()
@@ -348,18 +356,20 @@ def test_lessons_for_another_runner_are_not_recalled(project, tmp_path):
     store = open_store(home)
     try:
         store.add_lesson(
-            "history-clamp-js",
-            "clamp-js",
-            "Clamp a number into a closed range [low, high]; boundary values are kept and an "
-            "invalid range (low above high) raises a RangeError.",
-            [],
-            [
-                FileEntry(
-                    path="test/clamp.test.js",
-                    content="test('boundary values are kept', () => {});\n",
-                )
-            ],
-            {},
+            AddLessonRequest(
+                lesson_id="history-clamp-js",
+                specification_id="clamp-js",
+                requirements="Clamp a number into a closed range [low, high]; boundary values are "
+                "kept and an invalid range (low above high) raises a RangeError.",
+                files=[],
+                tests=[
+                    FileEntry(
+                        path="test/clamp.test.js",
+                        content="test('boundary values are kept', () => {});\n",
+                    )
+                ],
+                validation={},
+            )
         )
     finally:
         store.close()

@@ -9,17 +9,17 @@ from lorelab.workers import SHIPPED_ADAPTERS, is_fixture_agent, resolve_agent
 @pytest.mark.parametrize(
     ("name", "module"),
     [
-        ("fixture", "fixture"),
-        ("fixture-host", "fixture_host"),
-        ("fixture-context", "fixture_context"),
-        ("claude", "claude"),
-        ("codex", "codex"),
-        ("gemini", "gemini"),
-        ("pynguin", "pynguin"),
+        ("fixture", "lorelab.testing.fixture"),
+        ("fixture-host", "lorelab.testing.fixture_host"),
+        ("fixture-context", "lorelab.testing.fixture_context"),
+        ("claude", "lorelab.workers.adapters.claude"),
+        ("codex", "lorelab.workers.adapters.codex"),
+        ("gemini", "lorelab.workers.adapters.gemini"),
+        ("pynguin", "lorelab.workers.adapters.pynguin"),
     ],
 )
 def test_a_shipped_adapter_name_runs_its_module_with_this_interpreter(name, module):
-    assert resolve_agent(name) == [sys.executable, "-m", f"lorelab.workers.adapters.{module}"]
+    assert resolve_agent(name) == [sys.executable, "-m", module]
     assert name in SHIPPED_ADAPTERS
 
 
@@ -54,7 +54,14 @@ def test_fixture_agents_are_recognised_however_python_is_named():
     assert is_fixture_agent(resolve_agent("fixture"))
     assert is_fixture_agent(resolve_agent("fixture-host"))
     assert is_fixture_agent(resolve_agent("fixture-context"))
-    assert is_fixture_agent(["python3", "-u", "-m", "lorelab.workers.adapters.fixture"])
+    assert is_fixture_agent(["python3", "-u", "-m", "lorelab.testing.fixture"])
+    assert is_fixture_agent(["python3", "-mlorelab.testing.fixture_host"])
     assert not is_fixture_agent(resolve_agent("claude"))
     assert not is_fixture_agent(["python3", "fixture.py"])
-    assert not is_fixture_agent(["python3", "-m", "lorelab.workers.adapters.fixtures_evil"])
+    assert not is_fixture_agent(["python3", "-m", "lorelab.testing.fixtures_evil"])
+
+
+def test_the_fixture_modules_moved_out_of_the_adapters_are_no_fixture_agents():
+    """The doubles live in lorelab.testing; the old adapter paths name no module any more."""
+    assert not is_fixture_agent(["python3", "-m", "lorelab.workers.adapters.fixture"])
+    assert not is_fixture_agent(["python3", "-m", "lorelab.workers.adapters.fixture_host"])

@@ -11,11 +11,12 @@ import lorelab
 from lorelab.errors import InputFileError, PreflightError, UsageError
 from lorelab.workers import (
     VERIFICATION_SCOPE,
+    adapter_argv,
     bind_identity,
     check_identity,
     implementation_hashes,
 )
-from lorelab.workers import identity as identity_module
+from lorelab.workers.identity import _files as identity_files
 from tests.workers.support import write_script
 
 
@@ -280,13 +281,13 @@ def test_existing_absolute_file_operands_are_bound(trial, tmp_path):
 )
 def test_a_credential_like_operand_is_refused_without_being_read(trial, operand, monkeypatch):
     hashed: list[str] = []
-    real = identity_module.sha256_file
+    real = identity_files.sha256_file
 
     def spy(path, *, cap):
         hashed.append(os.fspath(path))
         return real(path, cap=cap)
 
-    monkeypatch.setattr(identity_module, "sha256_file", spy)
+    monkeypatch.setattr(identity_files, "sha256_file", spy)
     target = trial / operand.split("=")[-1] if not operand.startswith("~") else None
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -302,9 +303,9 @@ def test_a_credential_like_script_is_refused_before_it_is_hashed(trial, monkeypa
     secret = trial / "secret_worker.py"
     secret.write_text("print('{}')\n")
     hashed: list[str] = []
-    real = identity_module.sha256_file
+    real = identity_files.sha256_file
     monkeypatch.setattr(
-        identity_module,
+        identity_files,
         "sha256_file",
         lambda path, *, cap: hashed.append(os.fspath(path)) or real(path, cap=cap),
     )
@@ -335,9 +336,9 @@ def test_a_credential_attached_to_a_flag_is_refused_without_being_read(
     (home / ".aws" / "config").write_text("[default]\n")
     monkeypatch.setenv("HOME", str(home))
     hashed: list[str] = []
-    real = identity_module.sha256_file
+    real = identity_files.sha256_file
     monkeypatch.setattr(
-        identity_module,
+        identity_files,
         "sha256_file",
         lambda path, *, cap: hashed.append(os.fspath(path)) or real(path, cap=cap),
     )
@@ -711,7 +712,8 @@ def test_a_tool_that_appears_after_binding_is_a_change(trial, tmp_path):
 
 
 def test_workers_other_than_the_agent_adapters_bind_no_tool(trial):
-    assert bind_identity(_adapter("fixture"), cwd=trial, operator_identity=None).tool is None
+    fixture = adapter_argv("fixture")
+    assert bind_identity(fixture, cwd=trial, operator_identity=None).tool is None
 
 
 def test_an_absolute_tool_option_is_bound_once_as_the_tool(trial, tmp_path):

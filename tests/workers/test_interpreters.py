@@ -3,7 +3,7 @@
 import pytest
 
 from lorelab.errors import PreflightError, UsageError
-from lorelab.workers._interpreters import interpreter_family, plan_arguments, shell_words
+from lorelab.workers.identity._grammar import interpreter_family, plan_arguments, shell_words
 
 
 @pytest.mark.parametrize(

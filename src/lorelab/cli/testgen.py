@@ -11,7 +11,7 @@ from rich.table import Table
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with, stdout_console
 from lorelab.errors import InputFileError, OutputExistsError, UsageError
 from lorelab.io import create_output_dir, read_bounded
-from lorelab.memory import open_store, store_path
+from lorelab.memory import Lesson, LessonRequest, LessonsRequest, open_store, store_path
 from lorelab.testgen import (
     DEFAULT_K,
     DEFAULT_LEARN_RUNS,
@@ -138,11 +138,11 @@ def lessons_group() -> None:
 @click.option("--json", "as_json", is_flag=True)
 def lessons_list(home: Path | None, project: Path | None, as_json: bool) -> None:
     """List every lesson, oldest first (an absent store lists nothing and is not created)."""
-    lessons = []
+    lessons: list[Lesson] = []
     if store_path(home, project).exists():
         store = open_store(home, project)
         try:
-            lessons = store.list_lessons()
+            lessons = store.list_lessons(LessonsRequest()).lessons
         finally:
             store.close()
     if as_json:
@@ -169,7 +169,7 @@ def lessons_show(lesson_id: str, home: Path | None, project: Path | None) -> Non
         raise UsageError(f"no memory store at {where}; lesson {lesson_id!r} does not exist")
     store = open_store(home, project)
     try:
-        echo_json(store.get_lesson(lesson_id))
+        echo_json(store.get_lesson(LessonRequest(lesson_id=lesson_id)))
     finally:
         store.close()
 

@@ -17,6 +17,7 @@ from lorelab.cli._common import (
 )
 from lorelab.cli.testgen import generate_command, learn_command, lessons_group
 from lorelab.errors import UsageError
+from lorelab.io import probe_sandbox
 from lorelab.runners import SuiteCheck, check_suite
 
 _TAIL_LINES = 20
@@ -102,9 +103,23 @@ def _print_table(path: Path, check: SuiteCheck) -> None:
     show_default=True,
     help="Timeout of each run in seconds; the whole process group is killed at it.",
 )
+@click.option(
+    "--sandbox",
+    is_flag=True,
+    help=(
+        "Run the suite in bubblewrap: writes only to PATH and a private /tmp, no network, its "
+        "own PID namespace, as far as this machine allows (the report's sandbox field says what "
+        "it got). Without it, runs are still contained: nothing a test starts survives the run."
+    ),
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def run_command(
-    path: str, runner: str | None, stability_runs: int, timeout_s: float, as_json: bool
+    path: str,
+    runner: str | None,
+    stability_runs: int,
+    timeout_s: float,
+    sandbox: bool,
+    as_json: bool,
 ) -> None:
     """Run the test suite at PATH several times and report classification and flaky cases.
 
@@ -115,11 +130,19 @@ def run_command(
     if not path:
         # Path("") means the current directory: an empty argument is a mistake, not a choice.
         raise UsageError("PATH is empty; name the project directory (. for the current one)")
-    check = check_suite(Path(path), runner=runner, runs=stability_runs, timeout_s=timeout_s)
+    check = check_suite(
+        Path(path), runner=runner, runs=stability_runs, timeout_s=timeout_s, sandbox=sandbox
+    )
     stderr_console().print(
         f"lorelab: runner {check.report.runner} ({check.report.runner_chosen_by})",
         markup=False,
     )
+    if sandbox and check.report.sandbox != "bubblewrap":
+        stderr_console().print(
+            f"lorelab: --sandbox: this machine allowed only {check.report.sandbox!r} "
+            f"({probe_sandbox().detail}); see docs/security.md",
+            markup=False,
+        )
     if as_json:
         echo_json(check.report)
     else:

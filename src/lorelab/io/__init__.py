@@ -1,12 +1,11 @@
-"""Input and output with guarantees: bounded reads, strict and canonical JSON, hashes, receipts."""
+"""Input and output with guarantees: bounded reads, strict and canonical JSON, hashes, receipts,
+and the one process supervisor (bounded output, deadlines, no orphans)."""
 
 from lorelab.io._bounded import (
     FIXTURE_LIMIT,
     LIMITS,
     MANIFEST_LIMIT,
     MIB,
-    InputKind,
-    open_regular,
     read_bounded,
 )
 from lorelab.io._hash import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP, sha256_bytes, sha256_file
@@ -19,7 +18,16 @@ from lorelab.io._json import (
     pretty_json,
 )
 from lorelab.io._models import describe_validation_error, read_json, read_model, validate_model
-from lorelab.io._receipts import ReceiptDir, create_output_dir, validate_receipt_name
+from lorelab.io._process import (
+    ExecutionCancelled,
+    ProcessResult,
+    ProcessScope,
+    run_bounded,
+    run_process,
+)
+from lorelab.io._receipts import ReceiptDir, create_output_dir
+from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
+from lorelab.io._text import escape_control
 
 __all__ = [
     "FIXTURE_LIMIT",
@@ -29,21 +37,28 @@ __all__ = [
     "MAX_DEPTH",
     "MIB",
     "SCRIPT_HASH_CAP",
-    "InputKind",
+    "ExecutionCancelled",
+    "ProcessResult",
+    "ProcessScope",
     "ReceiptDir",
+    "SandboxKind",
+    "SandboxSupport",
     "canonical_bytes",
     "canonical_json",
     "create_output_dir",
     "describe_validation_error",
+    "escape_control",
     "json_bytes",
     "loads_strict",
-    "open_regular",
     "pretty_json",
+    "probe_sandbox",
     "read_bounded",
     "read_json",
     "read_model",
+    "run_bounded",
+    "run_process",
+    "sandbox_kind",
     "sha256_bytes",
     "sha256_file",
     "validate_model",
-    "validate_receipt_name",
 ]

@@ -33,8 +33,6 @@ def serve(
         )
     store = open_store(home, project_dir)
     try:
-        build_server(store, store.location.parent, project_dir, allow_checks=allow_checks).run(
-            "stdio"
-        )
+        build_server(store, store.location.parent, project_dir, allow_checks=allow_checks).run()
     finally:
         store.close()

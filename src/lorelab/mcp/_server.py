@@ -1,65 +1,44 @@
-"""The lorelab MCP server: the memory's operations as tools, built on the official ``mcp`` SDK.
+"""The lorelab MCP server: the memory's operations table served as tools over the official SDK.
 
-Each tool publishes the JSON schema of one pydantic request model as its input schema
-(unknown arguments refused) and returns one pydantic result model as structured content, so
-``list_tools`` shows real input and output schemas. The SDK hands each tool its raw arguments
-and the tool validates them itself, with the same strict model and the same one-line message
-as ``lorelab memory`` (``<source>: <field>: <problem>``, the source being ``arguments``). A
+Tools are registered through the SDK's public low-level server (``tools/list`` and
+``tools/call`` handlers). Each tool publishes the JSON schema of one pydantic request model as
+its input schema (unknown arguments refused) and returns one pydantic result model as
+structured content (the same JSON as text), so ``list_tools`` shows real input and output
+schemas. Each call is validated with the same strict model and the same one-line message as
+``lorelab memory`` (``<source>: <field>: <problem>``, the source being ``arguments``). A
 deliberate refusal (a locked holdout task, an unknown id, an unverified experience) is an MCP
 error result with the CLI's message; the server keeps serving.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import types
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Final, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Final, Union, get_args, get_origin
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp_types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, ValidationError
+import anyio
+import anyio.to_thread
+import pydantic_core
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+from pydantic import BaseModel, ValidationError
 
 from lorelab import __version__
 from lorelab.errors import LorelabError
 from lorelab.io import describe_validation_error
-from lorelab.memory import (
-    Brief,
-    CheckpointRequest,
-    CheckpointResult,
-    CheckRequest,
-    CheckRun,
-    DreamRequest,
-    DreamResult,
-    ListRequest,
-    ListResult,
-    MemoryStore,
-    OutcomeRequest,
-    OutcomeResult,
-    PrepareRequest,
-    PromoteCandidateRequest,
-    PromoteRequest,
-    RecordRequest,
-    RecordResult,
-    RecoverRequest,
-    RecoverResult,
-    ShowRequest,
-    ShowResult,
-    Skill,
-    SkillHealthRequest,
-    SkillHealthResult,
-    StartRequest,
-    StartResult,
-    checkpoint,
-    recover_context,
-)
-
-Req = TypeVar("Req", bound=BaseModel)
-Res = TypeVar("Res", bound=BaseModel)
+from lorelab.memory import ALLOW_CHECKS_ENV, OPERATIONS, MemoryStore, Operation, Target
 
 SERVER_NAME: Final = "lorelab"
 INSTRUCTIONS: Final = (
@@ -70,27 +49,10 @@ INSTRUCTIONS: Final = (
     "and its exit code, and the commands you ran. When you followed a plan, report it with "
     "lore_report_outcome. Secrets are redacted before anything is stored."
 )
-
-
 ARGUMENTS_SOURCE: Final = "arguments"
-# The operator's consent to candidate checks over MCP, set where the server is registered
-# (the SDK starts stdio servers with a minimal environment, so an agent's own environment
-# does not reach it).
-ALLOW_CHECKS_ENV: Final = "LORELAB_MCP_ALLOW_CHECKS"
+_LOG: Final = logging.getLogger("lorelab.mcp")
 
-
-class _RawArguments(ArgModelBase):
-    """Whatever arguments object the client sent, passed on untouched.
-
-    The SDK validates tool arguments with an ``ArgModelBase`` before a tool runs, and
-    reports a failure as pydantic's multi-line text. This one accepts any object, so the
-    tool validates with its request model and reports the CLI's one-line message.
-    """
-
-    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
+__all__ = ["ALLOW_CHECKS_ENV", "INSTRUCTIONS", "SERVER_NAME", "LorelabServer", "build_server"]
 
 
 def _wants_structure(annotation: Any) -> bool:
@@ -107,9 +69,9 @@ def _wants_structure(annotation: Any) -> bool:
 
 
 def _unwrap_json_strings(request: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
-    # Some hosts send an object or array argument as a JSON string; the SDK accepts that, so
-    # we keep accepting it, but only for fields that take an object or array: a string is
-    # never turned into a number or a boolean ("0" stays a string and is refused).
+    # Some hosts send an object or array argument as a JSON string; MCP servers commonly accept
+    # that, so we do too, but only for fields that take an object or array: a string is never
+    # turned into a number or a boolean ("0" stays a string and is refused).
     unwrapped = dict(arguments)
     for key, value in arguments.items():
         field = request.model_fields.get(key)
@@ -124,42 +86,98 @@ def _unwrap_json_strings(request: type[BaseModel], arguments: dict[str, Any]) ->
     return unwrapped
 
 
-def _tool(
-    name: str,
-    description: str,
-    request: type[Req],
-    result: type[Res],
-    handler: Callable[[Req], Res],
-    *,
-    read_only: bool = False,
-) -> Tool:
-    def run(**arguments: Any) -> Res:
-        try:
-            parsed = request.model_validate(_unwrap_json_strings(request, arguments))
-        except ValidationError as exc:
-            raise ToolError(describe_validation_error(ARGUMENTS_SOURCE, exc)) from None
-        try:
-            return handler(parsed)
-        except LorelabError as exc:
-            raise ToolError(str(exc)) from None
-
-    run.__name__ = name
+def _tool(entry: Operation[Any, Any]) -> Tool:
     return Tool(
-        fn=run,
-        name=name,
-        title=None,
-        description=description,
-        parameters=request.model_json_schema(),
-        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_model=result),
-        is_async=False,
-        context_kwarg=None,
-        annotations=ToolAnnotations(read_only_hint=read_only),
+        name=entry.tool or entry.name,
+        description=entry.description,
+        input_schema=entry.request.model_json_schema(),
+        output_schema=entry.result.model_json_schema(),
+        annotations=ToolAnnotations(read_only_hint=entry.read_only),
     )
+
+
+def _error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def _success(result: BaseModel) -> CallToolResult:
+    text = pydantic_core.to_json(result, fallback=str, indent=2).decode()
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=result.model_dump(mode="json", by_alias=True),
+    )
+
+
+class LorelabServer:
+    """The memory's tools over MCP for one store, memory home and project directory."""
+
+    def __init__(
+        self, store: MemoryStore, home: Path, project_dir: Path, *, allow_checks: bool = False
+    ) -> None:
+        self.target = Target(
+            store=lambda: store, home=lambda: home, project_dir=lambda: project_dir
+        )
+        self.operations = {
+            entry.tool: entry
+            for entry in OPERATIONS
+            if entry.tool is not None and (allow_checks or not entry.needs_consent)
+        }
+        self.tools = [_tool(entry) for entry in self.operations.values()]
+        self.lowlevel = Server(
+            SERVER_NAME,
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    async def _list_tools(
+        self, ctx: object, params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=self.tools)
+
+    async def _call_tool(self, ctx: object, params: CallToolRequestParams) -> CallToolResult:
+        entry = self.operations.get(params.name)
+        if entry is None:
+            return _error(f"Unknown tool: {params.name}")
+        return await anyio.to_thread.run_sync(
+            functools.partial(self.call, entry, params.arguments or {})
+        )
+
+    def call(self, entry: Operation[Any, Any], arguments: dict[str, Any]) -> CallToolResult:
+        """Validate ``arguments`` as the operation's request and run it (blocking)."""
+        prefix = f"Error executing tool {entry.tool}"
+        try:
+            request = entry.request.model_validate(_unwrap_json_strings(entry.request, arguments))
+        except ValidationError as exc:
+            return _error(f"{prefix}: {describe_validation_error(ARGUMENTS_SOURCE, exc)}")
+        try:
+            return _success(entry.handler(self.target, request))
+        except LorelabError as exc:
+            return _error(f"{prefix}: {exc}")
+        except Exception:  # one request's boundary: a bug is logged, the server keeps serving
+            _LOG.exception("tool %s failed unexpectedly", entry.tool)
+            return _error(prefix)
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdin/stdout until the client disconnects."""
+        async with stdio_server() as (read_stream, write_stream):
+            await self.lowlevel.run(
+                read_stream, write_stream, self.lowlevel.create_initialization_options()
+            )
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools this server lists."""
+        return list(self.tools)
+
+    def run(self) -> None:
+        """Serve over stdio (blocking)."""
+        anyio.run(self.run_stdio_async)
 
 
 def build_server(
     store: MemoryStore, home: Path, project_dir: Path, *, allow_checks: bool = False
-) -> MCPServer:
+) -> LorelabServer:
     """An MCP server for ``store``; checkpoints under ``home``; checks copy ``project_dir``.
 
     ``lore_check_candidate`` runs commands that agents recorded (a Dream mines them from
@@ -167,125 +185,4 @@ def build_server(
     (``allow_checks``); otherwise the tool does not exist on this server and candidates are
     checked with ``lorelab memory check`` by the operator.
     """
-
-    def check(request: CheckRequest) -> CheckRun:
-        return store.check_candidate(request.candidate_id, project_dir, request.timeout_seconds)
-
-    tools = [
-        _tool(
-            "lore_record",
-            "Record one experience after verifying it: task, summary, outcome, verification "
-            "{command, exit_code}, commands run. Returns {id, verified, redactions}. Refused for "
-            "a holdout task of an active evaluation lock.",
-            RecordRequest,
-            RecordResult,
-            store.record,
-        ),
-        _tool(
-            "lore_prepare",
-            "Brief a new task with relevant verified memory: experiences, commands to avoid, "
-            "Skills, within budget_tokens. empty: true when nothing clears the relevance floor.",
-            PrepareRequest,
-            Brief,
-            store.prepare,
-        ),
-        _tool(
-            "lore_promote_skill",
-            "Promote two or more verified, QA-approved experiences whose successful command "
-            "sequences share at least two commands into a Skill.",
-            PromoteRequest,
-            Skill,
-            store.promote_skill,
-        ),
-        _tool(
-            "lore_start",
-            "Plan a task with the best healthy Skill: {plan_id, skill_id, steps, brief}; "
-            "plan_id null and the reason when no Skill clears the floor.",
-            StartRequest,
-            StartResult,
-            store.start,
-        ),
-        _tool(
-            "lore_report_outcome",
-            "Report whether a plan worked (once per plan); updates the Skill's health.",
-            OutcomeRequest,
-            OutcomeResult,
-            store.report_outcome,
-        ),
-        _tool(
-            "lore_skill_health",
-            "Health of one Skill (skill_id) or of every Skill.",
-            SkillHealthRequest,
-            SkillHealthResult,
-            lambda request: store.skill_health(request.skill_id),
-            read_only=True,
-        ),
-        _tool(
-            "lore_dream",
-            "Mine candidate Skills from command sequences shared by two or more verified "
-            "experiences. Candidates are untrusted until their checks pass (run by the "
-            "operator: lore_check_candidate exists only when the operator allowed it).",
-            DreamRequest,
-            DreamResult,
-            store.dream,
-        ),
-        _tool(
-            "lore_promote_candidate",
-            "Promote a candidate whose checks passed into a trusted Skill.",
-            PromoteCandidateRequest,
-            Skill,
-            store.promote_candidate,
-        ),
-        _tool(
-            "lore_list",
-            "The most recent items of one kind (experience, skill, plan, brief, candidate, "
-            "lock, lesson), newest first.",
-            ListRequest,
-            ListResult,
-            lambda request: store.list_items(request.kind, request.limit),
-            read_only=True,
-        ),
-        _tool(
-            "lore_show",
-            "One item by id (exp-N, skill-N, plan-N, brief-N, cand-N) with its provenance.",
-            ShowRequest,
-            ShowResult,
-            lambda request: ShowResult(item=store.show(request.id)),
-            read_only=True,
-        ),
-        _tool(
-            "lore_checkpoint",
-            "Write durable context at a compaction, restart or child-handoff boundary.",
-            CheckpointRequest,
-            CheckpointResult,
-            lambda request: checkpoint(home, request),
-        ),
-        _tool(
-            "lore_recover",
-            "The newest checkpoint of a scope and the handoff brief to resume from.",
-            RecoverRequest,
-            RecoverResult,
-            lambda request: recover_context(home, request),
-            read_only=True,
-        ),
-    ]
-    if allow_checks:
-        tools.insert(
-            tools.index(next(tool for tool in tools if tool.name == "lore_promote_candidate")),
-            _tool(
-                "lore_check_candidate",
-                "Run a candidate's checks (commands and expected exit codes) in a disposable "
-                "copy of the project and record the results. Served because the operator "
-                f"allowed it ({ALLOW_CHECKS_ENV}=1).",
-                CheckRequest,
-                CheckRun,
-                check,
-            ),
-        )
-    return MCPServer(
-        SERVER_NAME,
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        tools=tools,
-        log_level="WARNING",
-    )
+    return LorelabServer(store, home, project_dir, allow_checks=allow_checks)

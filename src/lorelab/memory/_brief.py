@@ -7,20 +7,15 @@ is counted as omitted. Nothing relevant means no text at all.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from lorelab._model import estimate_tokens
 from lorelab.memory._models import AvoidCommand, BriefExperience, BriefSkill
 
 SUMMARY_CHARS: Final = 700
 HEADER: Final = "lorelab memory brief: verified memories relevant to this task (ids in brackets)"
-
-
-def estimate_tokens(text: str) -> int:
-    """ceil(UTF-8 bytes / 4): a labelled estimate, not a tokenizer count."""
-    return math.ceil(len(text.encode("utf-8")) / 4)
 
 
 def _clip(text: str, limit: int = SUMMARY_CHARS) -> str:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from lorelab._model import InputModel, OutputModel
 from lorelab.context import (
     Checkpoint,
     CheckpointStore,
@@ -26,12 +27,7 @@ from lorelab.memory._models import EXIT_CODE_MAX, EXIT_CODE_MIN
 from lorelab.memory._redact import Redactor
 
 
-class _Input(BaseModel):
-    # Strict like the memory's own inputs: "2" is not an exit code.
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class FailedCommandInput(_Input):
+class FailedCommandInput(InputModel):
     """A command that already failed before the boundary."""
 
     command: str = Field(min_length=1, max_length=2000)
@@ -47,7 +43,7 @@ class FailedCommandInput(_Input):
         return value
 
 
-class CheckpointRequest(_Input):
+class CheckpointRequest(InputModel):
     """Durable context to keep across a compaction, restart or child handoff."""
 
     scope: str = Field(
@@ -64,7 +60,7 @@ class CheckpointRequest(_Input):
     )
 
 
-class CheckpointResult(BaseModel):
+class CheckpointResult(OutputModel):
     checkpoint_id: str
     scope: str
     boundary: str
@@ -72,11 +68,11 @@ class CheckpointResult(BaseModel):
     redactions: dict[str, int]
 
 
-class RecoverRequest(_Input):
+class RecoverRequest(InputModel):
     scope: str = Field(min_length=1, max_length=512)
 
 
-class RecoverResult(BaseModel):
+class RecoverResult(OutputModel):
     found: bool
     checkpoint: dict[str, Any] | None = Field(description="The newest checkpoint, or null.")
     handoff_brief: str | None = Field(description="The brief a new context starts from.")
@@ -104,7 +100,7 @@ def checkpoint(home: Path, request: CheckpointRequest) -> CheckpointResult:
 def _write(home: Path, request: CheckpointRequest, red: Redactor) -> Checkpoint:
     return write_checkpoint(
         CheckpointStore(home),
-        scope=request.scope,
+        scope=red(request.scope),
         boundary=request.boundary,
         summary=red(request.summary),
         notes=[red(note) for note in request.notes],
@@ -120,7 +116,8 @@ def _write(home: Path, request: CheckpointRequest, red: Redactor) -> Checkpoint:
 
 def recover_context(home: Path, request: RecoverRequest) -> RecoverResult:
     """The newest checkpoint of ``request.scope`` and its handoff brief, if there is one."""
-    found = recover(CheckpointStore(home), request.scope)
+    # Scopes are stored redacted, so the one asked for is looked up redacted.
+    found = recover(CheckpointStore(home), Redactor()(request.scope))
     if found is None:
         return RecoverResult(found=False, checkpoint=None, handoff_brief=None)
     return RecoverResult(

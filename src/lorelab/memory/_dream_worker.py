@@ -13,12 +13,12 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from lorelab._model import OutputModel, timestamp
 from lorelab.errors import UsageError
 from lorelab.io import MIB, json_bytes
 from lorelab.memory._models import (
@@ -32,6 +32,7 @@ from lorelab.memory._models import (
     WorkerProvenance,
 )
 from lorelab.memory._protocol import MemoryStore
+from lorelab.memory._requests import CandidateRequest, ProposalsRequest, VerifiedExperiencesRequest
 from lorelab.workers import PROTOCOL, RoleReceipt, bind_identity, call_worker, check_bounds
 from lorelab.workers.roles import DreamerResponse
 
@@ -42,10 +43,8 @@ SCHEMA_VERSION: Final = "lorelab.worker-dream/1"
 MAX_PAYLOAD_BYTES: Final = 4 * MIB
 
 
-class WorkerDreamResult(BaseModel):
+class WorkerDreamResult(OutputModel):
     """What a worker-based Dream did: the call's receipt, and each proposal's fate."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: str = Field(default=SCHEMA_VERSION)
     worker: list[str] = Field(description="The worker's argv as declared.")
@@ -134,7 +133,9 @@ def dream_with_worker(
     cwd = Path(os.path.abspath(cwd)) if cwd is not None else None
     if cwd is not None and not cwd.is_dir():
         raise UsageError(f"project directory {cwd}: not a directory")
-    experiences = store.verified_experiences(request.project, request.limit)
+    experiences = store.verified_experiences(
+        VerifiedExperiencesRequest(project=request.project, limit=request.limit)
+    ).experiences
     if len(experiences) < 2:
         scope = f" of project {request.project!r}" if request.project is not None else ""
         raise UsageError(
@@ -179,7 +180,7 @@ def _dream_in(
     identity = bind_identity(
         argv, cwd=cwd, operator_identity=worker.operator_identity, env=worker.env
     )
-    called_at = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    called_at = timestamp()
     # One call, never retried: a failure is reported, not papered over by a second try.
     call = call_worker(
         argv,
@@ -207,10 +208,12 @@ def _dream_in(
             called_at=called_at,
         )
         outcomes = store.add_proposed_candidates(
-            _proposals(call.response), offered_ids=offered, provenance=provenance
-        )
+            ProposalsRequest(
+                proposals=_proposals(call.response), offered_ids=offered, provenance=provenance
+            )
+        ).outcomes
         candidates = [
-            store.candidate(outcome.candidate_id)
+            store.candidate(CandidateRequest(candidate_id=outcome.candidate_id))
             for outcome in outcomes
             if outcome.candidate_id is not None
         ]

@@ -17,12 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lorelab.errors import InputFileError, OutputExistsError, PathError, SchemaError
-from lorelab.memory._models import (
-    HEALTH_CAP,
-    Skill,
-    skill_description_problem,
-    skill_name_problem,
-)
+from lorelab.memory._models import HEALTH_CAP, Skill
+from lorelab.memory._skill_names import skill_description_problem, skill_name_problem
 
 # Characters that some YAML and Markdown readers (and Python's str.splitlines) take as line
 # breaks: written raw, they would split a line where the file shows none.

@@ -11,11 +11,11 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Final
 
+from lorelab._model import timestamp
 from lorelab.errors import PreflightError
-from lorelab.memory._models import fit_skill_name, skill_name_problem, slug_skill_name
+from lorelab.memory._skill_names import fit_skill_name, skill_name_problem, slug_skill_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,7 +353,7 @@ def migrate(
             migration.apply(conn)
             conn.execute(
                 f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)",
-                (migration.name, datetime.now(UTC).isoformat(timespec="microseconds")),
+                (migration.name, timestamp()),
             )
             applied.append(migration.name)
         conn.execute("COMMIT")

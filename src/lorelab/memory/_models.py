@@ -9,17 +9,16 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from lorelab._model import InputModel, OutputModel
+from lorelab.memory._skill_names import SKILL_DESCRIPTION_MAX, check_skill_name
 from lorelab.workspace import FileEntry
 
 SCHEMA_VERSION: Final = "lorelab.memory/1"
 HEALTH_START: Final = 2
 HEALTH_CAP: Final = 5
 TOKENS_ESTIMATE_METHOD: Final = "ceil(utf8_bytes(text) / 4): an estimate, not a tokenizer count"
-SKILL_NAME_MAX: Final = 64
-SKILL_DESCRIPTION_MAX: Final = 1024
-_SKILL_NAME: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 Outcome = Literal["passed", "failed"]
 QA = Literal["approved", "unreviewed"]
@@ -39,63 +38,6 @@ _SHORT = 400
 EXIT_CODE_MIN: Final = -(2**31)
 EXIT_CODE_MAX: Final = 2**32 - 1
 ExitCode = Annotated[int, Field(ge=EXIT_CODE_MIN, le=EXIT_CODE_MAX)]
-
-
-class _Input(BaseModel):
-    # Strict: a string "0" is not exit code 0 and true is not 1. Loose coercion would let
-    # unverified work count as verified, so every input type must be the JSON type itself.
-    model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=False)
-
-
-class _Output(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def skill_name_problem(value: str) -> str | None:
-    """Why ``value`` is not a valid Agent Skills name, or ``None`` when it is one."""
-    if not 1 <= len(value) <= SKILL_NAME_MAX:
-        return f"skill name must be 1 to {SKILL_NAME_MAX} characters"
-    if not _SKILL_NAME.fullmatch(value):
-        return (
-            "skill name must be lowercase letters, digits and single hyphens, "
-            "not starting or ending with a hyphen"
-        )
-    return None
-
-
-def check_skill_name(value: str) -> str:
-    """``value`` if it is a valid Agent Skills name, else a ``ValueError`` (for validators)."""
-    problem = skill_name_problem(value)
-    if problem is not None:
-        raise ValueError(problem)
-    return value
-
-
-def skill_description_problem(value: str) -> str | None:
-    """Why ``value`` is not a valid Agent Skills description, or ``None`` when it is one."""
-    if not value.strip():
-        return "skill description must not be blank"
-    if len(value) > SKILL_DESCRIPTION_MAX:
-        return (
-            f"skill description is {len(value):,} characters; the Agent Skills limit is "
-            f"{SKILL_DESCRIPTION_MAX:,}"
-        )
-    return None
-
-
-def slug_skill_name(text: str) -> str:
-    """``text`` as a name of lowercase ASCII letters, digits and single hyphens ('' if none).
-
-    Every run of other characters becomes one hyphen and the ends are stripped, in that
-    order, so removing a character can never leave a hyphen at an end or two in a row.
-    """
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def fit_skill_name(base: str, suffix: str = "") -> str:
-    """``base`` cut so ``base + suffix`` fits the Agent Skills name limit, hyphens kept valid."""
-    head = base[: SKILL_NAME_MAX - len(suffix)].rstrip("-")
-    return f"{head}{suffix}" if head else suffix.strip("-")
 
 
 def _non_blank(value: str) -> str:
@@ -119,7 +61,7 @@ def _relative_file(value: str) -> str:
 # ---------------------------------------------------------------- record
 
 
-class Verification(_Input):
+class Verification(InputModel):
     """How the work was verified: the command run and what it returned."""
 
     command: str = Field(min_length=1, max_length=2000, description="The verification command.")
@@ -135,14 +77,14 @@ class Verification(_Input):
     check_blank = field_validator("command")(_non_blank)
 
 
-class CommandRun(_Input):
+class CommandRun(InputModel):
     """A command the agent ran while working, with its exit code."""
 
     command: str = Field(min_length=1, max_length=2000, description="The command as run.")
     exit_code: ExitCode = Field(description="Its exit code (an integer).")
 
 
-class RecordRequest(_Input):
+class RecordRequest(InputModel):
     """One experience: a task, what was done, and how it was verified."""
 
     task: str = Field(min_length=1, max_length=_TEXT, description="The task as it was given.")
@@ -188,7 +130,7 @@ class RecordRequest(_Input):
         return [_relative_file(item) for item in value]
 
 
-class RecordResult(_Output):
+class RecordResult(OutputModel):
     """What ``record`` stored."""
 
     id: str = Field(description="The experience id.")
@@ -201,7 +143,7 @@ class RecordResult(_Output):
 # ---------------------------------------------------------------- prepare
 
 
-class PrepareRequest(_Input):
+class PrepareRequest(InputModel):
     """A new task to brief."""
 
     task: str = Field(min_length=1, max_length=_TEXT, description="The new task.")
@@ -218,7 +160,7 @@ class PrepareRequest(_Input):
     check_blank = field_validator("task")(_non_blank)
 
 
-class RelevanceFloor(_Output):
+class RelevanceFloor(OutputModel):
     """The documented floor an item must clear to reach a brief or a plan."""
 
     min_coverage: float = Field(
@@ -227,7 +169,7 @@ class RelevanceFloor(_Output):
     min_matched_terms: int = Field(description="Least number of informative task terms matched.")
 
 
-class BriefExperience(_Output):
+class BriefExperience(OutputModel):
     """A relevant verified experience in a brief."""
 
     id: str
@@ -237,7 +179,7 @@ class BriefExperience(_Output):
     verification_command: str
 
 
-class AvoidCommand(_Output):
+class AvoidCommand(OutputModel):
     """A command that failed before on similar work and never succeeded in that experience."""
 
     command: str
@@ -245,14 +187,14 @@ class AvoidCommand(_Output):
     experience_id: str
 
 
-class SkillStep(_Output):
+class SkillStep(OutputModel):
     """One step of a Skill: a command and the exit code it is expected to return."""
 
     command: str
     expected_exit_code: int = 0
 
 
-class BriefSkill(_Output):
+class BriefSkill(OutputModel):
     """A relevant healthy Skill in a brief."""
 
     id: str
@@ -263,7 +205,7 @@ class BriefSkill(_Output):
     steps: list[SkillStep]
 
 
-class Brief(_Output):
+class Brief(OutputModel):
     """What ``prepare`` returns: only verified, relevant memory, within the token budget."""
 
     schema_version: str = SCHEMA_VERSION
@@ -286,7 +228,7 @@ class Brief(_Output):
 # ---------------------------------------------------------------- skills and plans
 
 
-class PromoteRequest(_Input):
+class PromoteRequest(InputModel):
     """Two or more verified, QA-approved experiences that share a procedure."""
 
     experience_ids: list[str] = Field(min_length=2, max_length=50)
@@ -297,7 +239,7 @@ class PromoteRequest(_Input):
     check_blank = field_validator("description")(_non_blank)
 
 
-class Skill(_Output):
+class Skill(OutputModel):
     """A procedure promoted from verified work."""
 
     kind: Literal["skill"] = "skill"
@@ -314,7 +256,7 @@ class Skill(_Output):
     created_at: str
 
 
-class StartRequest(_Input):
+class StartRequest(InputModel):
     """A new task to plan with the best healthy Skill."""
 
     task: str = Field(min_length=1, max_length=_TEXT)
@@ -326,7 +268,7 @@ class StartRequest(_Input):
     check_blank = field_validator("task")(_non_blank)
 
 
-class StartResult(_Output):
+class StartResult(OutputModel):
     """A plan, or ``plan_id: null`` and the reason there is none."""
 
     plan_id: str | None
@@ -337,7 +279,7 @@ class StartResult(_Output):
     brief: Brief
 
 
-class OutcomeRequest(_Input):
+class OutcomeRequest(InputModel):
     """The outcome of following a plan."""
 
     plan_id: str
@@ -345,7 +287,7 @@ class OutcomeRequest(_Input):
     rework_count: int = Field(ge=0, le=1000)
 
 
-class OutcomeResult(_Output):
+class OutcomeResult(OutputModel):
     """The plan's audit and the Skill's health after it."""
 
     plan_id: str
@@ -357,13 +299,13 @@ class OutcomeResult(_Output):
     state: SkillState
 
 
-class SkillHealthRequest(_Input):
+class SkillHealthRequest(InputModel):
     """Which Skill's health to read; all Skills when omitted."""
 
     skill_id: str | None = None
 
 
-class SkillHealth(_Output):
+class SkillHealth(OutputModel):
     """Health of one Skill and the plan outcomes behind it."""
 
     skill_id: str
@@ -377,14 +319,14 @@ class SkillHealth(_Output):
     plans_unreported: int
 
 
-class SkillHealthResult(_Output):
+class SkillHealthResult(OutputModel):
     skills: list[SkillHealth]
 
 
 # ---------------------------------------------------------------- dreams
 
 
-class DreamRequest(_Input):
+class DreamRequest(InputModel):
     """Mine candidate Skills from verified experiences."""
 
     project: str | None = Field(default=None, max_length=_SHORT)
@@ -393,7 +335,7 @@ class DreamRequest(_Input):
     )
 
 
-class CheckResult(_Output):
+class CheckResult(OutputModel):
     """One check of a candidate, as run."""
 
     command: str
@@ -405,7 +347,7 @@ class CheckResult(_Output):
     error: str | None
 
 
-class CheckRun(_Output):
+class CheckRun(OutputModel):
     """One run of all checks of a candidate in a disposable copy of the project."""
 
     kind: Literal["check_run"] = "check_run"
@@ -418,14 +360,14 @@ class CheckRun(_Output):
     created_at: str
 
 
-class ClaimedModel(_Output):
+class ClaimedModel(OutputModel):
     """The model a worker says it used: a claim, never verified."""
 
     claimed: str | None = Field(description="The response's model; null when not reported.")
     verified: None = Field(default=None, description="Always null: lorelab cannot verify it.")
 
 
-class WorkerProvenance(_Output):
+class WorkerProvenance(OutputModel):
     """Where a worker-proposed candidate came from: which worker, asked what, when."""
 
     worker_argv: list[str] = Field(description="The worker's argv as declared (redacted).")
@@ -442,7 +384,7 @@ class WorkerProvenance(_Output):
     called_at: str = Field(description="When the call was made (UTC, ISO 8601).")
 
 
-class Candidate(_Output):
+class Candidate(OutputModel):
     """A candidate Skill from a Dream; trusted only once its checks pass and it is promoted."""
 
     kind: Literal["candidate"] = "candidate"
@@ -465,13 +407,13 @@ class Candidate(_Output):
     created_at: str
 
 
-class DreamResult(_Output):
+class DreamResult(OutputModel):
     candidates: list[Candidate] = Field(description="New candidates from this Dream.")
     considered_experiences: int
     already_known: int = Field(description="Shared procedures already a Skill or a candidate.")
 
 
-class CandidateProposal(_Input):
+class CandidateProposal(InputModel):
     """A candidate Skill proposed by a worker, judged by the store before anything is stored."""
 
     name: str
@@ -481,7 +423,7 @@ class CandidateProposal(_Input):
     source_experience_ids: list[str]
 
 
-class ProposalOutcome(_Output):
+class ProposalOutcome(OutputModel):
     """What the store did with one proposal: stored as a candidate, or refused with a reason."""
 
     index: int = Field(description="1-based position of the proposal in the worker's response.")
@@ -492,7 +434,7 @@ class ProposalOutcome(_Output):
     reason: str | None = Field(description="One line saying why it was refused.")
 
 
-class WorkerDreamRequest(_Input):
+class WorkerDreamRequest(InputModel):
     """A Dream through a worker: the experiences it sees and how many candidates it may propose."""
 
     project: str | None = Field(default=None, max_length=_SHORT)
@@ -504,12 +446,12 @@ class WorkerDreamRequest(_Input):
     )
 
 
-class CheckRequest(_Input):
+class CheckRequest(InputModel):
     candidate_id: str
     timeout_seconds: float = Field(default=60.0, gt=0, le=1800)
 
 
-class PromoteCandidateRequest(_Input):
+class PromoteCandidateRequest(InputModel):
     candidate_id: str
     name: str | None = None
     description: str | None = Field(default=None, max_length=SKILL_DESCRIPTION_MAX)
@@ -523,7 +465,7 @@ class PromoteCandidateRequest(_Input):
 # ---------------------------------------------------------------- views
 
 
-class StoredVerification(_Output):
+class StoredVerification(OutputModel):
     """A verification as stored (read back without the input bounds older versions lacked)."""
 
     command: str
@@ -531,21 +473,21 @@ class StoredVerification(_Output):
     output_digest: str | None
 
 
-class StoredCommand(_Output):
+class StoredCommand(OutputModel):
     """A command as stored, with its exit code."""
 
     command: str
     exit_code: int
 
 
-class Provenance(_Output):
+class Provenance(OutputModel):
     host: str | None
     model: str | None
     created_at: str
     verification: StoredVerification
 
 
-class Experience(_Output):
+class Experience(OutputModel):
     kind: Literal["experience"] = "experience"
     id: str
     task: str
@@ -564,13 +506,13 @@ class Experience(_Output):
     redactions: dict[str, int]
 
 
-class PlanOutcome(_Output):
+class PlanOutcome(OutputModel):
     passed: bool
     rework_count: int
     reported_at: str
 
 
-class Plan(_Output):
+class Plan(OutputModel):
     kind: Literal["plan"] = "plan"
     id: str
     skill_id: str
@@ -583,7 +525,7 @@ class Plan(_Output):
     outcome: PlanOutcome | None
 
 
-class BriefRecord(_Output):
+class BriefRecord(OutputModel):
     kind: Literal["brief"] = "brief"
     id: str
     task: str
@@ -598,7 +540,7 @@ class BriefRecord(_Output):
     created_at: str
 
 
-class EvaluationLock(_Output):
+class EvaluationLock(OutputModel):
     kind: Literal["lock"] = "lock"
     evaluation_id: str
     holdout_tasks: list[str]
@@ -607,7 +549,7 @@ class EvaluationLock(_Output):
     cleared_at: str | None
 
 
-class Lesson(_Output):
+class Lesson(OutputModel):
     """A validated historical test suite for TestLore."""
 
     kind: Literal["lesson"] = "lesson"
@@ -626,20 +568,20 @@ Item = Annotated[
 ]
 
 
-class ListRequest(_Input):
+class ListRequest(InputModel):
     kind: ItemKind = "experience"
     limit: int = Field(default=50, ge=1, le=10000)
 
 
-class ListResult(_Output):
+class ListResult(OutputModel):
     kind: ItemKind
     total: int
     items: list[Item]
 
 
-class ShowRequest(_Input):
+class ShowRequest(InputModel):
     id: str
 
 
-class ShowResult(_Output):
+class ShowResult(OutputModel):
     item: Item

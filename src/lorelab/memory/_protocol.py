@@ -2,44 +2,65 @@
 
 The embedded store is :class:`lorelab.memory.SqliteMemoryStore`; a team store (PostgreSQL)
 implements the same protocol and reuses the storage-free parts (redaction, procedures, the
-relevance policy, brief rendering).
+relevance policy, brief rendering). Every operation takes one request model and returns one
+result model.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from lorelab.memory._models import (
     Brief,
     Candidate,
-    CandidateProposal,
     CheckRun,
     DreamRequest,
     DreamResult,
     EvaluationLock,
-    Experience,
-    Item,
-    ItemKind,
     Lesson,
+    ListRequest,
     ListResult,
     OutcomeRequest,
     OutcomeResult,
     PrepareRequest,
     PromoteCandidateRequest,
     PromoteRequest,
-    ProposalOutcome,
     RecordRequest,
     RecordResult,
+    ShowRequest,
+    ShowResult,
     Skill,
+    SkillHealthRequest,
     SkillHealthResult,
     StartRequest,
     StartResult,
-    WorkerProvenance,
 )
-from lorelab.workspace import FileEntry
+from lorelab.memory._requests import (
+    AddLessonRequest,
+    AddLessonResult,
+    CandidateCheckRequest,
+    CandidateRequest,
+    ExperiencesResult,
+    LessonRequest,
+    LessonSearchRequest,
+    LessonSearchResult,
+    LessonsRequest,
+    LessonsResult,
+    LockClearRequest,
+    LockRequest,
+    LocksRequest,
+    LocksResult,
+    ProposalsRequest,
+    ProposalsResult,
+    RecordManyRequest,
+    RecordManyResult,
+    SkillsRequest,
+    SkillsResult,
+    SnapshotRequest,
+    SnapshotResult,
+    VerifiedExperiencesRequest,
+)
 
 
 @runtime_checkable
@@ -50,8 +71,12 @@ class MemoryStore(Protocol):
         """Store one experience (secrets redacted); refused for a task under an active lock."""
         ...
 
-    def record_many(self, requests: Sequence[RecordRequest]) -> list[RecordResult]:
+    def record_many(self, request: RecordManyRequest) -> RecordManyResult:
         """Store several experiences in one transaction: all of them, or none."""
+        ...
+
+    def verified_experiences(self, request: VerifiedExperiencesRequest) -> ExperiencesResult:
+        """The most recent verified experiences (of one project), newest first."""
         ...
 
     def prepare(self, request: PrepareRequest) -> Brief:
@@ -62,6 +87,10 @@ class MemoryStore(Protocol):
         """Promote verified, QA-approved experiences sharing a procedure into a Skill."""
         ...
 
+    def skills(self, request: SkillsRequest) -> SkillsResult:
+        """Every Skill, oldest first; review-required ones only when asked."""
+        ...
+
     def start(self, request: StartRequest) -> StartResult:
         """Plan a task with the best healthy Skill, or say why there is no plan."""
         ...
@@ -70,7 +99,7 @@ class MemoryStore(Protocol):
         """Record a plan's outcome (once) and update its Skill's health."""
         ...
 
-    def skill_health(self, skill_id: str | None = None) -> SkillHealthResult:
+    def skill_health(self, request: SkillHealthRequest) -> SkillHealthResult:
         """Health of one Skill, or of all Skills."""
         ...
 
@@ -78,91 +107,60 @@ class MemoryStore(Protocol):
         """Mine new candidate Skills from command sequences shared by verified experiences."""
         ...
 
-    def verified_experiences(self, project: str | None, limit: int) -> list[Experience]:
-        """The ``limit`` most recent verified experiences (of ``project``), newest first."""
+    def add_proposed_candidates(self, request: ProposalsRequest) -> ProposalsResult:
+        """Judge each worker proposal alone; store the sound ones as unchecked candidates."""
         ...
 
-    def add_proposed_candidates(
-        self,
-        proposals: Sequence[CandidateProposal],
-        *,
-        offered_ids: Sequence[str],
-        provenance: WorkerProvenance,
-    ) -> list[ProposalOutcome]:
-        """Judge each worker proposal alone; store the sound ones as unchecked candidates.
-
-        A proposal is refused (nothing stored for it) unless it names two or more distinct
-        verified experiences among ``offered_ids``, has steps and checks, a valid and untaken
-        Agent Skills name, a valid description, and steps that are no known procedure.
-        """
+    def candidate(self, request: CandidateRequest) -> Candidate:
+        """One candidate with its last check run."""
         ...
 
-    def check_candidate(
-        self, candidate_id: str, project_dir: str | os.PathLike[str], timeout_seconds: float
-    ) -> CheckRun:
-        """Run a candidate's checks in a disposable copy of ``project_dir``; record the run."""
+    def check_candidate(self, request: CandidateCheckRequest) -> CheckRun:
+        """Run a candidate's checks in a disposable copy of the project; record the run."""
         ...
 
     def promote_candidate(self, request: PromoteCandidateRequest) -> Skill:
         """Promote a checked candidate into a trusted Skill."""
         ...
 
-    def candidate(self, candidate_id: str) -> Candidate:
-        """One candidate with its last check run."""
-        ...
-
-    def list_items(self, kind: ItemKind, limit: int = 50) -> ListResult:
+    def list_items(self, request: ListRequest) -> ListResult:
         """The most recent items of one kind."""
         ...
 
-    def show(self, item_id: str) -> Item:
+    def show(self, request: ShowRequest) -> ShowResult:
         """One item by id (``exp-``, ``skill-``, ``plan-``, ``brief-``, ``cand-`` prefixes)."""
         ...
 
-    def skills(self, include_review_required: bool = False) -> list[Skill]:
-        """Every Skill, oldest first; review-required ones only when asked."""
-        ...
-
-    def set_evaluation_lock(
-        self, evaluation_id: str, holdout_tasks: Sequence[str]
-    ) -> EvaluationLock:
+    def set_evaluation_lock(self, request: LockRequest) -> EvaluationLock:
         """Refuse ``record`` for the holdout tasks until the lock is cleared."""
         ...
 
-    def clear_evaluation_lock(self, evaluation_id: str) -> EvaluationLock:
+    def clear_evaluation_lock(self, request: LockClearRequest) -> EvaluationLock:
         """Clear an active lock (it stays in the record, marked cleared)."""
         ...
 
-    def evaluation_locks(self) -> list[EvaluationLock]:
+    def evaluation_locks(self, request: LocksRequest) -> LocksResult:
         """Every lock, active and cleared."""
         ...
 
-    def add_lesson(
-        self,
-        lesson_id: str,
-        specification_id: str | None,
-        requirements: str,
-        files: list[FileEntry],
-        tests: list[FileEntry],
-        validation: dict[str, object],
-    ) -> str:
-        """Store one validated lesson for TestLore; returns its id."""
+    def add_lesson(self, request: AddLessonRequest) -> AddLessonResult:
+        """Store one validated lesson for TestLore."""
         ...
 
-    def search_lessons(self, text: str, k: int) -> list[tuple[Lesson, float]]:
+    def search_lessons(self, request: LessonSearchRequest) -> LessonSearchResult:
         """Lessons by BM25 over requirements and test names, higher is better, no floor."""
         ...
 
-    def list_lessons(self) -> list[Lesson]:
+    def list_lessons(self, request: LessonsRequest) -> LessonsResult:
         """Every lesson, oldest first."""
         ...
 
-    def get_lesson(self, lesson_id: str) -> Lesson:
+    def get_lesson(self, request: LessonRequest) -> Lesson:
         """One lesson by id."""
         ...
 
-    def snapshot(self, path: str | os.PathLike[str]) -> str:
-        """Write a consistent copy of the store to a new file; returns its SHA-256."""
+    def snapshot(self, request: SnapshotRequest) -> SnapshotResult:
+        """Write a consistent copy of the store to a new file, with its SHA-256."""
         ...
 
     @property

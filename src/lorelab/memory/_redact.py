@@ -6,8 +6,10 @@ by kind are what a caller sees: never the secret, never its position.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -31,6 +33,8 @@ class _Detector:
     hints: tuple[str, ...]
     # Index of the group holding the secret; 0 replaces the whole match.
     group: int = 0
+    # Whether a match is a secret after all (entropy, not a boolean); None accepts every one.
+    accept: Callable[[str], bool] | None = None
 
 
 _GITLAB_PREFIXES: Final = ("pat", "dt", "rt", "ptt", "soat", "cbt", "ft", "imt", "oas", "agent")
@@ -39,6 +43,30 @@ _ARG: Final = r"""(?:"[^"\n]+"|'[^'\n]+'|[^\s"'&;|]+)"""
 # A value that starts like this is a reference to a secret (``$DB_PASSWORD``, ``<token>``,
 # ``${TOKEN}``, ``%PASSWORD%``, ``****``), not a secret: left as written and not counted.
 _REFERENCE: Final = ("$", "%", "<", "{", "*")
+
+# Values of a secret-named key that are settings, not secrets.
+_NOT_SECRETS: Final = frozenset({"true", "false", "null", "none", "yes", "no", "off"})
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def _random_looking(value: str, min_entropy: float) -> bool:
+    """Whether ``value`` looks generated: mixed character classes and high entropy."""
+    classes = sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() for c in value),
+        )
+    )
+    hex_digest = len(value) >= 32 and all(c in "0123456789abcdef" for c in value.lower())
+    mixed = classes >= 3 or (hex_digest and any(c.isdigit() for c in value))
+    return mixed and _entropy(value) >= min_entropy
+
 
 # Order matters: whole blocks and structured tokens first, so a generic assignment rule never
 # sees half a private key or a token it would mislabel.
@@ -149,25 +177,51 @@ _DETECTORS: Final = (
         ("://",),
         group=1,
     ),
+    # A bare AWS secret access key in prose or in a path: 40 characters of its alphabet,
+    # random-looking (upper, lower and digits; high entropy), so paths and hashes are left alone.
+    _Detector(
+        "aws_secret_access_key",
+        re.compile(r"(?<![A-Za-z0-9+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+        (),
+        accept=lambda value: _random_looking(value, 4.2) and "//" not in value,
+    ),
+    # An assignment whose key names a secret: *SECRET*, *PASSWORD*, *PASS, *TOKEN*, *_KEY,
+    # *APIKEY*, *CREDENTIAL* (any case; KEY=value, KEY: value, "key": "value"). A plural
+    # secrets or tokens key (secrets: inherit, max_tokens=100) names a setting, not a secret.
     _Detector(
         "secret_assignment",
         re.compile(
-            r"(?i)\b[A-Za-z0-9_-]*?"
-            r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
+            r"(?i)(?<![A-Za-z0-9_.-])(?:"
+            r"[A-Za-z0-9_.-]*?(?:(?:secret|token)(?!s(?![A-Za-z0-9_.-]))|password|passwd|pwd|"
+            r"passphrase|api[_-]?key|access[_-]?key|credential|private[_-]?key)[A-Za-z0-9_.-]*"
+            r"|[A-Za-z0-9_.-]*[_-]key|[A-Za-z0-9_.-]*pass)"
             # A quoted value runs to its closing quote, spaces and all (password="a b c").
             r"[\"']?\s*(?:=|:)\s*(?P<quote>[\"']?)"
             r"(?P<value>(?<=\")[^\"\n]{4,}(?=\")|(?<=')[^'\n]{4,}(?=')|[^\s\"'&;,]{4,})"
             r"(?P=quote)"
         ),
-        ("passw", "pwd", "passphrase", "secret", "token", "key"),
+        ("passw", "pwd", "passphrase", "secret", "token", "key", "pass", "credential"),
+        accept=lambda value: value.lower() not in _NOT_SECRETS,
+    ),
+    # A random-looking token right after a word that names a secret ("the API key is ...").
+    _Detector(
+        "secret_near_word",
+        re.compile(
+            r"(?i)\b(?:secret|password|passwd|passphrase|token|api[ _-]?key|apikey|credential|"
+            r"access[ _-]key|private[ _-]key)s?\b[\"'`]?[ \t]*(?:[:=]|is|was|of|for)?[ \t]*"
+            r"(?:is[ \t]+|was[ \t]+)?[\"'`]?(?P<value>[A-Za-z0-9+/=_.~!@#%^*-]{12,})"
+        ),
+        ("secret", "passw", "passphrase", "token", "key", "credential"),
+        accept=lambda value: _random_looking(value, 3.0),
     ),
 )
-
 
 # One scan for every hint at once: the common case (no hint anywhere) costs a single search.
 _ANY_HINT: Final = re.compile(
     "|".join(re.escape(hint) for hint in sorted({h for d in _DETECTORS for h in d.hints}))
 )
+# Detectors with no hint (a bare key has no word beside it) run on every text.
+_ALWAYS: Final = tuple(d for d in _DETECTORS if not d.hints)
 
 
 @dataclass(slots=True)
@@ -183,11 +237,17 @@ class Redactor:
         """``text`` with every detected secret replaced by its marker."""
         lowered = text.lower()
         if _ANY_HINT.search(lowered) is None:
+            for detector in _ALWAYS:
+                text = self._apply(detector, text)
             return text
         for detector in _DETECTORS:
-            if any(hint in lowered for hint in detector.hints):
+            if not detector.hints or any(hint in lowered for hint in detector.hints):
                 text = self._apply(detector, text)
         return text
+
+    def optional(self, text: str | None) -> str | None:
+        """:meth:`redact` of a text that may be absent."""
+        return None if text is None else self.redact(text)
 
     def _apply(self, detector: _Detector, text: str) -> str:
         markers = [found.span() for found in _MARKER.finditer(text)]
@@ -209,6 +269,10 @@ class Redactor:
             else:
                 start, end = match.span()
             if inside_marker(start, end):
+                return match.group(0)
+            if detector.accept is not None and not detector.accept(
+                match.group(0)[start - match.start() : end - match.start()]
+            ):
                 return match.group(0)
             self.counts[detector.kind] += 1
             offset = match.start()

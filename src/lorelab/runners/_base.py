@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final, Protocol
 
+from lorelab._model import RunnerName
 from lorelab.errors import InputFileError, InvalidInput, UsageError
 from lorelab.io import read_bounded
 from lorelab.runners._models import (
@@ -17,7 +18,6 @@ from lorelab.runners._models import (
     CaseStatus,
     Execution,
     FailureKind,
-    RunnerName,
 )
 
 MAX_TIMEOUT_S: Final = 24 * 3600.0

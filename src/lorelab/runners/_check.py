@@ -8,20 +8,20 @@ from typing import Literal
 
 from pydantic import Field
 
+from lorelab._model import RecordModel, RunnerName
+from lorelab.io import SandboxKind, sandbox_kind
 from lorelab.runners._base import check_project, check_timeout
 from lorelab.runners._models import (
     Case,
     Classification,
-    RunnerName,
     Stability,
     StabilityClassification,
-    _Record,
 )
 from lorelab.runners._select import detect_runner, get_runner
 from lorelab.runners._stability import check_runs, run_stability
 
 
-class RunSummary(_Record):
+class RunSummary(RecordModel):
     """One run of the suite, as ``lorelab tests run --json`` prints it."""
 
     exit_code: int | None = Field(description="The run's exit status; null if killed.")
@@ -31,7 +31,7 @@ class RunSummary(_Record):
     cases: list[Case] = Field(description="Every case with its status, in reporting order.")
 
 
-class SuiteReport(_Record):
+class SuiteReport(RecordModel):
     """What ``lorelab tests run --json`` prints."""
 
     schema_version: Literal[1] = Field(
@@ -46,6 +46,12 @@ class SuiteReport(_Record):
     runs: list[RunSummary] = Field(description="Every run, in order.")
     flaky_cases: list[str] = Field(description="Cases whose status differed between runs.")
     first_difference: str | None = Field(description="The first disagreement, or null.")
+    sandbox: SandboxKind = Field(
+        description=(
+            "The confinement the runs really had: 'bubblewrap', 'partial' or 'none' (see "
+            "docs/security.md); every run is contained (nothing it starts survives) either way."
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +67,13 @@ class SuiteCheck:
         return self.report.stable and self.report.classification == "passed"
 
 
-def check_suite(project: Path, *, runner: str | None, runs: int, timeout_s: float) -> SuiteCheck:
+def check_suite(
+    project: Path, *, runner: str | None, runs: int, timeout_s: float, sandbox: bool = False
+) -> SuiteCheck:
     """Run ``project``'s suite ``runs`` times with ``runner`` (detected when None) and judge it.
 
-    Every argument is checked before anything runs.
+    Every argument is checked before anything runs. ``sandbox`` runs the suite in bubblewrap as
+    far as this machine allows; the report says what it got.
     """
     root = check_project(project)
     check_runs(runs)
@@ -73,7 +82,9 @@ def check_suite(project: Path, *, runner: str | None, runs: int, timeout_s: floa
         name, because = detect_runner(root)
     else:
         name, because = get_runner(runner).name, "--runner"
-    stability = run_stability(get_runner(name), root, runs=runs, timeout_s=timeout_s)
+    stability = run_stability(
+        get_runner(name, sandbox=sandbox), root, runs=runs, timeout_s=timeout_s
+    )
     report = SuiteReport(
         runner=name,
         runner_chosen_by=because,
@@ -91,5 +102,6 @@ def check_suite(project: Path, *, runner: str | None, runs: int, timeout_s: floa
         ],
         flaky_cases=stability.flaky_cases,
         first_difference=stability.first_difference,
+        sandbox=sandbox_kind(sandbox),
     )
     return SuiteCheck(stability=stability, report=report)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
-RunnerName = Literal["pytest", "node"]
+from lorelab._model import RecordModel, RunnerName
+from lorelab.io import SandboxKind
+
 CaseStatus = Literal["passed", "failed", "error", "skipped"]
 Classification = Literal["passed", "failed", "collection-error", "timeout", "crashed", "no-tests"]
 StabilityClassification = Literal[
@@ -16,19 +17,12 @@ StabilityClassification = Literal[
 DefectStatus = Literal["detected", "survived", "broken"]
 FailureKind = Literal["import", "other"]
 
-RUNNER_NAMES: Final[tuple[RunnerName, ...]] = ("pytest", "node")
 OUTPUT_TAIL_CHARS: Final = 4000
 MIN_STABILITY_RUNS: Final = 2
 MAX_STABILITY_RUNS: Final = 5
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
-    )
-
-
-class Case(_Record):
+class Case(RecordModel):
     """One test case of an execution, in the order it was reported."""
 
     id: str = Field(
@@ -56,7 +50,7 @@ class Case(_Record):
     )
 
 
-class ProcessRecord(_Record):
+class ProcessRecord(RecordModel):
     """One process an execution started: pytest runs one, node one per test file."""
 
     argv: list[str] = Field(description="The exact argument vector; no shell was involved.")
@@ -68,7 +62,7 @@ class ProcessRecord(_Record):
     duration_ms: int = Field(description="Wall-clock milliseconds from start to exit.")
 
 
-class Execution(_Record):
+class Execution(RecordModel):
     """One run of a test suite against one source tree, with case-level outcomes."""
 
     schema_version: Literal[1] = Field(
@@ -102,9 +96,19 @@ class Execution(_Record):
     output_tail: str = Field(
         description=f"The last {OUTPUT_TAIL_CHARS} characters of combined stdout/stderr."
     )
+    sandbox: SandboxKind | None = Field(
+        default=None,
+        description=(
+            "The confinement the suite really ran in, as probed: 'bubblewrap' (PID namespace, no "
+            "network, writes only to the project copy and a private /tmp), 'partial' (bubblewrap "
+            "ran but some of those could not be had here), 'none' (no sandbox). Every run is "
+            "contained either way: the launcher kills every process the tests started. Null in "
+            "records written before lorelab recorded it."
+        ),
+    )
 
 
-class Stability(_Record):
+class Stability(RecordModel):
     """The same execution repeated N times, and whether every repetition agreed."""
 
     stable: bool = Field(
@@ -122,7 +126,7 @@ class Stability(_Record):
     )
 
 
-class DefectOutcome(_Record):
+class DefectOutcome(RecordModel):
     """Whether a suite that passed on the reference source detected one defect."""
 
     status: DefectStatus = Field(

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from lorelab._model import RunnerName
 from lorelab.errors import PreflightError
+from lorelab.io import ProcessResult, run_process, sandbox_kind
 from lorelab.runners._base import (
     ReportUnreadable,
     check_project,
@@ -40,9 +42,7 @@ from lorelab.runners._models import (
     Execution,
     FailureKind,
     ProcessRecord,
-    RunnerName,
 )
-from lorelab.runners._process import ProcessResult, run_process
 
 REMOVED_ENV: Final = (
     "NODE_OPTIONS",
@@ -290,6 +290,10 @@ class NodeRunner:
 
     __test__ = False
 
+    def __init__(self, *, sandbox: bool = False) -> None:
+        # Run each file in bubblewrap as far as this machine allows (lorelab.io.run_process).
+        self.sandbox = sandbox
+
     @property
     def name(self) -> RunnerName:
         return "node"
@@ -344,6 +348,8 @@ class NodeRunner:
                     cwd=root,
                     env={**env, EXIT_MARKER_ENV: str(marker)},
                     timeout_s=remaining,
+                    sandbox=self.sandbox,
+                    writable=[workdir],
                 )
                 processes.append(
                     ProcessRecord(
@@ -373,6 +379,7 @@ class NodeRunner:
             reverse=reverse,
             processes=processes,
             output_tail=output_tail(b"".join(tails)),
+            sandbox=sandbox_kind(self.sandbox),
         )
 
 

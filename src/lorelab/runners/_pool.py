@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Final, overload
 
 from lorelab.errors import UsageError
+from lorelab.io import ProcessScope
 from lorelab.runners._base import TestRunner, check_project, check_timeout
 from lorelab.runners._models import Execution, Stability
-from lorelab.runners._process import ProcessScope
 from lorelab.runners._stability import check_runs, run_stability
 
 MAX_WORKERS: Final = 64

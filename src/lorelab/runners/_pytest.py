@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from lorelab._model import RunnerName
+from lorelab.io import ProcessResult, run_process
 from lorelab.runners._base import (
     ReportUnreadable,
     check_project,
@@ -35,9 +37,7 @@ from lorelab.runners._models import (
     Execution,
     FailureKind,
     ProcessRecord,
-    RunnerName,
 )
-from lorelab.runners._process import ProcessResult, run_process
 
 PLUGIN: Final = "lorelab.runners._pytest_plugin"
 REMOVED_ENV: Final = (
@@ -254,11 +254,13 @@ class PytestRunner:
 
     __test__ = False
 
-    def __init__(self, *, plugin_autoload: bool = True) -> None:
+    def __init__(self, *, plugin_autoload: bool = True, sandbox: bool = False) -> None:
         # Plugins installed next to lorelab (entry points) load by default, as with a bare
         # pytest; ``plugin_autoload=False`` sets PYTEST_DISABLE_PLUGIN_AUTOLOAD so an
         # execution depends only on pytest and the project's own conftest and ``-p`` options.
         self.plugin_autoload = plugin_autoload
+        # Run the suite in bubblewrap as far as this machine allows (lorelab.io.run_process).
+        self.sandbox = sandbox
 
     @property
     def name(self) -> RunnerName:
@@ -308,7 +310,9 @@ class PytestRunner:
             argv = self.argv(root, workdir, reverse=reverse)
             env = self.environment()
             start = time.monotonic()
-            proc = run_process(argv, cwd=root, env=env, timeout_s=timeout)
+            proc = run_process(
+                argv, cwd=root, env=env, timeout_s=timeout, sandbox=self.sandbox, writable=[workdir]
+            )
             cases, classification, reason = classify(
                 proc, workdir / "junit.xml", workdir / "collect.json"
             )
@@ -334,4 +338,5 @@ class PytestRunner:
                 )
             ],
             output_tail=output_tail(proc.output_tail),
+            sandbox=proc.sandbox,
         )

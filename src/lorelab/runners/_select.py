@@ -5,23 +5,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lorelab._model import RUNNER_NAMES, RunnerName
 from lorelab.errors import UsageError
 from lorelab.runners._base import TestRunner
-from lorelab.runners._models import RUNNER_NAMES, RunnerName
 from lorelab.runners._node import NodeRunner, is_node_test_file
 from lorelab.runners._pytest import PytestRunner
 
 
-def get_runner(name: str, *, plugin_autoload: bool = True) -> TestRunner:
+def get_runner(name: str, *, plugin_autoload: bool = True, sandbox: bool = False) -> TestRunner:
     """The runner called ``name`` (``pytest`` or ``node``).
 
     ``plugin_autoload=False`` keeps installed pytest plugins out of the executions, so an
-    outcome depends only on pytest and the project; the evaluations use it.
+    outcome depends only on pytest and the project; the evaluations use it. ``sandbox=True``
+    runs every execution in bubblewrap as far as this machine allows (each execution records
+    what it got); every execution is contained either way.
     """
     if name == "pytest":
-        return PytestRunner(plugin_autoload=plugin_autoload)
+        return PytestRunner(plugin_autoload=plugin_autoload, sandbox=sandbox)
     if name == "node":
-        return NodeRunner()
+        return NodeRunner(sandbox=sandbox)
     raise UsageError(f"runner {name!r}: unknown; choose one of {', '.join(RUNNER_NAMES)}")
 
 
@@ -54,9 +56,11 @@ def detect_runner(project: Path) -> tuple[RunnerName, str]:
     """Pick a runner for ``project`` and say why: package.json or a node test file mean node.
 
     A node test file is one node 20's default patterns select (``*.test.js``, ``*.test.mjs``,
-    ``test/*.js`` and the rest, see :func:`is_node_test_file`).
+    ``test/*.js`` and the rest, see :func:`is_node_test_file`). A symlink counts as neither: a
+    ``package.json`` linked to ``/etc/passwd`` says nothing about the project.
     """
-    if (project / "package.json").is_file():
+    manifest = project / "package.json"
+    if manifest.is_file() and not manifest.is_symlink():
         return "node", "package.json found"
     found = _first_node_test_file(project)
     if found is not None:

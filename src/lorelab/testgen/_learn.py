@@ -7,7 +7,7 @@ from typing import Final
 
 from lorelab.errors import UsageError
 from lorelab.io import read_model, sha256_bytes
-from lorelab.memory import MemoryStore
+from lorelab.memory import AddLessonRequest, LessonsRequest, MemoryStore
 from lorelab.runners import get_runner, run_stability
 from lorelab.testgen._models import ExampleValidation, HistoricalExample, LearnResult
 from lorelab.workspace import FileEntry, RunRoot
@@ -63,7 +63,7 @@ def validate_example(
 
 def check_new_lesson(store: MemoryStore, lesson_id: str) -> None:
     """Refuse (before anything runs) a lesson id the store already holds."""
-    if any(lesson.id == lesson_id for lesson in store.list_lessons()):
+    if any(lesson.id == lesson_id for lesson in store.list_lessons(LessonsRequest()).lessons):
         raise UsageError(f"lesson {lesson_id!r} already exists in the store; lessons are kept")
 
 
@@ -80,18 +80,20 @@ def learn(
     validation = validate_example(example, root, runs=runs, timeout_s=timeout_s)
     if not validation.valid:
         return LearnResult(lesson_id=None, validation=validation)
-    lesson_id = store.add_lesson(
-        example.id,
-        example.specification_id,
-        example.requirements,
-        list(example.files),
-        list(example.tests),
-        {
-            "runner": example.runner,
-            "runs": runs,
-            "cases": [case.id for case in validation.stability.runs[0].cases],
-            "sourceSha256": files_digest(list(example.files)),
-            "testsSha256": files_digest(list(example.tests)),
-        },
+    added = store.add_lesson(
+        AddLessonRequest(
+            lesson_id=example.id,
+            specification_id=example.specification_id,
+            requirements=example.requirements,
+            files=list(example.files),
+            tests=list(example.tests),
+            validation={
+                "runner": example.runner,
+                "runs": runs,
+                "cases": [case.id for case in validation.stability.runs[0].cases],
+                "sourceSha256": files_digest(list(example.files)),
+                "testsSha256": files_digest(list(example.tests)),
+            },
+        )
     )
-    return LearnResult(lesson_id=lesson_id, validation=validation)
+    return LearnResult(lesson_id=added.id, validation=validation)

@@ -14,7 +14,7 @@ import re
 import time
 from typing import Final
 
-from lorelab.memory import MemoryStore, unique_terms
+from lorelab.memory import LessonSearchRequest, MemoryStore, unique_terms
 from lorelab.testgen._models import Recall, RecalledLesson
 from lorelab.workspace import FileEntry
 
@@ -53,7 +53,14 @@ def recall_lessons(
     started = time.perf_counter()
     wanted = _informative(requirements)
     # Ask for more than k so lessons of another runner cannot crowd out the ones that fit.
-    ranked = store.search_lessons(requirements, k if runner is None else 4 * k) if wanted else []
+    found = (
+        store.search_lessons(
+            LessonSearchRequest(text=requirements, k=k if runner is None else 4 * k)
+        ).hits
+        if wanted
+        else []
+    )
+    ranked = [(hit.lesson, hit.score) for hit in found]
     if runner is not None:
         ranked = [(lesson, s) for lesson, s in ranked if lesson_runner(lesson.tests) == runner]
     ranked = ranked[:k]

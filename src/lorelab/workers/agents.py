@@ -10,18 +10,20 @@ from lorelab.errors import JSONInputError, UsageError
 from lorelab.io import loads_strict
 
 ADAPTER_PACKAGE: Final = "lorelab.workers.adapters"
+TESTING_PACKAGE: Final = "lorelab.testing"
 SHIPPED_ADAPTERS: Final[dict[str, str]] = {
-    "fixture": "fixture",
-    "fixture-host": "fixture_host",
-    "fixture-context": "fixture_context",
-    "claude": "claude",
-    "codex": "codex",
-    "gemini": "gemini",
-    "pynguin": "pynguin",
+    "fixture": f"{TESTING_PACKAGE}.fixture",
+    "fixture-host": f"{TESTING_PACKAGE}.fixture_host",
+    "fixture-context": f"{TESTING_PACKAGE}.fixture_context",
+    "claude": f"{ADAPTER_PACKAGE}.claude",
+    "codex": f"{ADAPTER_PACKAGE}.codex",
+    "gemini": f"{ADAPTER_PACKAGE}.gemini",
+    "pynguin": f"{ADAPTER_PACKAGE}.pynguin",
 }
+"""Each shipped adapter's name and the module ``python -m`` runs: the protocol fixtures are test
+doubles in :mod:`lorelab.testing`, the agent adapters live in :mod:`lorelab.workers.adapters`."""
 _FIXTURE_MODULES: Final = frozenset(
-    f"{ADAPTER_PACKAGE}.{SHIPPED_ADAPTERS[name]}"
-    for name in ("fixture", "fixture-host", "fixture-context")
+    SHIPPED_ADAPTERS[name] for name in ("fixture", "fixture-host", "fixture-context")
 )
 
 
@@ -31,7 +33,7 @@ def adapter_argv(name: str) -> list[str]:
         raise UsageError(
             f"unknown adapter {name!r}; shipped adapters: {', '.join(SHIPPED_ADAPTERS)}"
         )
-    return [sys.executable, "-m", f"{ADAPTER_PACKAGE}.{SHIPPED_ADAPTERS[name]}"]
+    return [sys.executable, "-m", SHIPPED_ADAPTERS[name]]
 
 
 def resolve_agent(name_or_json_argv: str, flag: str = "--agent") -> list[str]:
@@ -63,7 +65,7 @@ def resolve_agent(name_or_json_argv: str, flag: str = "--agent") -> list[str]:
 
 
 def is_fixture_agent(argv: Sequence[str]) -> bool:
-    """Whether ``argv`` runs a shipped protocol fixture (``python -m ...adapters.fixture``)."""
+    """Whether ``argv`` runs a shipped protocol fixture (``python -m lorelab.testing.<name>``)."""
     items = list(argv)
     for index, arg in enumerate(items[1:], start=1):
         if arg == "-m" and index + 1 < len(items):

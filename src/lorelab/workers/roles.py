@@ -1,8 +1,7 @@
-"""The role payloads and responses of ``lorelab.worker/1``, and the one versioned role prompt.
+"""The role payloads and responses of ``lorelab.worker/1``, validated on both sides.
 
-Every adapter builds its prompt here, so one ``PROMPT_VERSION`` and one hash per role
-(``prompt_hash``) identify what an agent was asked; the transport records that hash in every
-role receipt. The shapes follow ``docs/protocol.md``.
+The shapes follow ``docs/protocol.md``; the role prompt an agent adapter sends, versioned by
+``PROMPT_VERSION``, is built in :mod:`lorelab.workers.prompts`.
 """
 
 from __future__ import annotations
@@ -11,11 +10,11 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, Field, field_validator
 
+from lorelab._model import RunnerName, StrictRecordModel
 from lorelab.errors import PathError, SchemaError, UsageError
-from lorelab.io import canonical_bytes, pretty_json, sha256_bytes, validate_model
+from lorelab.io import validate_model
 from lorelab.workspace import FileEntry, check_distinct
 
 PROTOCOL: Final = "lorelab.worker/1"
@@ -24,7 +23,7 @@ ROLES: Final = ("architect", "author", "reviewer", "host", "context", "dreamer")
 MAX_TIMEOUT_MS: Final = 120_000
 
 Role = Literal["architect", "author", "reviewer", "host", "context", "dreamer"]
-Runner = Literal["pytest", "node"]
+Runner = RunnerName
 
 CONFTEST_PATH: Final = "tests/conftest.py"
 _PYTEST_TEST_PATH: Final = re.compile(r"tests/test_[A-Za-z0-9_]+\.py")
@@ -38,19 +37,7 @@ _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 NonNegativeInt = Annotated[int, Field(ge=0)]
 
 
-class _Wire(BaseModel):
-    """Base of every protocol model: camelCase on the wire, strict types, unknown keys refused."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="forbid",
-        strict=True,
-        frozen=True,
-    )
-
-
-class Usage(_Wire):
+class Usage(StrictRecordModel):
     """What a worker reports it used. Each field is ``null`` when not reported, never 0."""
 
     input_tokens: NonNegativeInt | None = Field(
@@ -66,7 +53,7 @@ class Usage(_Wire):
     )
 
 
-class TransportBudget(_Wire):
+class TransportBudget(StrictRecordModel):
     """The bounds the transport enforces on this call, appended to the payload."""
 
     max_output_bytes: int = Field(ge=1, description="Stdout bytes allowed before the call fails.")
@@ -75,7 +62,7 @@ class TransportBudget(_Wire):
     )
 
 
-class Task(_Wire):
+class Task(StrictRecordModel):
     """A TestLore task: the requirements, the runner and the source under test."""
 
     specification_id: str | None = Field(
@@ -86,7 +73,7 @@ class Task(_Wire):
     source: list[FileEntry] = Field(description="The source files under test.")
 
 
-class Lesson(_Wire):
+class Lesson(StrictRecordModel):
     """A validated historical test suite recalled from memory."""
 
     id: str = Field(description="The lesson's id in the frozen store.")
@@ -98,7 +85,7 @@ class Lesson(_Wire):
     score: float | None = Field(default=None, description="Retrieval score; null if unscored.")
 
 
-class Case(_Wire):
+class Case(StrictRecordModel):
     """One planned test case."""
 
     name: str = Field(min_length=1, max_length=120, description="A short, unique case name.")
@@ -114,19 +101,19 @@ class Case(_Wire):
         return value
 
 
-class Plan(_Wire):
+class Plan(StrictRecordModel):
     """The architect's plan, handed to the author."""
 
     cases: list[Case] = Field(description="The planned cases.")
 
 
-class ArchitectLimits(_Wire):
+class ArchitectLimits(StrictRecordModel):
     """Limits on an architect's plan."""
 
     max_cases: int = Field(ge=1, description="The most cases the plan may hold.")
 
 
-class AuthorLimits(_Wire):
+class AuthorLimits(StrictRecordModel):
     """Limits on an author's test files."""
 
     max_files: int = Field(ge=1, description="The most test files the author may return.")
@@ -137,7 +124,7 @@ class AuthorLimits(_Wire):
     )
 
 
-class _Payload(_Wire):
+class _Payload(StrictRecordModel):
     protocol: Literal["lorelab.worker/1"] = Field(description="Always 'lorelab.worker/1'.")
     transport_budget: TransportBudget | None = Field(
         default=None, description="Appended by the transport; absent in the payload it is given."
@@ -171,14 +158,14 @@ class ReviewerPayload(_Payload):
     tests: list[FileEntry] = Field(description="The candidate test files under review.")
 
 
-class HostTask(_Wire):
+class HostTask(StrictRecordModel):
     """A conditions-protocol task for a host agent."""
 
     id: str = Field(description="The task id.")
     prompt: str = Field(description="What the host must do.")
 
 
-class Guidance(_Wire):
+class Guidance(StrictRecordModel):
     """Memory guidance handed to a host: a brief or an instantiated plan."""
 
     kind: Literal["brief", "plan"]
@@ -187,7 +174,7 @@ class Guidance(_Wire):
     skill_id: str | None = None
 
 
-class Verification(_Wire):
+class Verification(StrictRecordModel):
     """The outcome of the previous attempt's verification command."""
 
     command: str
@@ -205,7 +192,7 @@ class HostPayload(_Payload):
     last_verification: Verification | None
 
 
-class _Response(_Wire):
+class _Response(StrictRecordModel):
     usage: Usage | None = Field(default=None, description="Reported usage; absent = unknown.")
     model: str | None = Field(
         default=None, description="The model the worker says it used: a claim, never verified."
@@ -268,7 +255,7 @@ class ReviewerResponse(_Response):
         return value
 
 
-class HostCommand(_Wire):
+class HostCommand(StrictRecordModel):
     """A command a host ran and its exit code (null when unknown)."""
 
     command: str
@@ -285,7 +272,7 @@ class HostResponse(_Response):
 # The context role belongs to the context evaluation's simulated trials (docs/context.md).
 
 
-class ContextTrial(_Wire):
+class ContextTrial(StrictRecordModel):
     """Which simulated trial and turn a context payload belongs to."""
 
     id: str = Field(description="Trial id: <fixture id>#<managed boundary>.")
@@ -295,7 +282,7 @@ class ContextTrial(_Wire):
     max_turns: int = Field(ge=1, description="The turn cap.")
 
 
-class SourceOwner(_Wire):
+class SourceOwner(StrictRecordModel):
     """Marks the requesting turn as synthetic, owned by the evaluator, at an exact index."""
 
     kind: Literal["synthetic"]
@@ -303,7 +290,7 @@ class SourceOwner(_Wire):
     request_index: int = Field(ge=0)
 
 
-class ContextRequest(_Wire):
+class ContextRequest(StrictRecordModel):
     """The isolated requesting turn the evaluator appended after the evidence."""
 
     index: int = Field(ge=0, description="The request event's index.")
@@ -326,7 +313,7 @@ class ContextPayload(_Payload):
     next_index: int = Field(ge=0, description="Index the next event of this turn will get.")
 
 
-class ContextFact(_Wire):
+class ContextFact(StrictRecordModel):
     """A fact the worker states, with the event indices that support it."""
 
     id: str = Field(min_length=1)
@@ -334,14 +321,14 @@ class ContextFact(_Wire):
     evidence: list[int]
 
 
-class ContextClaim(_Wire):
+class ContextClaim(StrictRecordModel):
     """A claim the worker makes, with the event indices it cites."""
 
     text: str
     evidence: list[int]
 
 
-class ContextAnswer(_Wire):
+class ContextAnswer(StrictRecordModel):
     """The worker's answer to the request."""
 
     facts: list[ContextFact] = Field(default_factory=list)
@@ -356,7 +343,7 @@ class ContextAnswer(_Wire):
         return value
 
 
-class ContextCommand(_Wire):
+class ContextCommand(StrictRecordModel):
     """A command the worker ran this turn and its exit code."""
 
     command: str = Field(min_length=1)
@@ -373,21 +360,21 @@ class ContextResponse(_Response):
 # The dreamer proposes candidate Skills from verified experiences (docs/memory.md, Dreams).
 
 
-class DreamerCommand(_Wire):
+class DreamerCommand(StrictRecordModel):
     """A command an experience ran and the exit code it reported."""
 
     command: str = Field(description="The command as stored (secrets already redacted).")
     exit_code: int = Field(description="Its exit code.")
 
 
-class DreamerVerification(_Wire):
+class DreamerVerification(StrictRecordModel):
     """The verification an experience passed (a dreamer sees verified experiences only)."""
 
     command: str = Field(description="The verification command as stored.")
     exit_code: Literal[0] = Field(description="Its exit code: always 0.")
 
 
-class DreamerExperience(_Wire):
+class DreamerExperience(StrictRecordModel):
     """One verified experience of the memory store, as stored (already redacted)."""
 
     id: str = Field(description="The experience id in the store (exp-N).")
@@ -397,7 +384,7 @@ class DreamerExperience(_Wire):
     verification: DreamerVerification
 
 
-class DreamerLimits(_Wire):
+class DreamerLimits(StrictRecordModel):
     """Limits on a dreamer's proposals."""
 
     max_candidates: int = Field(ge=1, description="The most candidates the reply may hold.")
@@ -413,14 +400,14 @@ class DreamerPayload(_Payload):
     limits: DreamerLimits
 
 
-class ProposedCheck(_Wire):
+class ProposedCheck(StrictRecordModel):
     """A check of a proposed candidate: a command and the exit code it must return."""
 
     command: str = Field(description="A command run in a disposable copy of the project.")
     expected_exit_code: int = Field(description="The exit code it must return.")
 
 
-class ProposedCandidate(_Wire):
+class ProposedCandidate(StrictRecordModel):
     """A candidate Skill a dreamer proposes.
 
     Only the shape is checked here: the store judges each proposal on its own (names, checks,
@@ -570,149 +557,3 @@ def _check_author_limits(response: AuthorResponse, payload: Mapping[str, Any]) -
                 raise SchemaError(
                     f"author response: {total} test cases exceed limits.maxCases {max_cases}"
                 )
-
-
-_COMMON: Final = """\
-You are a worker for lorelab (protocol lorelab.worker/1, {version}), in the role "{role}".
-Your input is the JSON object at the end of this message.
-Reply with exactly one JSON object and nothing else: no prose before or after it, no Markdown
-code fences. Use only the keys shown below; any other key makes the whole reply invalid.
-"""
-
-ROLE_PROMPTS: Final[dict[str, str]] = {
-    "architect": """\
-Task: plan the test cases for the requirements in `task.requirements`, for the source files in
-`task.source` and the runner in `task.runner`. Do not write test code.
-
-Reply shape:
-{"cases": [{"name": "<short_snake_case_name>", "intent": "<input and expected behaviour>"}]}
-
-Rules:
-- At least 1 and at most `limits.maxCases` cases; names unique, one line each.
-- Each intent names the call or input and the behaviour the requirements demand for it, in one
-  or two sentences. Plan only what the requirements state; do not invent behaviour.
-- `lessons` holds validated test suites from past, similar specifications (it may be empty).
-  Reuse their case patterns (boundaries, empty inputs, error cases, ...) where they apply to
-  this task's requirements; never copy expectations that these requirements do not state.
-""",
-    "author": """\
-Task: write the test files that implement `plan.cases` for the requirements in
-`task.requirements`, against the source files in `task.source`, for `task.runner`.
-
-Reply shape:
-{"files": [{"path": "<test path>", "content": "<the whole file>"}]}
-
-Rules:
-- Test files only, at most `limits.maxFiles` files and at most `limits.maxCases` test cases in
-  all. Never return source files, configuration files or helpers (exception, pytest only:
-  `tests/conftest.py` when `limits.allowConftest` is true).
-- pytest: paths `tests/test_<name>.py`; import the module under test as
-  `from src.<name> import ...` (pytest runs from the project root). One `def test_...` function
-  per case.
-- node: paths `test/<name>.test.js`; use `const test = require("node:test")`,
-  `const assert = require("node:assert/strict")` and `require("../src/<name>.js")`. One `test(...)`
-  call per case.
-- Tests must pass against a correct implementation of the requirements and fail when the
-  behaviour they check is broken. No network, no clock, no randomness, no files outside the
-  project.
-- `lessons` holds validated tests from past, similar specifications (it may be empty). Reuse
-  their patterns where they fit these requirements; assert only what these requirements state.
-""",
-    "reviewer": """\
-Task: review the candidate test files in `tests` against the requirements in
-`task.requirements` and the source in `task.source`.
-
-Reply shape:
-{"verdict": "approve" or "reject", "reasons": ["<reason>", ...]}
-
-Rules:
-- Reject tests that assert behaviour the requirements do not state, are vacuous (cannot fail),
-  depend on the network, the clock, randomness or files outside the project, modify the source,
-  or are not test files. A rejection gives at least one reason; an approval may give none.
-- Judge the tests only; do not rewrite them.
-""",
-    "host": """\
-Task: solve the coding task in `task.prompt` by editing files in your current working
-directory (and nowhere else). `guidance`, when present, is memory guidance (a brief or a plan);
-use it only where it helps. `lastVerification`, when present, is the result of the previous
-attempt's verification command.
-
-Reply shape:
-{"summary": "<what you changed and why>", "commands": [{"command": "<command>", "exitCode": 0}]}
-
-Rules:
-- List every shell command you ran, in order, with its exit code (null if you do not know it).
-- Do not read or write credentials, and do not use the network unless the task requires it.
-""",
-    "context": """\
-Task: resume work after a context boundary (`trial.boundary`: a compaction or a restart). Your
-earlier context is gone. `recovered` is the checkpoint written at the boundary: its `summary`
-lists the earlier events as `[index] author kind: content`, its `notes` say what to keep, and
-its `failedCommands` must not be repeated. `brief` is the same checkpoint as text. `task` is the
-original task and names the facts to report (`- fact <id>: ...`); `request` is the turn to
-answer. `transcript` holds the events your earlier turns of this trial added.
-
-Reply shape:
-{"commands": [{"command": "<command>", "exitCode": 0}],
- "answer": {"facts": [{"id": "<fact id>", "value": "<value>", "evidence": [<event index>]}],
-            "claims": [{"text": "<claim>", "evidence": [<event index>]}]}}
-
-Rules:
-- State each fact the task names, citing the indices of the earlier events that support it.
-  Cite only events that exist and come before your answer.
-- Do not repeat a command listed in `recovered.failedCommands`.
-- List every command you ran this turn, in order, with its exit code; they get event indices
-  from `nextIndex` on. Set "answer" to null to ask for another turn (at most `trial.maxTurns`).
-""",
-    "dreamer": """\
-Task: propose candidate Skills (reusable procedures) from the verified experiences in
-`experiences`. Each experience is work that passed its verification: its `task`, a `summary`,
-the `commands` it ran with their exit codes, and its `verification` command. Do not run
-anything and do not edit files; only answer.
-
-Reply shape:
-{"candidates": [{"name": "<skill-name>", "description": "<what it does and when to use it>",
-  "steps": ["<command>", ...],
-  "checks": [{"command": "<command>", "expectedExitCode": 0}],
-  "sourceExperienceIds": ["<experience id>", "<experience id>"]}]}
-
-Rules:
-- At most `limits.maxCandidates` candidates; `{"candidates": []}` when nothing is shared.
-- A candidate is a procedure that two or more of the given experiences actually followed: its
-  `sourceExperienceIds` name at least two ids from `experiences`, and its `steps` are commands
-  those experiences ran successfully, in order.
-- Every candidate has at least one check: a command, run in a fresh copy of the project, whose
-  expected exit code shows the procedure works (usually the shared verification command, 0).
-- `name`: 1 to 64 lowercase letters, digits and single hyphens, not starting or ending with a
-  hyphen. `description`: at most 1024 characters.
-- Never invent commands, paths or secrets the experiences do not show.
-""",
-}
-
-
-def role_prompt(role: str) -> str:
-    """The full instruction text for ``role`` (shared preamble, then the role's rules)."""
-    check_role(role)
-    return _COMMON.format(version=PROMPT_VERSION, role=role) + "\n" + ROLE_PROMPTS[role]
-
-
-def prompt_hash(role: str) -> str:
-    """SHA-256 of the role prompt's version and text; recorded in every role receipt."""
-    return sha256_bytes(canonical_bytes({"version": PROMPT_VERSION, "text": role_prompt(role)}))
-
-
-def build_prompt(role: str, payload: Mapping[str, Any]) -> str:
-    """The prompt an agent adapter sends: the role prompt, the size limit, then the input JSON.
-
-    ``transportBudget`` is not shown as input; its output bound is stated as a rule instead, so
-    the agent knows how long its reply may be.
-    """
-    body = {key: value for key, value in payload.items() if key != "transportBudget"}
-    budget = payload.get("transportBudget")
-    limit = ""
-    if isinstance(budget, Mapping) and isinstance(budget.get("maxOutputBytes"), int):
-        limit = (
-            f"- Your whole reply must be shorter than {budget['maxOutputBytes']} bytes of UTF-8;"
-            " a longer reply is discarded.\n"
-        )
-    return f"{role_prompt(role)}{limit}\nInput:\n{pretty_json(body)}"

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import Field, ValidationError
 
+from lorelab._model import DEFAULT_TIMEOUT_MS as DEFAULT_TIMEOUT_MS
+from lorelab._model import RecordModel
 from lorelab.errors import JSONInputError, SchemaError, UsageError
-from lorelab.io import MIB, canonical_bytes, json_bytes, loads_strict
-from lorelab.workers._process import ProcessResult, run_bounded
+from lorelab.io import MIB, ProcessResult, canonical_bytes, json_bytes, loads_strict, run_bounded
 from lorelab.workers.identity import WorkerIdentity, rebind_identity
+from lorelab.workers.prompts import prompt_hash
 from lorelab.workers.roles import (
     MAX_TIMEOUT_MS,
     PROMPT_VERSION,
@@ -30,12 +31,10 @@ from lorelab.workers.roles import (
     Role,
     Usage,
     check_role,
-    prompt_hash,
     validate_payload,
     validate_response,
 )
 
-DEFAULT_TIMEOUT_MS: Final = 115_000
 DEFAULT_MAX_OUTPUT_BYTES: Final = 65_536
 MAX_OUTPUT_BYTES_CAP: Final = 16 * MIB
 RAW_RESPONSE_CAP: Final = 8192
@@ -65,20 +64,14 @@ FAILURE_CLASSES: Final[tuple[str, ...]] = (
 )
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
-    )
-
-
-class ModelClaim(_Wire):
+class ModelClaim(RecordModel):
     """The model a worker says it used: recorded as a claim, never verified."""
 
     claimed: str | None = Field(description="The response's `model`; null when not reported.")
     verified: None = Field(default=None, description="Always null: lorelab cannot verify it.")
 
 
-class RoleReceipt(_Wire):
+class RoleReceipt(RecordModel):
     """What happened in one role call. Byte counts follow the protocol's byte accounting."""
 
     schema_version: Literal["lorelab.role-receipt/1"] = "lorelab.role-receipt/1"
@@ -311,28 +304,7 @@ def call_worker(
     if identity is not None:
         fresh, changes = rebind_identity(identity, cwd=cwd)
         if changes or fresh is None:
-            return RoleCall(
-                RoleReceipt(
-                    **base,
-                    spawned=False,
-                    exit_code=None,
-                    signal=None,
-                    duration_ms=0,
-                    output_bytes=None,
-                    stdout_bytes=0,
-                    stderr_bytes=0,
-                    usage=None,
-                    model=ModelClaim(claimed=None),
-                    evidence_kind=None,
-                    failure="identity-changed",
-                    failure_detail="the bound identity changed before launch; not launched",
-                    identity_changes=changes,
-                    raw_response=None,
-                    raw_response_truncated=False,
-                    stderr_tail="",
-                ),
-                None,
-            )
+            return RoleCall(_not_launched(base, changes), None)
         # Execute exactly the file that was hashed, keeping argv[0] as declared.
         executable = fresh.launcher.path
 
@@ -347,6 +319,29 @@ def call_worker(
         executable=executable,
     )
     return _finish(checked_role, payload, base, result, identity, cwd)
+
+
+def _not_launched(base: dict[str, Any], changes: list[str]) -> RoleReceipt:
+    """The receipt of a call refused because the bound identity changed before launch."""
+    return RoleReceipt(
+        **base,
+        spawned=False,
+        exit_code=None,
+        signal=None,
+        duration_ms=0,
+        output_bytes=None,
+        stdout_bytes=0,
+        stderr_bytes=0,
+        usage=None,
+        model=ModelClaim(claimed=None),
+        evidence_kind=None,
+        failure="identity-changed",
+        failure_detail="the bound identity changed before launch; not launched",
+        identity_changes=changes,
+        raw_response=None,
+        raw_response_truncated=False,
+        stderr_tail="",
+    )
 
 
 def _finish(
@@ -375,7 +370,7 @@ def _finish(
             status = (
                 f"exit code {result.exit_code}"
                 if result.exit_code is not None
-                else f"signal {result.signal}"
+                else f"signal {result.signal_number}"
             )
             reported = _adapter_error(parsed.value)
             detail = f"the worker ended with {status}" + (f": {reported}" if reported else "")
@@ -407,11 +402,11 @@ def _finish(
         **base,
         spawned=result.spawned,
         exit_code=result.exit_code,
-        signal=result.signal,
+        signal=result.signal_number,
         duration_ms=result.duration_ms,
         output_bytes=json_bytes(value) if value is not None else None,
         stdout_bytes=len(result.stdout),
-        stderr_bytes=result.stderr_bytes,
+        stderr_bytes=result.output_bytes,
         usage=usage,
         usage_rejected=usage_rejected,
         model=ModelClaim(claimed=_claimed_model(value)),
@@ -421,6 +416,6 @@ def _finish(
         identity_changes=changes,
         raw_response=raw,
         raw_response_truncated=truncated,
-        stderr_tail=_decode(result.stderr_tail, STDERR_TAIL_CAP)[0],
+        stderr_tail=_decode(result.output_tail, STDERR_TAIL_CAP)[0],
     )
     return RoleCall(receipt, value if failure is None else None)

@@ -2,7 +2,6 @@
 
 from lorelab.workspace._paths import (
     MAX_PATH_DEPTH,
-    MAX_PATH_LENGTH,
     FileEntry,
     canonical_path,
     check_distinct,
@@ -20,7 +19,6 @@ from lorelab.workspace._project import (
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_PATH_DEPTH",
-    "MAX_PATH_LENGTH",
     "MAX_PROJECT_BYTES",
     "MAX_PROJECT_FILES",
     "FileEntry",

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from lorelab.evaluation.conditions._manifest import load_manifest
+from lorelab.testing.fixture_host import TASKS, answer, decide
 from lorelab.workers import adapter_argv, call_worker, validate_response
-from lorelab.workers.adapters.fixture_host import TASKS, answer, decide
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "conditions"
 MANIFEST = load_manifest(EXAMPLE / "conditions.json")

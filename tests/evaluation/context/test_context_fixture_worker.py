@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from lorelab.workers.adapters import fixture_context
+from lorelab.testing import fixture_context
 from lorelab.workers.roles import validate_response
 
 

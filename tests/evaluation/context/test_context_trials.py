@@ -24,7 +24,7 @@ from lorelab.evaluation.context import (
 from lorelab.io import canonical_bytes, sha256_bytes
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "context"
-FIXTURE_MODULE = "lorelab.workers.adapters.fixture_context"
+FIXTURE_MODULE = "lorelab.testing.fixture_context"
 
 
 def source_trace() -> list[dict]:
@@ -87,7 +87,7 @@ def test_payloads_on_the_wire_never_carry_labels_or_expected_facts(write_fixture
     recorder = worker_dir / "recorder.py"
     recorder.write_text(
         "import io, pathlib, sys\n"
-        "from lorelab.workers.adapters import fixture_context\n"
+        "from lorelab.testing import fixture_context\n"
         "data = sys.stdin.buffer.read()\n"
         "n = len(list(pathlib.Path.cwd().glob('payload-*.json')))\n"
         "pathlib.Path(f'payload-{n}.json').write_bytes(data)\n"

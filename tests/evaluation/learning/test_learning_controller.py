@@ -50,7 +50,7 @@ RECORDING_WORKER = textwrap.dedent(
     """
     import json, os, sys
     from pathlib import Path
-    from lorelab.workers.adapters.fixture import answer
+    from lorelab.testing.fixture import answer
 
     log = Path({log!r})
     raw = sys.stdin.read()

@@ -35,8 +35,8 @@ from lorelab.runners import (
     detect,
     run_parallel,
 )
+from lorelab.testing.fixture import answer
 from lorelab.workers import adapter_argv, call_worker
-from lorelab.workers.adapters.fixture import answer
 from lorelab.workspace import FileEntry
 
 REFERENCE_RUNS = 2  # reference sources run twice: ground truth must be stable, not true once

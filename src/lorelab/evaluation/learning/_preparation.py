@@ -20,7 +20,7 @@ from lorelab.evaluation.learning.records import (
     SharedPreparation,
 )
 from lorelab.io import canonical_bytes, sha256_bytes
-from lorelab.memory import open_store
+from lorelab.memory import AddLessonRequest, LessonsRequest, SnapshotRequest, open_store
 from lorelab.runners import Execution, ProcessScope, assess
 from lorelab.testgen import HistoricalExample, validate_example
 from lorelab.workers import VERIFICATION_SCOPE, bind_identity, implementation_hashes
@@ -116,20 +116,22 @@ def shared_preparation(run: LearningRun) -> None:
                 run.progress(f"history {entry.id}: {'valid' if validation.valid else 'refused'}")
                 if validation.valid:
                     store.add_lesson(
-                        entry.id,
-                        entry.specification_id,
-                        entry.requirements,
-                        list(entry.files),
-                        list(entry.tests),
-                        {
-                            "runner": manifest.runner,
-                            "runs": run.settings.stability_runs,
-                            "reason": validation.reason,
-                        },
+                        AddLessonRequest(
+                            lesson_id=entry.id,
+                            specification_id=entry.specification_id,
+                            requirements=entry.requirements,
+                            files=list(entry.files),
+                            tests=list(entry.tests),
+                            validation={
+                                "runner": manifest.runner,
+                                "runs": run.settings.stability_runs,
+                                "reason": validation.reason,
+                            },
+                        )
                     )
-        run.frozen_lessons = len(store.list_lessons())
+        run.frozen_lessons = len(store.list_lessons(LessonsRequest()).lessons)
         snapshot = run.private / "frozen.db"
-        run.frozen_sha256 = store.snapshot(snapshot)
+        run.frozen_sha256 = store.snapshot(SnapshotRequest(path=str(snapshot))).sha256
     finally:
         store.close()
     shutil.rmtree(home)

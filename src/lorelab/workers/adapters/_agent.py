@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
+from lorelab._model import DEFAULT_TIMEOUT_MS
 from lorelab.errors import JSONInputError, LorelabError
-from lorelab.io import MIB, canonical_bytes, loads_strict
-from lorelab.workers._process import ProcessResult, run_bounded
+from lorelab.io import MIB, ProcessResult, canonical_bytes, loads_strict, run_bounded
 from lorelab.workers._tools import (
     ToolSpec,
     choose_tool,
@@ -32,7 +32,6 @@ from lorelab.workers.roles import MAX_TIMEOUT_MS, Usage, validate_payload
 
 PAYLOAD_LIMIT: Final = 32 * MIB
 TOOL_STDOUT_LIMIT: Final = 64 * MIB
-DEFAULT_TIMEOUT_MS: Final = 115_000
 DEFAULT_MAX_OUTPUT_BYTES: Final = 65_536
 # Leave the adapter time to report before the transport kills the process group.
 TIMEOUT_MARGIN_MS: Final = 5_000
@@ -204,7 +203,7 @@ def run_tool(
 
 def stderr_excerpt(result: ProcessResult) -> str:
     """The last line or so of the tool's stderr, for an error message."""
-    tail = result.stderr_tail.decode("utf-8", "replace").strip()
+    tail = result.output_tail.decode("utf-8", "replace").strip()
     return tail[-300:].replace("\n", " | ") if tail else "(no stderr)"
 
 

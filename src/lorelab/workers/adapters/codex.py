@@ -30,7 +30,8 @@ from lorelab.workers.adapters._agent import (
     tool_executable,
     usage_or_none,
 )
-from lorelab.workers.roles import Usage, build_prompt
+from lorelab.workers.prompts import build_prompt
+from lorelab.workers.roles import Usage
 
 TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.codex"]
 VARIABLE: Final = TOOL.variable

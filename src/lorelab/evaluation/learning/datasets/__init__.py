@@ -1,28 +1,24 @@
-"""The learning evaluation's shipped datasets, authored for lorelab in Python: ``default`` and
-``qualification``. Both use the pytest runner and pass :func:`validate_manifest`."""
+"""The learning evaluation's shipped datasets, kept as data files in this package (one directory
+each, read with :mod:`importlib.resources`; the layout is described in ``_files``). All use the
+pytest runner and pass :func:`validate_manifest`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from importlib.resources import files
 from typing import Final
 
 from lorelab.errors import UsageError
-from lorelab.evaluation.learning.datasets import _default, _qualification
+from lorelab.evaluation.learning.datasets._files import load_dataset
 from lorelab.evaluation.learning.manifest import LearningManifest, validate_manifest
 
-_BUILDERS: Final[dict[str, Callable[[], LearningManifest]]] = {
-    "default": _default.build,
-    "qualification": _qualification.build,
-}
-DATASET_NAMES: Final = tuple(_BUILDERS)
+DATASET_NAMES: Final = ("default", "qualification")
 
 
 def get_dataset(name: str) -> LearningManifest:
     """The shipped dataset ``name``, validated; an unknown name is a :class:`UsageError`."""
-    builder = _BUILDERS.get(name)
-    if builder is None:
+    if name not in DATASET_NAMES:
         raise UsageError(f"dataset {name!r}: unknown; choose one of {', '.join(DATASET_NAMES)}")
-    manifest = builder()
+    manifest = load_dataset(files(__name__), name)
     validate_manifest(manifest, f"dataset {name!r}")
     return manifest
 

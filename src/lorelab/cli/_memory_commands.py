@@ -1,0 +1,638 @@
+"""The commands of ``lorelab memory``: how each operation of the memory's table looks on the
+command line (options, the request they make, how its result is printed).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lorelab.cli import _memory_views as views
+from lorelab.cli._common import echo_json, exit_with
+from lorelab.errors import UsageError
+from lorelab.io import read_json, validate_model
+from lorelab.memory import (
+    HOME_ENV,
+    CheckRun,
+    LocksResult,
+    MemoryStore,
+    Operation,
+    SkillsExportResult,
+    WorkerDreamRequest,
+    dream_with_worker,
+    open_store,
+)
+from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolve_agent
+
+Options = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    home: str | None
+    project_dir: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What a command's options ask for: the request data, where it came from, and the project."""
+
+    data: Any
+    source: str
+    project_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """How one operation of the table looks on the command line."""
+
+    help: str
+    params: list[click.Parameter]
+    call: Callable[[Options], Call]
+    human: Callable[[Any, Any], None]
+    json_view: Callable[[Any], Any] | None = None
+    exit_code: Callable[[Any], int] = field(default=lambda result: 0)
+    divert: Callable[[click.Context, Options, bool], bool] | None = None
+    """Runs instead of the operation when it returns True (``dream --agent``)."""
+
+
+def where_of(ctx: click.Context) -> Where:
+    where = ctx.find_object(Where)
+    assert where is not None  # the memory group always sets it
+    return where
+
+
+def store_for(ctx: click.Context, *, create: bool) -> MemoryStore:
+    """The store for this command; only operations that can start a memory create one.
+
+    ``record``, ``prepare``, ``start`` and ``lock set`` create a missing store (the first
+    record or brief of a project). Every other command reads, or acts on items that must
+    already exist, so a missing store (a mistyped ``--project``) is refused naming its path,
+    and nothing is created.
+    """
+    where = where_of(ctx)
+    store = open_store(where.home, where.project_dir, create=create)
+    ctx.call_on_close(store.close)
+    return store
+
+
+def _json_input(source: str | None, given: Options, what: str, flags_source: str) -> Call:
+    """The request from ``--input`` (a JSON file or ``-``) or from flags, never both."""
+    if source is None:
+        return Call(given, flags_source)
+    if given:
+        raise UsageError(f"give the {what} either with --input or with flags, not both")
+    return Call(views.read_input(source), "stdin" if source == "-" else source)
+
+
+def _given(options: Options, names: dict[str, str]) -> Options:
+    """The options that were given, under their request field names."""
+    return {field: options[name] for name, field in names.items() if options[name] is not None}
+
+
+# ------------------------------------------------------------------ shared options
+
+
+def json_option() -> click.Option:
+    return click.Option(["--json", "as_json"], is_flag=True, help="Print the result as JSON.")
+
+
+def _project_name(
+    help_text: str = "Only use memories of this project (and memories with no project).",
+) -> click.Option:
+    return click.Option(["--project-name"], default=None, help=help_text)
+
+
+def _input(what: str) -> click.Option:
+    return click.Option(
+        ["--input", "input_path"], default=None, help=f"JSON {what}, or - for stdin."
+    )
+
+
+# ------------------------------------------------------------------ record
+
+
+def _record_call(options: Options) -> Call:
+    given = _given(
+        options,
+        {
+            "task": "task",
+            "summary": "summary",
+            "outcome": "outcome",
+            "project_name": "project",
+            "qa": "qa",
+            "plan_id": "plan_id",
+            "skill_id": "skill_id",
+            "host": "host",
+            "model": "model",
+            "task_id": "task_id",
+        },
+    )
+    if options["verify_command"] is not None or options["verify_exit_code"] is not None:
+        given["verification"] = {
+            "command": options["verify_command"],
+            "exit_code": options["verify_exit_code"],
+        }
+    if options["ran"]:
+        given["commands"] = views.parse_ran(options["ran"])
+    if options["step"]:
+        given["steps"] = list(options["step"])
+    if options["files"]:
+        given["files"] = list(options["files"])
+    return _json_input(options["input_path"], given, "experience", "record flags")
+
+
+_RECORD = Command(
+    help="""Record one experience (secrets are redacted before anything is stored).
+
+    Give the experience as JSON with --input (the lore_record tool's arguments), or with
+    flags. Verified means outcome 'passed' and a verification exit code of 0.
+    """,
+    params=[
+        _input("experience file"),
+        click.Option(["--task"], default=None, help="The task as it was given."),
+        click.Option(["--summary"], default=None, help="What was done and what worked."),
+        click.Option(["--outcome"], type=click.Choice(["passed", "failed"]), default=None),
+        click.Option(["--verify-command"], default=None, help="The verification command."),
+        click.Option(["--verify-exit-code"], type=int, default=None, help="Its exit code."),
+        click.Option(
+            ["--ran"], multiple=True, help="A command run, as EXIT_CODE:COMMAND (repeatable)."
+        ),
+        click.Option(["--step"], multiple=True, help="A step, in order (repeatable)."),
+        click.Option(["--file", "files"], multiple=True, help="A file touched (repeatable)."),
+        _project_name(
+            "The project this experience belongs to (a brief for another project leaves it out)."
+        ),
+        click.Option(
+            ["--qa"],
+            type=click.Choice(["approved", "unreviewed"]),
+            default=None,
+            help="Review state: only approved, verified work can become a Skill.",
+        ),
+        click.Option(
+            ["--plan-id"], default=None, help="The plan this work followed (from `start`)."
+        ),
+        click.Option(["--skill-id"], default=None, help="The Skill this work used."),
+        click.Option(["--host"], default=None, help="Agent host (claude, codex, gemini, ...)."),
+        click.Option(["--model"], default=None, help="Model the host says it used."),
+        click.Option(
+            ["--task-id"], default=None, help="Task id in an evaluation (checked against locks)."
+        ),
+    ],
+    call=_record_call,
+    human=views.print_record,
+)
+
+# ------------------------------------------------------------------ prepare and start
+
+_PREPARE = Command(
+    help="Brief TASK with relevant verified memory (empty when nothing clears the floor).",
+    params=[
+        click.Argument(["task"]),
+        _project_name(),
+        click.Option(["--no-skills"], is_flag=True, help="Leave Skills out of the brief."),
+        click.Option(["--budget-tokens"], type=int, default=1200, show_default=True),
+    ],
+    call=lambda o: Call(
+        {
+            "task": o["task"],
+            "project": o["project_name"],
+            "include_skills": not o["no_skills"],
+            "budget_tokens": o["budget_tokens"],
+        },
+        "prepare arguments",
+    ),
+    human=lambda request, brief: views.print_brief(brief),
+)
+
+_START = Command(
+    help="Plan TASK with the best healthy Skill, or say why there is no plan.",
+    params=[
+        click.Argument(["task"]),
+        _project_name(),
+        click.Option(
+            ["--include-review-required"], is_flag=True, help="Also consider Skills at health 0."
+        ),
+    ],
+    call=lambda o: Call(
+        {
+            "task": o["task"],
+            "project": o["project_name"],
+            "include_review_required": o["include_review_required"],
+        },
+        "start arguments",
+    ),
+    human=views.print_start,
+)
+
+# ------------------------------------------------------------------ skills, plans, health
+
+_PROMOTE = Command(
+    help="Promote two or more verified, QA-approved experiences sharing a procedure to a Skill.",
+    params=[
+        click.Argument(["experience_ids"], nargs=-1, required=True),
+        click.Option(
+            ["--name"], required=True, help="Agent Skills name: lowercase, digits, hyphens."
+        ),
+        click.Option(
+            ["--description"], required=True, help="What the Skill does and when to use it."
+        ),
+    ],
+    call=lambda o: Call(
+        {
+            "experience_ids": list(o["experience_ids"]),
+            "name": o["name"],
+            "description": o["description"],
+        },
+        "promote arguments",
+    ),
+    human=lambda request, skill: views.print_skill(skill),
+)
+
+_OUTCOME = Command(
+    help="Report the outcome of PLAN_ID (once); updates its Skill's health.",
+    params=[
+        click.Argument(["plan_id"]),
+        click.Option(
+            ["--passed/--failed"], required=True, help="Whether following the plan worked."
+        ),
+        click.Option(["--rework-count"], type=int, required=True, help="Rework rounds it needed."),
+    ],
+    call=lambda o: Call(
+        {"plan_id": o["plan_id"], "passed": o["passed"], "rework_count": o["rework_count"]},
+        "outcome arguments",
+    ),
+    human=views.print_outcome,
+)
+
+_HEALTH = Command(
+    help="Skill health (start 2, -1 per failed plan, +1 per passed plan up to the cap).",
+    params=[click.Argument(["skill_id"], required=False)],
+    call=lambda o: Call({"skill_id": o["skill_id"]}, "health arguments"),
+    human=lambda request, result: views.health_table(result),
+)
+
+# ------------------------------------------------------------------ dreams
+
+
+def _worker_cwd(where: Where) -> Path | None:
+    """The project directory a dreamer runs in, or ``None`` (a private temporary directory).
+
+    ``--project`` names it; without one, the current directory is the project only when the
+    store lives there (no ``--home``, no ``$LORELAB_HOME``).
+    """
+    if where.project_dir is not None:
+        return Path(os.path.abspath(where.project_dir))
+    if where.home is None and not os.environ.get(HOME_ENV):
+        return Path.cwd()
+    return None
+
+
+def _dream_divert(ctx: click.Context, options: Options, as_json: bool) -> bool:
+    """``dream --agent``: a worker proposes the candidates; without it, the transport options
+    are refused and the operation (mining) runs."""
+    given = {
+        "--timeout-ms": options["timeout_ms"],
+        "--max-output-bytes": options["max_output_bytes"],
+        "--max-candidates": options["max_candidates"],
+        "--identity": options["operator_identity"],
+    }
+    if options["agent"] is None:
+        stray = [flag for flag, value in given.items() if value is not None]
+        if stray:
+            raise UsageError(f"{stray[0]} is only used with --agent (a worker-based Dream)")
+        return False
+    max_candidates = options["max_candidates"]
+    request = validate_model(
+        WorkerDreamRequest,
+        {
+            "project": options["project_name"],
+            "limit": options["limit"],
+            "max_candidates": 10 if max_candidates is None else max_candidates,
+        },
+        "dream arguments",
+    )
+    timeout_ms, max_output_bytes = options["timeout_ms"], options["max_output_bytes"]
+    result = dream_with_worker(
+        store_for(ctx, create=False),
+        request,
+        resolve_agent(options["agent"]),
+        cwd=_worker_cwd(where_of(ctx)),
+        timeout_ms=DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms,
+        max_output_bytes=DEFAULT_MAX_OUTPUT_BYTES if max_output_bytes is None else max_output_bytes,
+        operator_identity=options["operator_identity"],
+    )
+    if as_json:
+        echo_json(result)
+    else:
+        views.print_worker_dream(result)
+    if result.receipt.failure == "identity-changed":
+        exit_with(3)
+    if not result.ok:
+        exit_with(1)
+    return True
+
+
+_DREAM = Command(
+    help="""Mine candidate Skills from command sequences shared by verified experiences.
+
+    With --agent, a worker proposes them instead (one call through the worker protocol, never
+    retried); each proposal is stored as an unchecked candidate or refused with its reason.
+    Exit 1 when the call failed (nothing stored; the receipt is printed), 3 when the worker's
+    identity changed during it.
+    """,
+    params=[
+        _project_name(),
+        click.Option(
+            ["--limit"], type=int, default=200, show_default=True, help="Experiences considered."
+        ),
+        click.Option(
+            ["--agent"],
+            default=None,
+            help="Ask a worker (role dreamer) instead of mining: a shipped adapter (fixture, "
+            "claude, codex, gemini) or the worker's argv as a JSON array. Never run through a "
+            "shell.",
+        ),
+        click.Option(
+            ["--timeout-ms"],
+            type=int,
+            default=None,
+            help="With --agent: kill the worker after this many ms "
+            f"(default {DEFAULT_TIMEOUT_MS}).",
+        ),
+        click.Option(
+            ["--max-output-bytes"],
+            type=int,
+            default=None,
+            help=f"With --agent: fail the call past this many stdout bytes "
+            f"(default {DEFAULT_MAX_OUTPUT_BYTES}).",
+        ),
+        click.Option(
+            ["--max-candidates"],
+            type=int,
+            default=None,
+            help="With --agent: the most candidates the worker may propose (default 10).",
+        ),
+        click.Option(
+            ["--identity", "operator_identity"],
+            default=None,
+            help="With --agent: who operates it.",
+        ),
+    ],
+    call=lambda o: Call({"project": o["project_name"], "limit": o["limit"]}, "dream arguments"),
+    human=views.print_dream,
+    divert=_dream_divert,
+)
+
+
+def _check_failed(run: CheckRun) -> int:
+    return 0 if run.passed else 1
+
+
+_CHECK = Command(
+    help="Run a candidate's checks in a disposable copy of the project; exit 1 if one fails.",
+    params=[
+        click.Argument(["candidate_id"]),
+        click.Option(
+            ["--dir", "directory"],
+            type=click.Path(file_okay=False, exists=True),
+            default=None,
+            help="Project to copy for the checks (default: --project, else the current directory).",
+        ),
+        click.Option(
+            ["--timeout"], type=float, default=60.0, show_default=True, help="Seconds per check."
+        ),
+    ],
+    call=lambda o: Call(
+        {"candidate_id": o["candidate_id"], "timeout_seconds": o["timeout"]},
+        "check arguments",
+        project_dir=o["directory"],
+    ),
+    human=lambda request, run: views.print_check(run),
+    exit_code=_check_failed,
+)
+
+_PROMOTE_CANDIDATE = Command(
+    help="Promote a checked candidate into a trusted Skill.",
+    params=[
+        click.Argument(["candidate_id"]),
+        click.Option(["--name"], default=None, help="Skill name (default: the candidate's)."),
+        click.Option(
+            ["--description"], default=None, help="Skill description (default: the candidate's)."
+        ),
+    ],
+    call=lambda o: Call(
+        {"candidate_id": o["candidate_id"], "name": o["name"], "description": o["description"]},
+        "promote-candidate arguments",
+    ),
+    human=lambda request, skill: views.print_skill(skill),
+)
+
+# ------------------------------------------------------------------ list and show
+
+_LIST = Command(
+    help="The most recent items of one kind, newest first.",
+    params=[
+        click.Option(
+            ["--kind"],
+            type=click.Choice(
+                ["experience", "skill", "plan", "brief", "candidate", "lock", "lesson"]
+            ),
+            default="experience",
+            show_default=True,
+        ),
+        click.Option(["--limit"], type=int, default=50, show_default=True),
+    ],
+    call=lambda o: Call({"kind": o["kind"], "limit": o["limit"]}, "list arguments"),
+    human=lambda request, result: views.list_table(result),
+)
+
+_SHOW = Command(
+    help="One item by id (exp-N, skill-N, plan-N, brief-N, cand-N) with its provenance.",
+    params=[click.Argument(["item_id"])],
+    call=lambda o: Call({"id": o["item_id"]}, "show arguments"),
+    human=lambda request, result: views.item_table(result.item),
+    json_view=lambda result: result.item,
+)
+
+# ------------------------------------------------------------------ skills export
+
+
+def _print_paths(request: Any, result: SkillsExportResult) -> None:
+    for path in result.paths:
+        views.echo(path)
+    if not result.paths:
+        views.echo("no Skills to export")
+
+
+_EXPORT = Command(
+    help="Write each Skill as DIRECTORY/<name>/SKILL.md (never overwriting a folder).",
+    params=[
+        click.Argument(["directory"], type=click.Path(file_okay=False)),
+        click.Option(
+            ["--include-review-required"], is_flag=True, help="Also export Skills at health 0."
+        ),
+    ],
+    call=lambda o: Call(
+        {"directory": o["directory"], "include_review_required": o["include_review_required"]},
+        "export arguments",
+    ),
+    human=_print_paths,
+    json_view=lambda result: result.paths,
+)
+
+# ------------------------------------------------------------------ evaluation locks
+
+
+def _lock_call(options: Options) -> Call:
+    holdout = list(options["tasks"])
+    tasks_file = options["tasks_file"]
+    if tasks_file is not None:
+        data = read_json(tasks_file, "manifest")
+        if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
+            raise UsageError(f"{tasks_file}: expected a JSON list of strings")
+        holdout += data
+    if not holdout:
+        raise UsageError("give at least one holdout task with --task or --tasks-file")
+    return Call(
+        {"evaluation_id": options["evaluation_id"], "holdout_tasks": holdout}, "lock arguments"
+    )
+
+
+_LOCK_SET = Command(
+    help="Lock EVALUATION_ID's holdout tasks: matched after whitespace normalisation, any case.",
+    params=[
+        click.Argument(["evaluation_id"]),
+        click.Option(
+            ["--task", "tasks"], multiple=True, help="A holdout task id or text (repeatable)."
+        ),
+        click.Option(
+            ["--tasks-file"],
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="JSON file holding a list of holdout task ids or texts.",
+        ),
+    ],
+    call=_lock_call,
+    human=lambda request, lock: views.echo(
+        f"lock {lock.evaluation_id}: {len(lock.holdout_tasks)} holdout task(s)"
+    ),
+)
+
+_LOCK_CLEAR = Command(
+    help="Clear EVALUATION_ID's active lock (it stays in the record as cleared).",
+    params=[click.Argument(["evaluation_id"])],
+    call=lambda o: Call({"evaluation_id": o["evaluation_id"]}, "lock arguments"),
+    human=lambda request, lock: views.echo(f"lock {lock.evaluation_id} cleared"),
+)
+
+
+def _locks_json(result: LocksResult) -> list[dict[str, Any]]:
+    return [lock.model_dump() for lock in result.locks]
+
+
+_LOCK_SHOW = Command(
+    help="Every evaluation lock, active and cleared.",
+    params=[],
+    call=lambda o: Call({}, "lock arguments"),
+    human=lambda request, result: views.locks_table(result),
+    json_view=_locks_json,
+)
+
+# ------------------------------------------------------------------ durable context
+
+
+def _checkpoint_call(options: Options) -> Call:
+    given = _given(
+        options, {"scope": "scope", "boundary": "boundary", "summary": "summary", "task": "task"}
+    )
+    if options["notes"]:
+        given["notes"] = list(options["notes"])
+    if options["failed"]:
+        given["failed_commands"] = views.parse_ran(options["failed"], "--failed")
+    return _json_input(options["input_path"], given, "checkpoint", "checkpoint flags")
+
+
+_CHECKPOINT = Command(
+    help="Write durable context at a compaction, restart or child-handoff boundary "
+    "(lore_checkpoint).\n\nGive it as JSON with --input (the lore_checkpoint tool's arguments) "
+    "or with flags.",
+    params=[
+        _input("checkpoint"),
+        click.Option(
+            ["--scope"], default=None, help="What the context belongs to (task or session id)."
+        ),
+        click.Option(
+            ["--boundary"],
+            type=click.Choice(["compaction", "restart", "child_handoff"]),
+            default=None,
+        ),
+        click.Option(["--summary"], default=None, help="Summary of the work so far."),
+        click.Option(
+            ["--note", "notes"],
+            multiple=True,
+            help="A note the next context keeps (repeatable).",
+        ),
+        click.Option(["--task"], default=None, help="The task statement."),
+        click.Option(
+            ["--failed"],
+            multiple=True,
+            help="A command that failed, as EXIT_CODE:COMMAND (repeatable).",
+        ),
+    ],
+    call=_checkpoint_call,
+    human=views.print_checkpoint,
+)
+
+_RECOVER = Command(
+    help="The newest checkpoint of SCOPE and the handoff brief to resume from (lore_recover).",
+    params=[click.Argument(["scope"])],
+    call=lambda o: Call({"scope": o["scope"]}, "recover arguments"),
+    human=views.print_recover,
+)
+
+# ------------------------------------------------------------------ snapshot
+
+_SNAPSHOT = Command(
+    help="Write a consistent copy of the store to PATH (a new file) and print its SHA-256.",
+    params=[click.Argument(["path"], type=click.Path(dir_okay=False))],
+    call=lambda o: Call({"path": o["path"]}, "snapshot arguments"),
+    human=lambda request, result: views.echo(f"{result.sha256}  {request.path}"),
+)
+
+COMMANDS: dict[str, Command] = {
+    "record": _RECORD,
+    "prepare": _PREPARE,
+    "start": _START,
+    "promote": _PROMOTE,
+    "outcome": _OUTCOME,
+    "health": _HEALTH,
+    "dream": _DREAM,
+    "check": _CHECK,
+    "promote-candidate": _PROMOTE_CANDIDATE,
+    "list": _LIST,
+    "show": _SHOW,
+    "skills export": _EXPORT,
+    "lock set": _LOCK_SET,
+    "lock clear": _LOCK_CLEAR,
+    "lock show": _LOCK_SHOW,
+    "checkpoint": _CHECKPOINT,
+    "recover": _RECOVER,
+    "snapshot": _SNAPSHOT,
+}
+"""How each operation of the table looks on the command line, by operation name."""
+
+
+def default_command(entry: Operation[Any, Any]) -> Command:
+    """An operation with no hand-made command: its request as JSON, its result as JSON."""
+    return Command(
+        help=f"{entry.description}\n\nGive the request as JSON with --input (a file, or -).",
+        params=[_input(f"{entry.request.__name__}")],
+        call=lambda o: _json_input(o["input_path"], {}, "request", f"{entry.name} arguments"),
+        human=lambda request, result: echo_json(result),
+    )

@@ -1,0 +1,183 @@
+"""Briefs: what ``prepare`` (and ``start``) hand an agent, recorded for audits."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Final
+
+from lorelab._model import estimate_tokens
+from lorelab.memory._brief import Rendered, render
+from lorelab.memory._db import Row, dumps, format_id, loads, now, one, optional_id
+from lorelab.memory._models import (
+    AvoidCommand,
+    Brief,
+    BriefExperience,
+    BriefRecord,
+    BriefSkill,
+    PrepareRequest,
+    StoredCommand,
+)
+from lorelab.memory._redact import Redactor
+from lorelab.memory._relevance import RelevancePolicy
+from lorelab.memory._search import floor, floor_text, search_experiences, search_skills
+from lorelab.memory._skills import skill_view
+from lorelab.memory._text import normalise_command
+
+MAX_BRIEF_EXPERIENCES: Final = 5
+MAX_BRIEF_SKILLS: Final = 3
+MAX_AVOID: Final = 10
+PLAN_BRIEF_TOKENS: Final = 1200
+
+
+@dataclass(frozen=True, slots=True)
+class BriefQuery:
+    """What one brief is composed for."""
+
+    task: str
+    project: str | None
+    include_skills: bool
+    budget_tokens: int
+    plan_id: int | None = None
+
+
+def brief_view(row: Row) -> BriefRecord:
+    return BriefRecord(
+        id=format_id("brief", int(row["id"])),
+        task=row["task"],
+        project=row["project"],
+        empty=bool(row["empty"]),
+        experience_ids=loads(row["experience_ids"]),
+        skill_ids=loads(row["skill_ids"]),
+        tokens_estimate=int(row["tokens_estimate"]),
+        budget_tokens=int(row["budget_tokens"]),
+        plan_id=optional_id("plan", row["plan_id"]),
+        text=row["text"],
+        created_at=row["created_at"],
+    )
+
+
+def _avoid(row: Row, exp_id: str, seen: set[str]) -> list[AvoidCommand]:
+    commands = [StoredCommand.model_validate(c) for c in loads(row["commands"])]
+    # A command that also succeeded in the same experience (or was its passing verification)
+    # was part of the normal fix-and-rerun loop, not a dead end.
+    succeeded = {normalise_command(c.command) for c in commands if c.exit_code == 0}
+    succeeded.add(normalise_command(row["verification_command"]))
+    avoid: list[AvoidCommand] = []
+    for command in commands:
+        key = normalise_command(command.command)
+        if command.exit_code == 0 or key in succeeded or key in seen:
+            continue
+        seen.add(key)
+        avoid.append(
+            AvoidCommand(command=command.command, exit_code=command.exit_code, experience_id=exp_id)
+        )
+    return avoid
+
+
+def _experiences(
+    conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery
+) -> tuple[list[BriefExperience], list[AvoidCommand]]:
+    found = search_experiences(conn, policy, query.task, query.project)[:MAX_BRIEF_EXPERIENCES]
+    experiences: list[BriefExperience] = []
+    avoid: list[AvoidCommand] = []
+    seen: set[str] = set()
+    for item in found:
+        row = one(conn, "experiences", item.rowid)
+        exp_id = format_id("exp", item.rowid)
+        experiences.append(
+            BriefExperience(
+                id=exp_id,
+                score=item.score,
+                task=row["task"],
+                summary=row["summary"],
+                verification_command=row["verification_command"],
+            )
+        )
+        avoid += _avoid(row, exp_id, seen)
+    return experiences, avoid
+
+
+def _skills(
+    conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery
+) -> list[BriefSkill]:
+    if not query.include_skills:
+        return []
+    skills: list[BriefSkill] = []
+    for item in search_skills(conn, policy, query.task, query.project, False)[:MAX_BRIEF_SKILLS]:
+        skill = skill_view(one(conn, "skills", item.rowid))
+        skills.append(
+            BriefSkill(
+                id=skill.id,
+                name=skill.name,
+                description=skill.description,
+                score=item.score,
+                health=skill.health,
+                steps=skill.steps,
+            )
+        )
+    return skills
+
+
+def _insert(conn: sqlite3.Connection, query: BriefQuery, rendered: Rendered, tokens: int) -> int:
+    cursor = conn.execute(
+        "INSERT INTO briefs (created_at, task, project, empty, experience_ids, skill_ids, "
+        "avoid_commands, tokens_estimate, budget_tokens, plan_id, text) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            now(),
+            query.task,
+            query.project,
+            int(not rendered.text),
+            dumps([item.id for item in rendered.experiences]),
+            dumps([item.id for item in rendered.skills]),
+            dumps([item.model_dump() for item in rendered.avoid]),
+            tokens,
+            query.budget_tokens,
+            query.plan_id,
+            rendered.text,
+        ),
+    )
+    return int(cursor.lastrowid or 0)
+
+
+def compose_brief(conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery) -> Brief:
+    """Compose the brief for ``query`` and record it (in the caller's write transaction)."""
+    experiences, avoid = _experiences(conn, policy, query)
+    skills = _skills(conn, policy, query)
+    rendered = render(experiences, skills, avoid[:MAX_AVOID], query.budget_tokens)
+    empty = not rendered.text
+    if not empty:
+        reason = None
+    elif experiences or skills or avoid:
+        reason = f"no relevant item fits in {query.budget_tokens} estimated tokens"
+    else:
+        reason = f"nothing cleared the relevance floor {floor_text(policy)}"
+    tokens = estimate_tokens(rendered.text)
+    number = _insert(conn, query, rendered, tokens)
+    return Brief(
+        brief_id=format_id("brief", number),
+        task=query.task,
+        project=query.project,
+        empty=empty,
+        reason=reason,
+        experiences=rendered.experiences,
+        avoid_commands=rendered.avoid,
+        skills=rendered.skills,
+        omitted=rendered.omitted + max(0, len(avoid) - MAX_AVOID),
+        text=rendered.text,
+        tokens_estimate=tokens,
+        budget_tokens=query.budget_tokens,
+        relevance_floor=floor(policy),
+    )
+
+
+def prepare_query(request: PrepareRequest) -> BriefQuery:
+    """What ``prepare`` briefs: its task and project redacted, as everything stored is."""
+    red = Redactor()
+    return BriefQuery(
+        red(request.task),
+        red.optional(request.project),
+        request.include_skills,
+        request.budget_tokens,
+    )

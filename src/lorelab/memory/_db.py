@@ -1,0 +1,346 @@
+"""The memory's database: one SQLite file in WAL mode, its transactions, ids and row helpers.
+
+Every write is one ``BEGIN IMMEDIATE`` transaction; a busy database is waited for (SQLite's
+busy timeout) and the whole transaction retried until a deadline, after which the caller gets
+an error: nothing is dropped silently. Nothing is ever deleted (triggers refuse it). The
+aggregate modules (experiences, briefs, skills, dreams, lessons, locks) work through this one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from lorelab._model import timestamp
+from lorelab.errors import InputFileError, IntegrityFailure, OutputExistsError, UsageError
+from lorelab.io import sha256_file
+from lorelab.memory._migrations import MIGRATIONS_TABLE, migrate
+
+T = TypeVar("T")
+Row = dict[str, Any]
+"""A row as a dict of column name to value."""
+
+BUSY_DEADLINE_SECONDS: Final = 60.0
+_SNAPSHOT_HASH_CAP: Final = 1 << 40
+PREFIXES: Final = {
+    "exp": "experience",
+    "skill": "skill",
+    "plan": "plan",
+    "brief": "brief",
+    "cand": "candidate",
+    "check": "check_run",
+}
+ID: Final = re.compile(r"([a-z]+)-([0-9]{1,18})")
+
+# The canonical form (lorelab.io.canonical_json) with one reusable encoder: stored JSON is
+# written on every record, so the per-call encoder set-up is worth saving.
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def dumps(value: Any) -> str:
+    """``value`` as stored JSON text (canonical, UTF-8)."""
+    return _ENCODER.encode(value)
+
+
+def loads(text: str) -> Any:
+    """Stored JSON text as a value."""
+    return json.loads(text)
+
+
+def format_id(prefix: str, number: int) -> str:
+    """The public id of row ``number`` of the kind ``prefix`` names (``exp-3``)."""
+    return f"{prefix}-{number}"
+
+
+def optional_id(prefix: str, number: Any) -> str | None:
+    """:func:`format_id` of a nullable column."""
+    return None if number is None else format_id(prefix, int(number))
+
+
+def parse_id(value: str, prefix: str) -> int:
+    """The row number of ``value``, which must be a ``prefix-N`` id; else a UsageError."""
+    match = ID.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None or match.group(1) != prefix:
+        raise UsageError(f"{value!r} is not a {PREFIXES[prefix]} id ({prefix}-<number>)")
+    return int(match.group(2))
+
+
+def rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+    """Every row of ``sql`` as a dict."""
+    cursor = conn.execute(sql, params)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+
+
+def maybe_one(conn: sqlite3.Connection, table: str, number: int) -> Row | None:
+    """Row ``number`` of ``table``, or ``None``."""
+    found = rows(conn, f"SELECT * FROM {table} WHERE id = ?", (number,))
+    return found[0] if found else None
+
+
+def one(conn: sqlite3.Connection, table: str, number: int) -> Row:
+    """Row ``number`` of ``table``, which must exist (its absence is an integrity failure)."""
+    row = maybe_one(conn, table, number)
+    if row is None:
+        raise IntegrityFailure(f"{table} row {number} is missing from the store")
+    return row
+
+
+def exists(conn: sqlite3.Connection, table: str, number: int) -> bool:
+    """Whether row ``number`` of ``table`` exists."""
+    return conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (number,)).fetchone() is not None
+
+
+def n_docs(conn: sqlite3.Connection, table: str) -> int:
+    """How many rows ``table`` has (nothing is ever deleted, so its largest id; O(log n))."""
+    value = conn.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
+    return int(value or 0)
+
+
+def counts(
+    conn: sqlite3.Connection, table: str, term_column: str, count_column: str
+) -> Callable[[Sequence[str]], dict[str, int]]:
+    """A document-frequency lookup over ``table`` for the relevance policy."""
+
+    def lookup(terms: Sequence[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        # Bounded batches keep each statement under SQLite's variable limit.
+        for start in range(0, len(terms), 500):
+            batch = list(terms[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            for term, count in conn.execute(
+                f"SELECT {term_column}, {count_column} FROM {table} "
+                f"WHERE {term_column} IN ({marks})",
+                batch,
+            ):
+                found[str(term)] = int(count)
+        return found
+
+    return lookup
+
+
+def now() -> str:
+    """The time stamp every stored row carries."""
+    return timestamp()
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # mode=rw: SQLite itself refuses to make a missing file, so a store removed after the
+    # caller's check is never created again behind its back.
+    try:
+        return sqlite3.connect(
+            f"{path.absolute().as_uri()}?mode=rw",
+            timeout=10.0,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=True,
+        )
+    except sqlite3.Error as exc:
+        raise InputFileError(f"{path}: cannot open the memory store: {exc}") from None
+
+
+def _store_problem(path: Path) -> str | None:
+    """Why the existing file ``path`` is not a lorelab store, found without writing to it."""
+    if path.stat().st_size == 0:
+        return (
+            "an empty file is not a memory store (a damaged or truncated store?); nothing was "
+            "changed; move it away to start a new store"
+        )
+    try:
+        probe = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            found = probe.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                (MIGRATIONS_TABLE,),
+            ).fetchone()
+        finally:
+            probe.close()
+    except sqlite3.DatabaseError as exc:
+        return f"not a usable lorelab memory store: {exc}"
+    if found is None:
+        return "an SQLite database that is not a lorelab memory store; nothing was changed"
+    return None
+
+
+def _create(path: Path) -> None:
+    """Make a new, migrated store at ``path`` in one step, unless one appeared meanwhile.
+
+    The store is built under a private name beside ``path`` and linked into place, so ``path``
+    never names a half-made store: an empty or foreign file there is damage, never a store
+    being born.
+    """
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.new")
+    try:
+        conn = sqlite3.connect(temporary, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            migrate(conn, str(path))
+        finally:
+            conn.close()
+        os.chmod(temporary, 0o600)
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process made the store first: open that one
+        except OSError:
+            if not path.exists():  # a file system without hard links
+                os.replace(temporary, path)
+    except sqlite3.Error as exc:
+        raise InputFileError(f"{path}: cannot create the memory store: {exc}") from None
+    except OSError as exc:
+        raise InputFileError(
+            f"{path}: cannot create the memory store: {exc.strerror or exc}"
+        ) from None
+    finally:
+        for leftover in (temporary, Path(f"{temporary}-wal"), Path(f"{temporary}-shm")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+
+class Database:
+    """One SQLite store file: the connection, its transactions, and a consistent snapshot.
+
+    One instance may be shared between threads (calls are serialised); several processes may
+    open the same file at once.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_deadline_seconds: float = BUSY_DEADLINE_SECONDS,
+        create: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self._busy_deadline = busy_deadline_seconds
+        self._lock = threading.RLock()
+        if self.path.exists() and not self.path.is_file():
+            raise InputFileError(f"{self.path}: not a regular file")
+        if not create and not self.path.is_file():
+            raise InputFileError(
+                f"{self.path}: no memory store here, and nothing was created; check --home, "
+                "--project or $LORELAB_HOME (a store is made by the first record or prepare)"
+            )
+        if create:
+            try:
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputFileError(
+                    f"{self.path.parent}: cannot create the memory home: {exc.strerror or exc}"
+                ) from None
+            if not self.path.exists():
+                _create(self.path)
+        problem = _store_problem(self.path)
+        if problem is not None:
+            raise InputFileError(f"{self.path}: {problem}")
+        self.conn = _connect(self.path)
+        try:
+            self._configure()
+            self.retry_busy(lambda: migrate(self.conn, str(self.path)))
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise InputFileError(f"{self.path}: not a usable lorelab memory store: {exc}") from None
+        except BaseException:
+            self.conn.close()
+            raise
+        with contextlib.suppress(OSError):
+            os.chmod(self.path, 0o600)
+
+    def _configure(self) -> None:
+        mode = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise IntegrityFailure(f"{self.path}: could not switch to WAL mode (got {mode})")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.execute("PRAGMA busy_timeout=10000")
+        # 32 MiB of page cache: the FTS index and term counts of a 100k store stay in memory.
+        self.conn.execute("PRAGMA cache_size=-32768")
+        # Checkpoint (and fsync) every 4000 pages rather than 1000: one-experience transactions
+        # touch tens of pages, and each checkpoint's fsync otherwise dominates their cost.
+        self.conn.execute("PRAGMA wal_autocheckpoint=4000")
+        self.conn.execute(f"PRAGMA journal_size_limit={64 * 1024 * 1024}")
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    def retry_busy(self, fn: Callable[[], T]) -> T:
+        """``fn()``, retried while the database is busy, until the deadline."""
+        deadline = time.monotonic() + self._busy_deadline
+        delay = 0.002
+        while True:
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise IntegrityFailure(
+                        f"{self.path}: store stayed locked for {self._busy_deadline:g} s; "
+                        "nothing was written"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` in one IMMEDIATE transaction, retried as a whole while the store is busy."""
+
+        def attempt() -> T:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(self.conn)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            return result
+
+        with self._lock:
+            return self.retry_busy(attempt)
+
+    def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` in one read transaction (a consistent snapshot)."""
+
+        def attempt() -> T:
+            self.conn.execute("BEGIN")
+            try:
+                return fn(self.conn)
+            finally:
+                if self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
+
+        with self._lock:
+            return self.retry_busy(attempt)
+
+    def snapshot(self, path: str | os.PathLike[str]) -> str:
+        """Copy the store into the new file ``path`` (no WAL beside it); its SHA-256."""
+        target = Path(path)
+        if os.path.lexists(target):
+            raise OutputExistsError(f"{target}: already exists; a snapshot never overwrites")
+        if not target.parent.is_dir():
+            raise UsageError(f"{target.parent}: not an existing directory")
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        destination = sqlite3.connect(target, isolation_level=None)
+        try:
+            with self._lock:
+                self.conn.backup(destination)
+            destination.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            destination.close()
+        return sha256_file(target, cap=_SNAPSHOT_HASH_CAP)

@@ -1,0 +1,9 @@
+"""Test doubles shipped with lorelab, for users' tests and lorelab's own.
+
+``lorelab.testing.fixture`` (agent name ``fixture``), ``fixture_host`` (``fixture-host``) and
+``fixture_context`` (``fixture-context``) are deterministic, offline workers that speak the
+``lorelab.worker/1`` protocol from the payload alone. Their answers carry
+``evidenceKind: "protocol-fixture"``: they exercise the protocol and never count as evidence
+about a real agent. ``lorelab.testing.quality`` holds the helpers the retrieval benchmarks use to
+load labelled retrieval sets into a store.
+"""

@@ -1,0 +1,523 @@
+"""The deterministic fixture host (role ``host``): solves or fails the example project's tasks by
+a fixed rule, offline, so the four-condition protocol runs end to end without an agent.
+
+Run as ``python -m lorelab.testing.fixture_host`` in the project copy. The rule, which
+depends only on the payload and the project:
+
+1. The host reads the task prompt, the guidance text (if any) and, from the second attempt on,
+   the tail of the last failed verification.
+2. If the guidance names one of the task's *decoys* and none of its *needs*, the host follows
+   the guidance and makes the plausible but wrong edit (misled by memory).
+3. Otherwise, if any of that text names one of the task's *needs* (a file or a command the
+   task needs), it applies the correct edit, first undoing its own earlier wrong edit.
+4. Otherwise it makes the plausible but wrong edit.
+
+Needs, decoys and edits ship here, with the fixture host, for the example project in
+``examples/conditions/``; they are never in the project copy and never shown to a real host.
+A task id the host does not know, or a file that does not match, gets no edit. Every response
+says ``evidenceKind: "protocol-fixture"``: results produced with this host are never evidence.
+
+Like the agent adapters it takes ``--model M``; no model runs, but it answers with ``model: M``
+so the runner's pass-through of ``host.model`` and its claimed-model check can be exercised
+offline. Without ``--model`` it claims no model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from lorelab._model import PROTOCOL_FIXTURE
+
+EVIDENCE_KIND: Final = PROTOCOL_FIXTURE
+MAX_PAYLOAD_BYTES: Final = 4 * 1024 * 1024
+COMMAND_TIMEOUT_S: Final = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the single occurrence of ``old`` in ``path`` by ``new``."""
+
+    path: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class FixtureTask:
+    """What the fixture host knows about one task of the example project."""
+
+    needs: tuple[str, ...]
+    solution: tuple[Edit, ...]
+    solved_summary: str
+    wrong: tuple[Edit, ...]
+    wrong_summary: str
+    decoys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HostAction:
+    """What the host decided, and the text it saw that decided it."""
+
+    kind: str  # "solve", "wrong" or "misled"
+    reason: str
+    commands: tuple[str, ...]
+
+
+_GREP_QUANTIZE: Final = "grep -rn quantize shop"
+_HALF_UP_IMPORT: Final = Edit(
+    "shop/pricing.py",
+    "from decimal import Decimal\n",
+    "from decimal import ROUND_HALF_UP, Decimal\n",
+)
+
+TASKS: Final[Mapping[str, FixtureTask]] = {
+    "seed-parse-half-up": FixtureTask(
+        needs=("shop/money.py", _GREP_QUANTIZE),
+        solution=(
+            Edit(
+                "shop/money.py",
+                "from decimal import Decimal, InvalidOperation\n",
+                "from decimal import ROUND_HALF_UP, Decimal, InvalidOperation\n",
+            ),
+            Edit(
+                "shop/money.py",
+                "    return value.quantize(CENT)\n",
+                "    return value.quantize(CENT, rounding=ROUND_HALF_UP)\n",
+            ),
+        ),
+        solved_summary=(
+            "Found the rounding with `grep -rn quantize shop`; parse_amount in shop/money.py now "
+            "quantizes to CENT with ROUND_HALF_UP."
+        ),
+        wrong=(
+            Edit(
+                "shop/money.py",
+                "    return value.quantize(CENT)\n",
+                "    return round(value, 2)\n",
+            ),
+        ),
+        wrong_summary="Rounded parse_amount with round(value, 2) in shop/money.py.",
+    ),
+    "seed-tax-half-up": FixtureTask(
+        needs=("shop/tax.py", _GREP_QUANTIZE),
+        solution=(
+            Edit(
+                "shop/tax.py",
+                "from decimal import Decimal\n",
+                "from decimal import ROUND_HALF_UP, Decimal\n\nfrom shop.money import CENT\n",
+            ),
+            Edit(
+                "shop/tax.py",
+                "    return round(amount * rate_for(region), 2)\n",
+                "    return (amount * rate_for(region)).quantize(CENT, rounding=ROUND_HALF_UP)\n",
+            ),
+        ),
+        solved_summary=(
+            "Found the rounding with `grep -rn quantize shop`; tax_for in shop/tax.py now "
+            "quantizes to CENT with ROUND_HALF_UP."
+        ),
+        wrong=(
+            Edit(
+                "shop/tax.py",
+                "    return round(amount * rate_for(region), 2)\n",
+                '    return (amount * rate_for(region)).quantize(Decimal("0.01"))\n',
+            ),
+        ),
+        wrong_summary="Quantized tax_for to 0.01 in shop/tax.py (default rounding).",
+    ),
+    "n-reserve-positive": FixtureTask(
+        needs=("shop/inventory.py",),
+        solution=(
+            Edit(
+                "shop/inventory.py",
+                "        if quantity > self.available(sku):\n",
+                "        if quantity <= 0:\n"
+                '            raise ValueError("quantity must be positive")\n'
+                "        if quantity > self.available(sku):\n",
+            ),
+        ),
+        solved_summary="Inventory.reserve in shop/inventory.py refuses non-positive quantities.",
+        wrong=(
+            Edit(
+                "shop/inventory.py",
+                "        self._reserved[sku] = self._reserved.get(sku, 0) - quantity\n",
+                "        if quantity <= 0:\n"
+                '            raise ValueError("quantity must be positive")\n'
+                "        self._reserved[sku] = self._reserved.get(sku, 0) - quantity\n",
+            ),
+        ),
+        wrong_summary="Guarded Inventory.release against non-positive quantities.",
+    ),
+    "n-csv-header-spaces": FixtureTask(
+        needs=("shop/csv_import.py",),
+        solution=(
+            Edit(
+                "shop/csv_import.py",
+                '    header = lines[0].split(",")\n',
+                '    header = [field.strip() for field in lines[0].split(",")]\n',
+            ),
+        ),
+        solved_summary="parse_products in shop/csv_import.py strips spaces from header fields.",
+        wrong=(
+            Edit(
+                "shop/csv_import.py",
+                '    header = lines[0].split(",")\n',
+                '    header = lines[0].lower().split(",")\n',
+            ),
+        ),
+        wrong_summary="Lower-cased the CSV header before comparing it.",
+    ),
+    "n-slug-collapse": FixtureTask(
+        needs=("shop/slug.py",),
+        solution=(
+            Edit(
+                "shop/slug.py",
+                '    return re.sub(r"[^a-z0-9]", "-", lowered).strip("-")\n',
+                '    return re.sub(r"[^a-z0-9]+", "-", lowered).strip("-")\n',
+            ),
+        ),
+        solved_summary="slugify in shop/slug.py collapses runs of separators into one dash.",
+        wrong=(
+            Edit(
+                "shop/slug.py",
+                '    return re.sub(r"[^a-z0-9]", "-", lowered).strip("-")\n',
+                '    return re.sub(r"[^a-z0-9]", "-", lowered).strip("-").replace("--", "-")\n',
+            ),
+        ),
+        wrong_summary="Replaced double dashes in slugs once.",
+    ),
+    "h-line-total-half-up": FixtureTask(
+        needs=("shop/pricing.py", _GREP_QUANTIZE),
+        solution=(
+            _HALF_UP_IMPORT,
+            Edit(
+                "shop/pricing.py",
+                "    return (unit_price * quantity).quantize(CENT)\n",
+                "    return (unit_price * quantity).quantize(CENT, rounding=ROUND_HALF_UP)\n",
+            ),
+        ),
+        solved_summary=(
+            "Found the rounding with `grep -rn quantize shop`; line_total in shop/pricing.py now "
+            "quantizes to CENT with ROUND_HALF_UP."
+        ),
+        wrong=(
+            Edit(
+                "shop/pricing.py",
+                "    return (unit_price * quantity).quantize(CENT)\n",
+                "    return round(unit_price * quantity, 2)\n",
+            ),
+        ),
+        wrong_summary="Rounded line totals with round(..., 2).",
+    ),
+    "h-discount-half-up": FixtureTask(
+        needs=("shop/pricing.py", _GREP_QUANTIZE),
+        solution=(
+            _HALF_UP_IMPORT,
+            Edit(
+                "shop/pricing.py",
+                "    return (total * (100 - percent) / 100).quantize(CENT)\n",
+                "    return (total * (100 - percent) / 100)"
+                ".quantize(CENT, rounding=ROUND_HALF_UP)\n",
+            ),
+        ),
+        solved_summary=(
+            "Found the rounding with `grep -rn quantize shop`; apply_discount in shop/pricing.py "
+            "now quantizes to CENT with ROUND_HALF_UP."
+        ),
+        wrong=(
+            Edit(
+                "shop/pricing.py",
+                "    return (total * (100 - percent) / 100).quantize(CENT)\n",
+                "    return round(total * (100 - percent) / 100, 2)\n",
+            ),
+        ),
+        wrong_summary="Rounded discounted totals with round(..., 2).",
+    ),
+    "h-tax-region-case": FixtureTask(
+        needs=("shop/tax.py",),
+        solution=(
+            Edit(
+                "shop/tax.py",
+                "        return RATES[region]\n",
+                "        return RATES[region.strip().upper()]\n",
+            ),
+        ),
+        solved_summary="rate_for in shop/tax.py upper-cases and strips region codes.",
+        wrong=(
+            Edit(
+                "shop/tax.py",
+                "        return RATES[region]\n",
+                "        return RATES[region.strip()]\n",
+            ),
+        ),
+        wrong_summary="Stripped whitespace from region codes.",
+    ),
+    "h-format-thousands": FixtureTask(
+        needs=("shop/money.py",),
+        decoys=("shop/tax.py",),
+        solution=(
+            Edit(
+                "shop/money.py",
+                '    return f"{amount:.2f} {currency}"\n',
+                '    return f"{amount:,.2f} {currency}"\n',
+            ),
+        ),
+        solved_summary="format_amount in shop/money.py groups thousands with commas.",
+        wrong=(
+            Edit(
+                "shop/money.py",
+                '    return f"{amount:.2f} {currency}"\n',
+                '    return f"{amount:,} {currency}"\n',
+            ),
+        ),
+        wrong_summary="Added a thousands separator but dropped the two decimal places.",
+    ),
+    "h-release-over": FixtureTask(
+        needs=("shop/inventory.py",),
+        solution=(
+            Edit(
+                "shop/inventory.py",
+                "        self._reserved[sku] = self._reserved.get(sku, 0) - quantity\n",
+                "        if quantity > self._reserved.get(sku, 0):\n"
+                '            raise ValueError(f"only {self._reserved.get(sku, 0)} units of {sku} '
+                'reserved")\n'
+                "        self._reserved[sku] = self._reserved.get(sku, 0) - quantity\n",
+            ),
+        ),
+        solved_summary=(
+            "Inventory.release in shop/inventory.py refuses to release more than is reserved."
+        ),
+        wrong=(
+            Edit(
+                "shop/inventory.py",
+                "        self._reserved[sku] = self._reserved.get(sku, 0) - quantity\n",
+                "        self._reserved[sku] = max(0, self._reserved.get(sku, 0) - quantity)\n",
+            ),
+        ),
+        wrong_summary="Clamped reservations at zero on release.",
+    ),
+    "h-csv-quoted": FixtureTask(
+        needs=("shop/csv_import.py",),
+        solution=(
+            Edit(
+                "shop/csv_import.py",
+                "from dataclasses import dataclass\n",
+                "import csv\nfrom dataclasses import dataclass\n",
+            ),
+            Edit(
+                "shop/csv_import.py",
+                '    for line in lines[1:]:\n        sku, name, price = line.split(",")\n',
+                "    for sku, name, price in csv.reader(lines[1:]):\n",
+            ),
+        ),
+        solved_summary="parse_products in shop/csv_import.py reads rows with csv.reader.",
+        wrong=(
+            Edit(
+                "shop/csv_import.py",
+                '        sku, name, price = line.split(",")\n',
+                '        sku, name, price = line.strip().split(",")\n',
+            ),
+        ),
+        wrong_summary="Stripped each CSV row before splitting it.",
+    ),
+    "h-free-shipping-boundary": FixtureTask(
+        needs=("shop/shipping.py",),
+        decoys=("shop/pricing.py",),
+        solution=(
+            Edit(
+                "shop/shipping.py",
+                "    if order_total > FREE_FROM:\n",
+                "    if order_total >= FREE_FROM:\n",
+            ),
+        ),
+        solved_summary="shipping_cost in shop/shipping.py is free from exactly FREE_FROM.",
+        wrong=(
+            Edit(
+                "shop/shipping.py",
+                '    surcharge = Decimal("2.50") if weight_kg > 10 else Decimal("0.00")\n',
+                '    surcharge = Decimal("2.50") if weight_kg >= 10 else Decimal("0.00")\n',
+            ),
+        ),
+        wrong_summary="Made the heavy-parcel surcharge start at 10 kg.",
+    ),
+    "h-slug-accents": FixtureTask(
+        needs=("shop/slug.py",),
+        solution=(
+            Edit("shop/slug.py", "import re\n", "import re\nimport unicodedata\n"),
+            Edit(
+                "shop/slug.py",
+                "    lowered = name.lower()\n",
+                '    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore")\n'
+                '    lowered = ascii_name.decode("ascii").lower()\n',
+            ),
+        ),
+        solved_summary="slugify in shop/slug.py transliterates accents with unicodedata NFKD.",
+        wrong=(
+            Edit("shop/slug.py", "    lowered = name.lower()\n", "    lowered = name.casefold()\n"),
+        ),
+        wrong_summary="Case-folded names before building slugs.",
+    ),
+}
+
+
+class PayloadError(ValueError):
+    """The payload is not a host payload this fixture can answer."""
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise PayloadError(f"{where} must be a string")
+    return value
+
+
+def _parse(payload: Any) -> tuple[str, str, str, int, str]:
+    if not isinstance(payload, dict):
+        raise PayloadError("payload must be a JSON object")
+    if payload.get("role") != "host":
+        raise PayloadError(f"role must be 'host', got {payload.get('role')!r}")
+    task = payload.get("task")
+    if not isinstance(task, dict):
+        raise PayloadError("task must be an object {id, prompt}")
+    task_id = _text(task.get("id"), "task.id")
+    prompt = _text(task.get("prompt"), "task.prompt")
+    guidance = payload.get("guidance")
+    guidance_text = ""
+    if guidance is not None:
+        if not isinstance(guidance, dict):
+            raise PayloadError("guidance must be null or an object")
+        guidance_text = _text(guidance.get("text"), "guidance.text")
+    attempt = payload.get("attempt")
+    if not isinstance(attempt, int) or isinstance(attempt, bool) or attempt < 1:
+        raise PayloadError("attempt must be a positive integer")
+    last = payload.get("lastVerification")
+    tail = ""
+    if last is not None:
+        if not isinstance(last, dict):
+            raise PayloadError("lastVerification must be null or an object")
+        tail = _text(last.get("outputTail", ""), "lastVerification.outputTail")
+    return task_id, prompt, guidance_text, attempt, tail
+
+
+def decide(task: FixtureTask, prompt: str, guidance: str, attempt: int, tail: str) -> HostAction:
+    """Apply the documented rule to the text the host sees."""
+    guided_needs = [need for need in task.needs if need in guidance]
+    guided_decoys = [decoy for decoy in task.decoys if decoy in guidance]
+    if guided_decoys and not guided_needs:
+        return HostAction("misled", f"guidance names {guided_decoys[0]}", ())
+    seen = [("prompt", prompt), ("guidance", guidance)]
+    if attempt > 1:
+        seen.append(("last verification", tail))
+    for where, text in seen:
+        for need in task.needs:
+            if need in text:
+                commands = tuple(n for n in task.needs if " " in n and n in text)
+                return HostAction("solve", f"{where} names {need}", commands)
+    return HostAction("wrong", "nothing names what the task needs", ())
+
+
+def _apply(root: Path, edits: Sequence[Edit], undo: Sequence[Edit]) -> list[str]:
+    """Apply ``edits`` all or nothing, after undoing ``undo`` where it was applied."""
+    contents: dict[str, str] = {}
+    for edit in (*undo, *edits):
+        if edit.path not in contents:
+            path = root / edit.path
+            if not path.is_file() or path.is_symlink():
+                raise FileNotFoundError(edit.path)
+            contents[edit.path] = path.read_text(encoding="utf-8")
+    for edit in undo:
+        if contents[edit.path].count(edit.new) == 1:
+            contents[edit.path] = contents[edit.path].replace(edit.new, edit.old)
+    changed: list[str] = []
+    for edit in edits:
+        text = contents[edit.path]
+        if edit.new in text:
+            continue
+        if text.count(edit.old) != 1:
+            raise LookupError(edit.path)
+        contents[edit.path] = text.replace(edit.old, edit.new)
+        changed.append(edit.path)
+    for name, text in contents.items():
+        path = root / name
+        if path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+    return sorted(set(changed))
+
+
+def _run(command: str, cwd: Path) -> dict[str, Any]:
+    try:
+        completed = subprocess.run(
+            shlex.split(command),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=COMMAND_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {"command": command, "exitCode": None}
+    return {"command": command, "exitCode": completed.returncode}
+
+
+def answer(payload: Any, cwd: Path) -> dict[str, Any]:
+    """The host response for ``payload``, after editing files under ``cwd``."""
+    task_id, prompt, guidance, attempt, tail = _parse(payload)
+    task = TASKS.get(task_id)
+    if task is None:
+        return {
+            "summary": f"The fixture host has no data for task {task_id}; no edit made.",
+            "commands": [],
+            "evidenceKind": EVIDENCE_KIND,
+        }
+    action = decide(task, prompt, guidance, attempt, tail)
+    commands = [_run(command, cwd) for command in action.commands]
+    edits, undo = (task.solution, task.wrong) if action.kind == "solve" else (task.wrong, ())
+    summary = task.solved_summary if action.kind == "solve" else task.wrong_summary
+    try:
+        _apply(cwd, edits, undo)
+    except (FileNotFoundError, LookupError) as exc:
+        summary = f"The project does not match the fixture data ({exc}); no edit made."
+    return {
+        "summary": f"{summary} ({action.kind}: {action.reason})",
+        "commands": commands,
+        "evidenceKind": EVIDENCE_KIND,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Read one payload on stdin, edit the project in the working directory, print one answer."""
+    parser = argparse.ArgumentParser(
+        prog="fixture_host", description="The deterministic fixture host (role host)."
+    )
+    parser.add_argument("--model", "-m", help="Echoed as the claimed model (no model runs).")
+    options = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+    if len(data) > MAX_PAYLOAD_BYTES:
+        print(f"fixture_host: payload larger than {MAX_PAYLOAD_BYTES} bytes", file=sys.stderr)
+        return 2
+    try:
+        payload = json.loads(data.decode("utf-8"))
+        response = answer(payload, Path.cwd())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        print(f"fixture_host: payload is not JSON: {exc}", file=sys.stderr)
+        return 2
+    except PayloadError as exc:
+        print(f"fixture_host: invalid payload: {exc}", file=sys.stderr)
+        return 2
+    if options.model:
+        response["model"] = options.model
+    sys.stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

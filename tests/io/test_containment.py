@@ -1,0 +1,265 @@
+"""Containment: nothing a test run starts outlives it, sandboxed or not, and the sandbox
+confines what it claims to (probed, never assumed)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from lorelab.io import ProcessScope, _sandbox, probe_sandbox, run_process
+from tests.io.support import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
+
+ENV = dict(os.environ)
+SUPPORT = probe_sandbox()
+needs_bubblewrap = pytest.mark.skipif(
+    SUPPORT.kind != "bubblewrap",
+    reason=f"no full bubblewrap sandbox on this machine ({SUPPORT.detail}); "
+    "install it with: apt-get install -y bubblewrap",
+)
+
+
+def _token() -> str:
+    return f"lorelab-sleeper-{uuid.uuid4().hex}"
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+def test_children_that_leave_the_process_group_do_not_outlive_the_run(tmp_path, sandbox):
+    pid_file = tmp_path / "sleepers.pid"
+    token = _token()
+    result = run_process(
+        [sys.executable, "-c", DETACHED_SLEEPERS, str(pid_file), token],
+        cwd=tmp_path,
+        env=ENV,
+        timeout_s=60,
+        sandbox=sandbox,
+    )
+    assert result.exit_code == 0, result.output_tail
+    try:
+        assert sleepers_gone(token)
+    finally:
+        kill_sleepers(token)
+
+
+def test_detached_children_of_a_run_that_times_out_are_killed_too(tmp_path):
+    pid_file = tmp_path / "sleepers.pid"
+    token = _token()
+    result = run_process(
+        [sys.executable, "-c", DETACHED_SLEEPERS, str(pid_file), token, "hang"],
+        cwd=tmp_path,
+        env=ENV,
+        timeout_s=5,
+    )
+    assert result.timed_out
+    assert result.signal == "SIGKILL"
+    try:
+        assert sleepers_gone(token)
+    finally:
+        kill_sleepers(token)
+
+
+def test_cancelling_a_scope_kills_detached_children_of_a_running_test(tmp_path):
+    pid_file = tmp_path / "sleepers.pid"
+    token = _token()
+    outcome = []
+
+    def run():
+        try:
+            outcome.append(
+                run_process(
+                    [sys.executable, "-c", DETACHED_SLEEPERS, str(pid_file), token, "hang"],
+                    cwd=tmp_path,
+                    env=ENV,
+                    timeout_s=600,
+                )
+            )
+        except Exception as exc:  # the cancellation, reported by the thread
+            outcome.append(exc)
+
+    scope = ProcessScope()
+    thread = threading.Thread(target=scope.bind(run))
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    scope.cancel()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    try:
+        assert sleepers_gone(token)
+        assert type(outcome[0]).__name__ == "ExecutionCancelled"
+    finally:
+        kill_sleepers(token)
+
+
+def test_without_a_sandbox_the_run_says_none(tmp_path):
+    result = run_process(["true"], cwd=tmp_path, env=ENV, timeout_s=30)
+    assert result.sandbox == "none"
+
+
+@needs_bubblewrap
+def test_a_sandboxed_run_cannot_delete_a_file_outside_its_writable_places(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    victim = tmp_path / "outside" / "victim.txt"
+    victim.parent.mkdir()
+    victim.write_text("keep me\n")
+    home_victim = Path.home() / f".lorelab-test-victim-{os.getpid()}"
+    home_victim.write_text("keep me too\n")
+    script = (
+        "import os, sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n"
+        "        os.remove(path)\n"
+        "        print('removed', path)\n"
+        "    except OSError as exc:\n"
+        "        print('refused', path, exc.errno)\n"
+        "open('inside.txt', 'w').write('ok')\n"
+        "open('/tmp/private.txt', 'w').write('ok')\n"
+    )
+    try:
+        result = run_process(
+            [sys.executable, "-c", script, str(victim), str(home_victim)],
+            cwd=project,
+            env=ENV,
+            timeout_s=60,
+            sandbox=True,
+        )
+        assert result.sandbox == "bubblewrap"
+        assert result.exit_code == 0, result.output_tail
+        assert victim.read_text() == "keep me\n"
+        assert home_victim.read_text() == "keep me too\n"
+        assert b"removed" not in result.output_tail
+        assert (project / "inside.txt").read_text() == "ok"
+        assert not Path("/tmp/private.txt").exists()
+    finally:
+        home_victim.unlink(missing_ok=True)
+
+
+def test_without_the_sandbox_the_same_deletion_succeeds(tmp_path):
+    """The control for the test above: the deletion is real when nothing confines it."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("gone soon\n")
+    result = run_process(
+        [sys.executable, "-c", "import os, sys; os.remove(sys.argv[1])", str(victim)],
+        cwd=tmp_path,
+        env=ENV,
+        timeout_s=60,
+    )
+    assert result.exit_code == 0
+    assert not victim.exists()
+
+
+def _connect_script(port: int) -> str:
+    return (
+        "import socket\n"
+        "try:\n"
+        f"    socket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n"
+        "    print('connected')\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc)\n"
+    )
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+def test_only_a_sandboxed_run_cannot_reach_a_port_listening_outside(tmp_path, sandbox):
+    if sandbox and not SUPPORT.network:
+        pytest.skip(f"no network namespace for bubblewrap here ({SUPPORT.detail})")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        port = server.getsockname()[1]
+        result = run_process(
+            [sys.executable, "-c", _connect_script(port)],
+            cwd=tmp_path,
+            env=ENV,
+            timeout_s=60,
+            sandbox=sandbox,
+        )
+    assert result.exit_code == 0, result.output_tail
+    if sandbox:
+        assert b"refused" in result.output_tail
+    else:
+        assert b"connected" in result.output_tail
+
+
+@needs_bubblewrap
+def test_a_sandboxed_run_sees_its_own_pid_namespace(tmp_path):
+    script = f"import os; print(os.path.exists('/proc/{os.getpid()}'), os.getpid())"
+    result = run_process(
+        [sys.executable, "-c", script], cwd=tmp_path, env=ENV, timeout_s=60, sandbox=True
+    )
+    visible, pid = result.output_tail.split()
+    assert visible == b"False"
+    assert int(pid) < 100
+
+
+@needs_bubblewrap
+def test_a_signal_inside_the_sandbox_is_reported_as_the_signal(tmp_path):
+    result = run_process(
+        [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+        cwd=tmp_path,
+        env=ENV,
+        timeout_s=60,
+        sandbox=True,
+    )
+    assert result.signal == "SIGKILL"
+    assert result.exit_code is None
+
+
+def test_a_fake_bubblewrap_that_confines_nothing_is_never_claimed(tmp_path, monkeypatch):
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\n"
+        "# Accepts every option and confines nothing: runs what follows '--'.\n"
+        'while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done\n'
+        'if [ "$#" -gt 0 ]; then shift; exec "$@"; fi\n'
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv(_sandbox.BWRAP_ENV, str(fake))
+    _sandbox.probe_sandbox.cache_clear()
+    try:
+        support = _sandbox.probe_sandbox()
+        result = run_process(["true"], cwd=tmp_path, env=ENV, timeout_s=30, sandbox=True)
+    finally:
+        _sandbox.probe_sandbox.cache_clear()
+    assert support.kind == "none"
+    assert result.sandbox == "none"
+
+
+def test_a_missing_bubblewrap_falls_back_to_containment_and_says_none(tmp_path, monkeypatch):
+    monkeypatch.setenv(_sandbox.BWRAP_ENV, "")
+    _sandbox.probe_sandbox.cache_clear()
+    pid_file = tmp_path / "sleepers.pid"
+    token = _token()
+    try:
+        result = run_process(
+            [sys.executable, "-c", DETACHED_SLEEPERS, str(pid_file), token],
+            cwd=tmp_path,
+            env=ENV,
+            timeout_s=60,
+            sandbox=True,
+        )
+    finally:
+        _sandbox.probe_sandbox.cache_clear()
+    try:
+        assert result.sandbox == "none"
+        assert sleepers_gone(token)
+    finally:
+        kill_sleepers(token)
+
+
+def test_a_program_that_cannot_start_is_still_an_os_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        run_process(["/nonexistent/program"], cwd=tmp_path, env=ENV, timeout_s=30)
+    with pytest.raises(FileNotFoundError):
+        run_process(
+            ["no-such-program-lorelab"], cwd=tmp_path, env={"PATH": "/usr/bin"}, timeout_s=30
+        )
