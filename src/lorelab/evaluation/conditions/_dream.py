@@ -23,6 +23,7 @@ class DreamOutcome:
     promoted: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     tool_errors: int = 0
+    failed_calls: list[str] = field(default_factory=list)
 
     def receipt(self) -> DreamReceipt:
         """The ``dream.json`` receipt."""
@@ -47,6 +48,7 @@ async def _check(memory: MemoryUnderTest, candidate_id: str, outcome: DreamOutco
         )
     except MemoryToolError as exc:
         outcome.tool_errors += 1
+        outcome.failed_calls.append(exc.operation)
         outcome.checks.append(DreamCheck(candidate_id=candidate_id, error=str(exc)))
         return
     check = DreamCheck(
@@ -69,6 +71,7 @@ async def _check(memory: MemoryUnderTest, candidate_id: str, outcome: DreamOutco
         except MemoryToolError as exc:
             check = check.model_copy(update={"error": str(exc)})
             outcome.tool_errors += 1
+            outcome.failed_calls.append(exc.operation)
         else:
             outcome.promoted[candidate_id] = str(skill.get("id"))
     outcome.checks.append(check)
@@ -84,6 +87,7 @@ async def run_dream(memory: MemoryUnderTest) -> DreamOutcome:
     except MemoryToolError as exc:
         outcome.errors.append(str(exc))
         outcome.tool_errors += 1
+        outcome.failed_calls.append(exc.operation)
         return outcome
     for candidate in items(result.get("candidates")):
         candidate_id = str(candidate.get("id"))

@@ -26,6 +26,7 @@ class Guidance:
     served_ids: tuple[str, ...] = ()
     note: str | None = None
     error: str | None = None
+    failed_call: str | None = None
     brief_items: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
@@ -153,5 +154,5 @@ async def guidance_for(memory: MemoryUnderTest | None, task: TaskSpec, condition
             },
         )
     except MemoryToolError as exc:
-        return Guidance(None, None, error=str(exc))
+        return Guidance(None, None, error=str(exc), failed_call=exc.operation)
     return _brief_guidance(brief)

@@ -41,6 +41,7 @@ from lorelab.evaluation.runlog import RunLog
 from lorelab.workers import PROTOCOL, WorkerIdentity, call_worker
 
 RUNS_DIR = "runs"
+MEMORY_FAILURE = "memory-failure"
 
 
 def model_matches(declared: str, claimed: str) -> bool:
@@ -189,12 +190,12 @@ async def _observe(ctx: RunContext, task: TaskSpec, condition: str) -> _Observed
                 ctx.memory, ctx.manifest, task, guidance.served_ids, guidance.brief_items
             )
         if guidance.error:
-            attempts = _Attempts(failure="memory-error", failure_detail=guidance.error)
+            attempts = _Attempts(failure=MEMORY_FAILURE, failure_detail=guidance.error)
             notes.append(guidance.error)
             ctx.memory_failures += 1
         else:
             attempts = _host_attempts(ctx, task, copy, guidance.payload)
-        if attempts.failure and attempts.failure != "memory-error":
+        if attempts.failure and attempts.failure != MEMORY_FAILURE:
             notes.append(f"host call failed ({attempts.failure}): {attempts.failure_detail}")
             ctx.host_failures += 1
             if attempts.failure == "identity-changed":
@@ -263,13 +264,18 @@ def _record(
     if memory_condition:
         extra["unchecked_items_served"] = seen.served.unchecked_served
         extra["own_solutions_served"] = list(seen.served.own_solutions)
+    failed_calls = [guidance.failed_call] if guidance.failed_call else []
     if condition == "dreaming":
         dream = ctx.dream or DreamOutcome(supported=False)
+        # A Dream whose memory calls failed leaves every dreaming run without its treatment.
+        failed_calls += dream.failed_calls
         promoted = set(dream.promoted.values())
         extra["dream_candidate_ids"] = list(dream.candidate_ids)
         extra["dream_checks"] = list(dream.checks)
         extra["dream_promoted_ids"] = sorted(promoted)
         extra["dream_items_served"] = sorted(set(guidance.served_ids) & promoted)
+    if failed_calls:
+        extra["memory_calls_failed"] = list(dict.fromkeys(failed_calls))
     named = named_keys(guidance.text, relevance_keys(task))
     record = ConditionRun(
         task_id=task.id,

@@ -213,6 +213,7 @@ class ConditionRun(_OmitUnset, OutputModel):
     """One task x condition in the runs file: the protocol's snake_case keys, then lorelab's."""
 
     _OMIT_UNSET: ClassVar[tuple[str, ...]] = (
+        "memory_calls_failed",
         "unchecked_items_served",
         "own_solutions_served",
         "dream_candidate_ids",
@@ -239,6 +240,7 @@ class ConditionRun(_OmitUnset, OutputModel):
     verify_files_edited: list[str]
     host_calls: int
     host_failure: str | None
+    memory_calls_failed: list[str] | None = None
     host_model_declared: str | None
     host_models_claimed: list[str]
     host_model_mismatch: bool | None

@@ -8,14 +8,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from lorelab._model import DEFAULT_TIMEOUT_MS, EvidenceKind
 from lorelab.evaluation.learning.manifest import Fixture, LearningManifest
 from lorelab.evaluation.learning.records import ControllerReceipt, Settings
 from lorelab.evaluation.runlog import RunError, RunLog
-from lorelab.runners import TestRunner, get_runner
+from lorelab.runners import get_runner
 from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, WorkerIdentity
+
+if TYPE_CHECKING:
+    from lorelab.runners import TestRunner
 
 ROLE_CALLS_PER_TRIAL: Final = 3
 DEFAULT_REPEAT: Final = 3
@@ -42,6 +45,9 @@ class LearningRequest:
     stability_runs: int = DEFAULT_STABILITY_RUNS
     evidence_kind: EvidenceKind | None = None
     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S
+    started: float | None = None
+    """``time.perf_counter()`` when the command began, before the manifest was read; the
+    controller's ``elapsedMs`` counts from it (None: from the start of the run)."""
 
 
 @dataclass(slots=True)

@@ -23,7 +23,6 @@ from lorelab.evaluation.learning._preparation import fixture_files
 from lorelab.evaluation.learning._state import POOL_WORKERS, ROLE_CALLS_PER_TRIAL, LearningRun
 from lorelab.evaluation.learning.manifest import Fixture, LearningManifest
 from lorelab.evaluation.learning.records import (
-    Arm,
     DefectResult,
     LeakScan,
     ScheduledTrial,
@@ -47,6 +46,7 @@ from lorelab.workers import check_identity
 from lorelab.workspace import FileEntry, RunRoot
 
 SCAN_FILE_CAP: Final = 8 * 1024 * 1024
+INCOMPLETE: Final = ("collection-error", "no-tests")
 
 
 def forbidden_texts(manifest: LearningManifest) -> list[str]:
@@ -196,18 +196,20 @@ def run_trial(run: LearningRun, entry: ScheduledTrial) -> TrialRecord:
         return trial.stopped("not-run", f"the call budget of {run.settings.max_calls} is exhausted")
     with RunRoot(run.scratch) as root:
         worker_cwd = root.create_project("worker", trial.fixture.files)
+        # Setup is the disposable project and, in the memory arm, the frozen store's copy.
+        home = _store_copy(run, trial) if trial.entry.arm == "memory" else None
         trial.setup_ms = int((time.perf_counter() - trial.started) * 1000)
-        return _trial_body(run, trial, root, worker_cwd)
+        try:
+            return _trial_body(run, trial, root, worker_cwd, home)
+        finally:
+            if home is not None:
+                shutil.rmtree(home, ignore_errors=True)
 
 
-def _recall(
-    run: LearningRun, arm: Arm, fixture: Fixture
-) -> tuple[Recall | None, str | None, int | None]:
-    if arm == "no-memory":
-        return None, None, None
+def _store_copy(run: LearningRun, trial: _Trial) -> Path:
+    """A private copy of the frozen store, its hash checked against the frozen one."""
     if run.frozen_store is None or run.frozen_sha256 is None:
         raise IntegrityFailure("the frozen memory store was not prepared")
-    start = time.perf_counter()
     home = Path(tempfile.mkdtemp(prefix="store-", dir=run.private))
     copy = home / "memory.db"
     shutil.copyfile(run.frozen_store, copy)
@@ -216,26 +218,37 @@ def _recall(
         raise IntegrityFailure(
             f"the frozen memory store copy hashes to {digest}, not {run.frozen_sha256}"
         )
+    trial.memory_store_sha256 = digest
+    return home
+
+
+def _recall(
+    run: LearningRun, home: Path | None, fixture: Fixture
+) -> tuple[Recall | None, int | None]:
+    """The recall alone, and how long it took (None, None without memory)."""
+    if home is None:
+        return None, None
+    start = time.perf_counter()
     store = open_store(home)
     try:
         recall = recall_lessons(store, fixture.requirements, runner=run.manifest.runner)
     finally:
         store.close()
-    shutil.rmtree(home)
-    return recall, digest, int((time.perf_counter() - start) * 1000)
+    return recall, int((time.perf_counter() - start) * 1000)
 
 
 def _leaks(run: LearningRun, value: Any) -> bool:
     return any(_contains_any(text, run.forbidden) for text in _json_strings(value))
 
 
-def _before_calls(run: LearningRun, trial: _Trial, worker_cwd: Path) -> TrialRecord | Recall | None:
+def _before_calls(
+    run: LearningRun, trial: _Trial, worker_cwd: Path, home: Path | None
+) -> TrialRecord | Recall | None:
     """Recall and the checks before any call: a stopped record, or the recall (None: off)."""
     if run.identity is None:
         raise IntegrityFailure("the worker identity was not bound before the trials")
-    recall, store_sha, retrieval_ms = _recall(run, trial.entry.arm, trial.fixture)
+    recall, retrieval_ms = _recall(run, home, trial.fixture)
     lessons = recall.lessons if recall is not None else []
-    trial.memory_store_sha256 = store_sha
     trial.lessons_recalled = [lesson.id for lesson in lessons]
     trial.lessons_below_floor = recall.below_floor if recall is not None else []
     trial.retrieval_ms = retrieval_ms
@@ -290,8 +303,10 @@ def _generate(
     return generation
 
 
-def _trial_body(run: LearningRun, trial: _Trial, root: RunRoot, worker_cwd: Path) -> TrialRecord:
-    checked = _before_calls(run, trial, worker_cwd)
+def _trial_body(
+    run: LearningRun, trial: _Trial, root: RunRoot, worker_cwd: Path, home: Path | None
+) -> TrialRecord:
+    checked = _before_calls(run, trial, worker_cwd, home)
     if isinstance(checked, TrialRecord):
         return checked
     generation = _generate(run, trial, worker_cwd, checked)
@@ -314,6 +329,8 @@ def _trial_body(run: LearningRun, trial: _Trial, root: RunRoot, worker_cwd: Path
     complete = all(receipt.failure is None for receipt in generation.roles)
     validation, baseline, defects = _validate(run, trial.fixture, root, generation)
     status, reason = _status(generation.status, generation.reason, validation)
+    if status == "qualified":
+        status, reason = _defects_status(defects)
     if identity_changes:
         status, reason = "invalid", "the worker identity changed during a call"
     qualified = status == "qualified"
@@ -376,6 +393,28 @@ def _status(
         if validation.stability is not None and not validation.stability.stable:
             return "unstable", validation.reason
         return "invalid", validation.reason
+    return "qualified", None
+
+
+def _defects_status(defects: list[DefectResult]) -> tuple[TrialStatus, str | None]:
+    """A trial stays qualified only if every defect run was complete and stable.
+
+    Changing outcomes, incomplete collection or skipped cases on any defect invalidate the
+    whole trial: its detections count zero, and the raw outcomes stay in its receipt.
+    """
+    for result in defects:
+        stability = result.stability
+        if not stability.stable:
+            return "unstable", (
+                f"defect {result.defect}: the generated tests' outcome changed between "
+                f"stability runs ({stability.first_difference})"
+            )
+        run = stability.runs[0]
+        if run.classification in INCOMPLETE:
+            return "invalid", f"defect {result.defect}: {run.classification} ({run.reason})"
+        skipped = sorted(case.id for case in run.cases if case.status == "skipped")
+        if skipped:
+            return "invalid", f"defect {result.defect}: skipped cases {skipped}"
     return "qualified", None
 
 

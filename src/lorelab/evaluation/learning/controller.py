@@ -35,6 +35,7 @@ from lorelab.evaluation.learning._state import (
     ROLE_CALLS_PER_TRIAL,
     LearningRequest,
     LearningRun,
+    Phases,
     Progress,
 )
 from lorelab.evaluation.learning._trial import forbidden_texts, run_trial
@@ -49,7 +50,7 @@ from lorelab.evaluation.learning.records import (
 from lorelab.evaluation.learning.schedule import schedule
 from lorelab.evaluation.learning.summary import build_summary, summary_markdown
 from lorelab.evaluation.runlog import RunLog
-from lorelab.workers import MAX_TIMEOUT_MS, is_fixture_agent
+from lorelab.workers import MAX_OUTPUT_BYTES_CAP, MAX_TIMEOUT_MS, is_fixture_agent
 
 MAX_CALLS_CAP: Final = 360
 CONTROLLER_FILE: Final = "controller.json"
@@ -85,8 +86,11 @@ def resolve_settings(request: LearningRequest) -> tuple[Settings, EvidenceKind]:
         raise UsageError(f"--stability-runs {request.stability_runs}: must be between 2 and 5")
     if not 1 <= request.timeout_ms <= MAX_TIMEOUT_MS:
         raise UsageError(f"--timeout-ms {request.timeout_ms}: must be between 1 and 120000")
-    if request.max_output_bytes < 1:
-        raise UsageError(f"--max-output-bytes {request.max_output_bytes}: must be positive")
+    if not 1 <= request.max_output_bytes <= MAX_OUTPUT_BYTES_CAP:
+        raise UsageError(
+            f"--max-output-bytes {request.max_output_bytes}: must be between 1 and "
+            f"{MAX_OUTPUT_BYTES_CAP} (what the transport can hold)"
+        )
     required = ROLE_CALLS_PER_TRIAL * specs * request.repeat * 2
     max_calls = required if request.max_calls is None else request.max_calls
     if max_calls > MAX_CALLS_CAP:
@@ -135,6 +139,7 @@ def run_learning(
     executor: TrialExecutor | None = None,
 ) -> LearningOutcome:
     """Run the whole protocol into the fresh directory ``output``; return how it ended."""
+    started = request.started if request.started is not None else time.perf_counter()
     say = progress or (lambda _message: None)
     settings, evidence_kind = resolve_settings(request)
     plan = schedule([f.id for f in request.manifest.fixtures], settings.repeat, settings.seed)
@@ -146,6 +151,7 @@ def run_learning(
         log=log,
         progress=say,
         forbidden=forbidden_texts(request.manifest),
+        phases=Phases(started=started),
     )
     phases = run.phases
     try:

@@ -80,9 +80,11 @@ class TrialRecord(ReceiptModel):
     status: TrialStatus = Field(
         description=(
             "qualified: approved and validated, detections count; rejected: the reviewer said "
-            "no; failed: a role call failed; invalid: the candidates failed validation or the "
-            "identity changed; unstable: the generated baseline was unstable; not-run: the "
-            "call budget was exhausted. Everything but qualified counts zero."
+            "no; failed: a role call failed; invalid: the candidates failed validation, the "
+            "identity changed, or a defect run collected incompletely or skipped cases; "
+            "unstable: the generated baseline, or the generated tests on a defect, changed "
+            "outcome between stability runs; not-run: the call budget was exhausted. "
+            "Everything but qualified counts zero."
         )
     )
     complete: bool = Field(
@@ -144,6 +146,27 @@ class SpecPair(RecordModel):
 Label = Literal["positive", "negative", "inconclusive", "not-evidence"]
 
 
+class EffectSize(RecordModel):
+    """How large the difference is, next to the test that says whether it is there."""
+
+    mean_difference: float | None = Field(
+        description="Mean over specifications of the per-specification recall difference, "
+        "memory minus no-memory; null without specifications."
+    )
+    ci95_low: float | None = Field(description="Lower end of the 95% interval.")
+    ci95_high: float | None = Field(description="Upper end of the 95% interval.")
+    method: str = Field(
+        description="How the interval is computed: a percentile bootstrap that resamples whole "
+        "specifications (their repetitions stay together), with a fixed seed."
+    )
+    clustered_by: Literal["specification"] = "specification"
+    resamples: int
+    seed: int
+    changes_label: Literal[False] = Field(
+        default=False, description="The label rule never reads the effect size."
+    )
+
+
 class Paired(RecordModel):
     """The paired comparison over specifications, and the label it supports."""
 
@@ -161,6 +184,9 @@ class Paired(RecordModel):
         "trial complete and p < alpha; not-evidence for protocol-fixture runs; else inconclusive."
     )
     label_reason: str
+    effect: EffectSize = Field(
+        description="Mean per-specification recall difference with its 95% interval."
+    )
 
 
 class Summary(ReceiptModel):

@@ -3,6 +3,7 @@ label that refuses to over-claim."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -12,6 +13,7 @@ from lorelab.evaluation.learning.records import (
     ARMS,
     BYTE_ACCOUNTING,
     ArmSummary,
+    EffectSize,
     Label,
     Paired,
     Settings,
@@ -20,8 +22,10 @@ from lorelab.evaluation.learning.records import (
     TrialRecord,
 )
 from lorelab.evaluation.stats import (
+    BOOTSTRAP_RESAMPLES,
     DEFAULT_ALPHA,
     SignTest,
+    mean_difference_interval,
     min_units_for_significance,
     power_note,
     sign_test,
@@ -131,47 +135,96 @@ def build_summary(
     )
     kind: EvidenceKind = PROTOCOL_FIXTURE if claimed_fixture else evidence_kind
     arms: dict[str, ArmSummary] = {arm: _arm([t for t in records if t.arm == arm]) for arm in ARMS}
-    pairs = []
-    exact = []
-    for fixture in manifest.fixtures:
-        memory, plain = (
-            _mean_recall([t for t in records if t.specification == fixture.id and t.arm == arm])
-            for arm in ARMS
-        )
-        exact.append(memory - plain)
-        pairs.append(
-            SpecPair(
-                specification=fixture.id,
-                memory_recall=float(memory),
-                no_memory_recall=float(plain),
-                difference=float(memory - plain),
-            )
-        )
-    test = sign_test([float(difference) for difference in exact])
-    specs = len(pairs)
-    label, why = label_rule(
-        kind,
+    paired = compare_arms(
+        [fixture.id for fixture in manifest.fixtures],
+        records,
+        kind=kind,
         declared_fixture=evidence_kind == PROTOCOL_FIXTURE,
         frozen_lessons=frozen_lessons,
-        specifications=specs,
         repetitions=settings.repeat,
-        complete=all(t.complete for t in records),
-        test=test,
     )
     return Summary(
         evidence_kind=kind,
         manifest_sha256=manifest_sha256,
         arms=arms,
         frozen_lessons=frozen_lessons,
-        paired=Paired(
-            specs=pairs,
-            sign_test=test.as_json(),
-            alpha=DEFAULT_ALPHA,
-            label=label,
-            label_reason=why,
-        ),
-        power_note=power_note(specs, DEFAULT_ALPHA),
+        paired=paired,
+        power_note=power_note(len(paired.specs), DEFAULT_ALPHA),
         byte_accounting=BYTE_ACCOUNTING,
+    )
+
+
+def compare_arms(
+    specifications: Sequence[str],
+    records: Sequence[TrialRecord],
+    *,
+    kind: EvidenceKind,
+    declared_fixture: bool,
+    frozen_lessons: int,
+    repetitions: int,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> Paired:
+    """The paired comparison over ``specifications``: per-specification mean recall per arm,
+    the sign test over their differences, the label, and the effect size next to it.
+
+    ``resamples`` sets the bootstrap of the effect interval only; the label never reads it.
+    """
+    cells: dict[tuple[str, str], list[TrialRecord]] = defaultdict(list)
+    for trial in records:
+        cells[(trial.specification, trial.arm)].append(trial)
+    pairs = []
+    exact = []
+    for specification in specifications:
+        memory, plain = (_mean_recall(cells[(specification, arm)]) for arm in ARMS)
+        exact.append(memory - plain)
+        pairs.append(
+            SpecPair(
+                specification=specification,
+                memory_recall=float(memory),
+                no_memory_recall=float(plain),
+                difference=float(memory - plain),
+            )
+        )
+    test = sign_test([float(difference) for difference in exact])
+    label, why = label_rule(
+        kind,
+        declared_fixture=declared_fixture,
+        frozen_lessons=frozen_lessons,
+        specifications=len(pairs),
+        repetitions=repetitions,
+        complete=all(t.complete for t in records),
+        test=test,
+    )
+    interval = mean_difference_interval(
+        [float(difference) for difference in exact], resamples=resamples
+    )
+    return Paired(
+        specs=pairs,
+        sign_test=test.as_json(),
+        alpha=DEFAULT_ALPHA,
+        label=label,
+        label_reason=why,
+        effect=EffectSize(
+            mean_difference=interval.mean,
+            ci95_low=interval.low,
+            ci95_high=interval.high,
+            method=(
+                f"percentile bootstrap over specifications, {interval.resamples} resamples, "
+                f"seed {interval.seed}"
+            ),
+            resamples=interval.resamples,
+            seed=interval.seed,
+        ),
+    )
+
+
+def _effect_line(effect: EffectSize) -> str:
+    if effect.mean_difference is None or effect.ci95_low is None or effect.ci95_high is None:
+        return "Effect size: no specifications, so none."
+    return (
+        f"Effect size: mean per-specification recall difference {effect.mean_difference:+.3f}, "
+        f"95% interval [{effect.ci95_low:+.3f}, {effect.ci95_high:+.3f}] ({effect.method}); "
+        "it never changes the label."
     )
 
 
@@ -213,6 +266,8 @@ def summary_markdown(summary: Summary) -> str:
         "",
         f"Sign test (exact, two-sided, ties excluded): {test['positive']} positive, "
         f"{test['negative']} negative, {test['ties']} ties, p = {test['pValue']:.4g}.",
+        "",
+        _effect_line(summary.paired.effect),
         "",
         summary.power_note,
         "",
