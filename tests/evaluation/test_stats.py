@@ -52,3 +52,20 @@ def test_power_note_says_when_significance_is_unreachable():
     assert "cannot be reached" in power_note(3)
     assert "cannot be reached" not in power_note(6)
     assert "at least 6" in power_note(3)
+
+
+def test_the_mean_difference_interval_is_the_same_for_the_same_differences():
+    from lorelab.evaluation.stats import mean_difference_interval
+
+    first = mean_difference_interval([0.1, -0.2, 0.3, 0.0, 0.5, 1 / 3])
+    again = mean_difference_interval([0.1, -0.2, 0.3, 0.0, 0.5, 1 / 3])
+    assert first == again
+    assert first.mean == pytest.approx((0.1 - 0.2 + 0.3 + 0.5 + 1 / 3) / 6)
+    assert -0.2 <= first.low <= first.mean <= first.high <= 0.5
+
+
+def test_without_units_the_mean_difference_and_its_interval_are_unknown():
+    from lorelab.evaluation.stats import mean_difference_interval
+
+    empty = mean_difference_interval([])
+    assert (empty.mean, empty.low, empty.high) == (None, None, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -11,6 +12,7 @@ from lorelab.cli._options import identity_option, json_option, output_option
 from lorelab.cli.evaluate import evaluate_command
 from lorelab.errors import UsageError
 from lorelab.evaluation.conditions import (
+    RUNS_FILE,
     RunOptions,
     finalize_conditions,
     manifest_schema,
@@ -129,7 +131,7 @@ def run_command(
         "flaggedRuns": summary.flagged_runs,
         "identityChanges": summary.identity_changes,
         "evidenceKind": summary.evidence_kind,
-        "runsFile": str(summary.output / "beta2_runs.json"),
+        "runsFile": str(summary.output / RUNS_FILE),
     }
     if as_json:
         echo_json(result)
@@ -141,7 +143,10 @@ def run_command(
             f"{summary.model_mismatches} model mismatch(es), {summary.flagged_runs} flagged "
             f"run(s){label}; receipts in {summary.output}"
         )
-        click.echo(f"next: lorelab evaluate --input {result['runsFile']}")
+        click.echo(
+            f"next: lorelab evaluate --input {shlex.quote(str(result['runsFile']))} "
+            f"--manifest {shlex.quote(str(manifest_path))}"
+        )
     exit_with(summary.exit_code)
 
 

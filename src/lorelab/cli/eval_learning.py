@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -93,6 +94,7 @@ def learning_group(
         return
     if output is None or agent is None:
         raise UsageError("lorelab eval learning: --output and --agent are required to run")
+    started = time.perf_counter()
     manifest, label = read_manifest_input(manifest_path, dataset)
     request = LearningRequest(
         manifest=manifest,
@@ -108,6 +110,7 @@ def learning_group(
         evidence_kind="live"
         if evidence_kind == "live"
         else ("protocol-fixture" if evidence_kind else None),
+        started=started,
     )
     with _progress(len(manifest.fixtures) * repeat * 2) as progress:
         outcome = run_learning(request, output, progress)

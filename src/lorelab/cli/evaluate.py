@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from lorelab.cli._common import echo_json, stdout_console
+from lorelab.cli._common import echo_json, exit_with, stdout_console
 from lorelab.cli._options import json_option
 
 
@@ -34,7 +34,8 @@ from lorelab.cli._options import json_option
 @json_option("Print the report as JSON.")
 def evaluate_command(input_path: Path, manifest_path: Path | None, as_json: bool) -> None:
     """Report per condition, pair each memory condition with baseline on the holdouts, and
-    decide whether dreaming advances (advance, do-not-advance or inconclusive).
+    decide whether dreaming advances (advance, do-not-advance, inconclusive, or invalid and
+    insufficient when the runs cannot decide it).
 
     Without --manifest the holdouts are the tasks whose runs say "holdout": true; when no run
     states it every task is paired and the decision is inconclusive (holdouts unknown). The
@@ -42,10 +43,13 @@ def evaluate_command(input_path: Path, manifest_path: Path | None, as_json: bool
     under needs that --manifest (the decision is inconclusive without it, and a manifest with
     other bytes is refused).
 
-    Exit codes: the command's outcome is the report, so it exits 0 whenever a report is
-    produced, whatever the decision (advance, do-not-advance or inconclusive are in the
-    report); 2 for a runs file that is incomplete, repeated or malformed, a baseline run
-    that saw memory, or a manifest that is not the one the runs were made under.
+    A run whose memory call failed is left out of every comparison and makes the decision
+    invalid. Without --manifest, fewer than 10 tasks or 6 holdouts make it insufficient.
+
+    Exit codes: 0 when a report is produced with the decision advance, do-not-advance or
+    inconclusive; 1 when it is produced with the decision invalid or insufficient; 2 for a
+    runs file that is incomplete, repeated or malformed, a baseline run that saw memory, or a
+    manifest that is not the one the runs were made under.
     """
     from lorelab.evaluation.conditions import evaluate_file, print_report
 
@@ -54,3 +58,4 @@ def evaluate_command(input_path: Path, manifest_path: Path | None, as_json: bool
         echo_json(report)
     else:
         print_report(report, stdout_console())
+    exit_with(report.exit_code())

@@ -1,4 +1,5 @@
-"""Exact sign tests, clustering by unit, and the power note every summary carries.
+"""Exact sign tests, clustering by unit, the effect size with its interval, and the power note
+every summary carries.
 
 A *unit* is what is paired: a specification in the learning evaluation, a task in the
 four-condition protocol. Each unit contributes one difference (treatment minus control,
@@ -13,7 +14,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+import numpy as np
+
 DEFAULT_ALPHA: Final = 0.05
+BOOTSTRAP_RESAMPLES: Final = 10_000
+BOOTSTRAP_SEED: Final = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,3 +106,43 @@ def power_note(units: int, alpha: float = DEFAULT_ALPHA, unit_name: str = "speci
         f"With {units} {names} even a unanimous sign test gives p = {best:.4g}, so "
         f"p < {alpha} cannot be reached; at least {needed} untied {unit_name}s are needed."
     )
+
+
+@dataclass(frozen=True, slots=True)
+class MeanInterval:
+    """The mean of per-unit differences with a percentile bootstrap interval over units."""
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    confidence: float
+    resamples: int
+    seed: int
+
+
+def mean_difference_interval(
+    differences: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> MeanInterval:
+    """Mean per-unit difference and its percentile bootstrap interval, clustered by unit.
+
+    Units (not repetitions) are resampled with replacement, so repetitions of one unit stay
+    together; the generator's seed is fixed, so the same differences always give the same
+    interval. No units: every figure is ``None``.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
+    if resamples < 1:
+        raise ValueError("resamples must be positive")
+    if not differences:
+        return MeanInterval(None, None, None, confidence, resamples, seed)
+    values = np.asarray(differences, dtype=float)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(values), size=(resamples, len(values)))
+    means = values[picks].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return MeanInterval(float(values.mean()), float(low), float(high), confidence, resamples, seed)

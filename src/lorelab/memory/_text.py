@@ -140,8 +140,12 @@ def normalise_whitespace(text: str) -> str:
 
 
 def task_key(text: str) -> str:
-    """The key two tasks are compared by for evaluation locks: whitespace-normalised, casefolded."""
-    return normalise_whitespace(text).casefold()
+    """The key two tasks are compared by for evaluation locks: whitespace-normalised,
+    casefolded, trailing punctuation dropped (``Fix it.`` and ``fix  it`` are one task)."""
+    return normalise_whitespace(text).casefold().rstrip(TRAILING_PUNCTUATION).rstrip()
+
+
+TRAILING_PUNCTUATION = ".,;:!?…"
 
 
 def normalise_command(command: str) -> str:

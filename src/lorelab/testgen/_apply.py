@@ -13,8 +13,9 @@ import ast
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from lorelab._model import RunnerName
 from lorelab.errors import OutputExistsError, PathError
-from lorelab.testgen._models import ApplyResult, CandidateValidation, RunnerName
+from lorelab.testgen._models import ApplyResult, CandidateValidation
 from lorelab.workspace import FileEntry, check_writable, write_files
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from lorelab.testgen._models import Generation, RecalledLesson, Review, RunnerName
+from lorelab._model import RunnerName
+from lorelab.testgen._models import Generation, GenerationStatus, RecalledLesson, Review
 from lorelab.workers import RoleReceipt, WorkerIdentity, call_worker
 from lorelab.workers.roles import PROTOCOL, Case
 from lorelab.workspace import FileEntry
@@ -72,6 +73,125 @@ class _Refused(Exception):
     """A payload stopped by the caller's guard before it reached the transport."""
 
 
+@dataclass(slots=True)
+class _Session:
+    """One generation's calls, in order, and what they produced so far."""
+
+    task: GenerationTask
+    lessons: Sequence[RecalledLesson] | None
+    settings: CallSettings
+    sent: list[dict[str, Any]] | None
+    guard: Callable[[str, dict[str, Any]], str | None] | None
+    started: float = field(default_factory=time.perf_counter)
+    receipts: list[RoleReceipt] = field(default_factory=list)
+    plan: list[Case] | None = None
+    files: list[FileEntry] | None = None
+    reached: list[str] = field(default_factory=list)
+
+    @property
+    def offered(self) -> list[RecalledLesson]:
+        return list(self.lessons or [])
+
+    def call(self, role: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        refusal = self.guard(role, payload) if self.guard is not None else None
+        if refusal is not None:
+            raise _Refused(f"the {role} payload was refused before it was sent: {refusal}")
+        if self.sent is not None:
+            self.sent.append(payload)
+        settings = self.settings
+        reviewer = settings.reviewer_agent if role == "reviewer" else None
+        result = call_worker(
+            list(reviewer or settings.agent),
+            role,
+            payload,
+            cwd=settings.cwd,
+            timeout_ms=settings.timeout_ms,
+            max_output_bytes=settings.max_output_bytes,
+            identity=settings.reviewer_identity if reviewer else settings.identity,
+        )
+        self.receipts.append(result.receipt)
+        return result.response
+
+    def finish(
+        self, status: GenerationStatus, reason: str | None, review: Review | None = None
+    ) -> Generation:
+        return Generation(
+            status=status,
+            reason=reason,
+            memory=self.lessons is not None,
+            lessons_recalled=[lesson.id for lesson in self.offered],
+            lessons_reached_author=self.reached,
+            roles=self.receipts,
+            plan=self.plan,
+            files=self.files,
+            review=review,
+            generation_ms=int((time.perf_counter() - self.started) * 1000),
+        )
+
+    def failed(self, role: str) -> Generation:
+        receipt = self.receipts[-1]
+        return self.finish(
+            "failed", f"{role} call failed ({receipt.failure}): {receipt.failure_detail}"
+        )
+
+    def run(self) -> Generation:
+        settings = self.settings
+        lesson_payload = [_lesson_json(lesson) for lesson in self.offered]
+        task_payload = _task_json(self.task)
+        architect = self.call(
+            "architect",
+            {
+                "protocol": PROTOCOL,
+                "role": "architect",
+                "task": task_payload,
+                "lessons": lesson_payload,
+                "limits": {"maxCases": settings.max_cases},
+            },
+        )
+        if architect is None:
+            return self.failed("architect")
+        self.plan = [Case.model_validate(case) for case in architect["cases"]]
+        author = self.call(
+            "author",
+            {
+                "protocol": PROTOCOL,
+                "role": "author",
+                "task": task_payload,
+                "lessons": lesson_payload,
+                "plan": {"cases": [case.model_dump(by_alias=True) for case in self.plan]},
+                "limits": {
+                    "maxFiles": settings.max_files,
+                    "maxCases": settings.max_cases,
+                    "allowConftest": settings.allow_conftest,
+                },
+            },
+        )
+        if self.receipts[-1].spawned:
+            self.reached = [lesson.id for lesson in self.offered]
+        if author is None:
+            return self.failed("author")
+        self.files = [FileEntry.model_validate(entry) for entry in author["files"]]
+        return self.review(task_payload, self.files)
+
+    def review(self, task_payload: dict[str, Any], files: list[FileEntry]) -> Generation:
+        reviewer = self.call(
+            "reviewer",
+            {
+                "protocol": PROTOCOL,
+                "role": "reviewer",
+                "task": task_payload,
+                "tests": [entry.model_dump() for entry in files],
+            },
+        )
+        if reviewer is None:
+            return self.failed("reviewer")
+        review = Review(verdict=reviewer["verdict"], reasons=list(reviewer["reasons"]))
+        if review.verdict != "approve":
+            reasons = "; ".join(review.reasons) or "no reason given"
+            return self.finish("rejected", f"reviewer rejected the tests: {reasons}", review)
+        return self.finish("approved", None, review)
+
+
 def generate(
     task: GenerationTask,
     lessons: Sequence[RecalledLesson] | None,
@@ -86,103 +206,8 @@ def generate(
     caller can prove what did (and did not) reach the worker. ``guard`` sees each payload
     first; a reason it returns stops the generation (status ``refused``) before that call.
     """
-    started = time.perf_counter()
-    offered = list(lessons or [])
-    lesson_payload = [_lesson_json(lesson) for lesson in offered]
-    task_payload = _task_json(task)
-    receipts: list[RoleReceipt] = []
-    plan: list[Case] | None = None
-    files: list[FileEntry] | None = None
-    reached: list[str] = []
-
-    def call(role: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-        refusal = guard(role, payload) if guard is not None else None
-        if refusal is not None:
-            raise _Refused(f"the {role} payload was refused before it was sent: {refusal}")
-        if sent is not None:
-            sent.append(payload)
-        reviewer = settings.reviewer_agent if role == "reviewer" else None
-        result = call_worker(
-            list(reviewer or settings.agent),
-            role,
-            payload,
-            cwd=settings.cwd,
-            timeout_ms=settings.timeout_ms,
-            max_output_bytes=settings.max_output_bytes,
-            identity=settings.reviewer_identity if reviewer else settings.identity,
-        )
-        receipts.append(result.receipt)
-        return result.response
-
-    def finish(status: str, reason: str | None, review: Review | None = None) -> Generation:
-        return Generation(
-            status=status,  # type: ignore[arg-type]
-            reason=reason,
-            memory=lessons is not None,
-            lessons_recalled=[lesson.id for lesson in offered],
-            lessons_reached_author=reached,
-            roles=receipts,
-            plan=plan,
-            files=files,
-            review=review,
-            generation_ms=int((time.perf_counter() - started) * 1000),
-        )
-
-    def failed(role: str) -> Generation:
-        receipt = receipts[-1]
-        return finish("failed", f"{role} call failed ({receipt.failure}): {receipt.failure_detail}")
-
+    session = _Session(task, lessons, settings, sent, guard)
     try:
-        architect = call(
-            "architect",
-            {
-                "protocol": PROTOCOL,
-                "role": "architect",
-                "task": task_payload,
-                "lessons": lesson_payload,
-                "limits": {"maxCases": settings.max_cases},
-            },
-        )
-        if architect is None:
-            return failed("architect")
-        plan = [Case.model_validate(case) for case in architect["cases"]]
-
-        author = call(
-            "author",
-            {
-                "protocol": PROTOCOL,
-                "role": "author",
-                "task": task_payload,
-                "lessons": lesson_payload,
-                "plan": {"cases": [case.model_dump(by_alias=True) for case in plan]},
-                "limits": {
-                    "maxFiles": settings.max_files,
-                    "maxCases": settings.max_cases,
-                    "allowConftest": settings.allow_conftest,
-                },
-            },
-        )
-        if receipts[-1].spawned:
-            reached = [lesson.id for lesson in offered]
-        if author is None:
-            return failed("author")
-        files = [FileEntry.model_validate(entry) for entry in author["files"]]
-
-        reviewer = call(
-            "reviewer",
-            {
-                "protocol": PROTOCOL,
-                "role": "reviewer",
-                "task": task_payload,
-                "tests": [entry.model_dump() for entry in files],
-            },
-        )
-        if reviewer is None:
-            return failed("reviewer")
-        review = Review(verdict=reviewer["verdict"], reasons=list(reviewer["reasons"]))
-        if review.verdict != "approve":
-            reasons = "; ".join(review.reasons) or "no reason given"
-            return finish("rejected", f"reviewer rejected the tests: {reasons}", review)
-        return finish("approved", None, review)
+        return session.run()
     except _Refused as exc:
-        return finish("refused", str(exc))
+        return session.finish("refused", str(exc))

@@ -5,29 +5,22 @@ from __future__ import annotations
 import re
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, model_validator
 
+from lorelab._model import ReceiptModel, RecordModel, RunnerName
 from lorelab.errors import PathError
 from lorelab.runners import Execution, Stability
 from lorelab.workers import RoleReceipt
 from lorelab.workers.roles import Case
 from lorelab.workspace import FileEntry, check_distinct
 
-RunnerName = Literal["pytest", "node"]
 EXAMPLE_TEST_PATHS: Final[dict[str, re.Pattern[str]]] = {
     "pytest": re.compile(r"tests/test_[A-Za-z0-9_]+\.py"),
     "node": re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js"),
 }
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
-    )
-
-
-class HistoricalExample(_Record):
+class HistoricalExample(RecordModel):
     """A past specification with its tests, as ``lorelab tests learn`` reads it."""
 
     schema_version: Literal[1] = Field(default=1, description="Always 1.")
@@ -58,7 +51,7 @@ class HistoricalExample(_Record):
         return self
 
 
-class ExampleValidation(_Record):
+class ExampleValidation(RecordModel):
     """Whether a historical example's tests pass, stably, against its own source."""
 
     valid: bool = Field(description="Collected, passing and stable in every run.")
@@ -66,14 +59,14 @@ class ExampleValidation(_Record):
     stability: Stability = Field(description="Every execution of the example's tests.")
 
 
-class LearnResult(_Record):
+class LearnResult(RecordModel):
     """What ``lorelab tests learn`` did with one example."""
 
     lesson_id: str | None = Field(description="The stored lesson's id; null when refused.")
     validation: ExampleValidation
 
 
-class RecalledLesson(_Record):
+class RecalledLesson(RecordModel):
     """A lesson that cleared the recall floor for one set of requirements."""
 
     id: str
@@ -84,7 +77,7 @@ class RecalledLesson(_Record):
     tests: list[FileEntry]
 
 
-class Recall(_Record):
+class Recall(RecordModel):
     """The result of one recall: what cleared the floor and what was turned away."""
 
     lessons: list[RecalledLesson]
@@ -95,14 +88,14 @@ class Recall(_Record):
 GenerationStatus = Literal["approved", "rejected", "failed", "refused"]
 
 
-class Review(_Record):
+class Review(RecordModel):
     """The reviewer's verdict."""
 
     verdict: Literal["approve", "reject"]
     reasons: list[str]
 
 
-class Generation(_Record):
+class Generation(RecordModel):
     """Three role calls (architect, author, reviewer) and what came of them."""
 
     status: GenerationStatus = Field(
@@ -127,7 +120,7 @@ class Generation(_Record):
 CaseVerdictStatus = Literal["passed", "failed", "error", "skipped", "flaky", "order-dependent"]
 
 
-class CaseVerdict(_Record):
+class CaseVerdict(RecordModel):
     """One generated case after candidate validation."""
 
     id: str
@@ -140,7 +133,7 @@ class CaseVerdict(_Record):
     )
 
 
-class CandidateValidation(_Record):
+class CandidateValidation(RecordModel):
     """Candidate validation of generated tests against the unmodified source."""
 
     valid: bool = Field(description="Every check passed; only then may anything be applied.")
@@ -152,7 +145,7 @@ class CandidateValidation(_Record):
     validation_ms: int = Field(description="Milliseconds spent validating.")
 
 
-class ApplyResult(_Record):
+class ApplyResult(RecordModel):
     """What was (or, in a dry run, would be) written into the project."""
 
     applied: bool = Field(description="Whether files were written.")
@@ -165,10 +158,9 @@ class ApplyResult(_Record):
     reason: str
 
 
-class GenerateResult(_Record):
+class GenerateResult(ReceiptModel):
     """The whole record of ``lorelab tests generate``."""
 
-    schema_version: Literal[1] = 1
     runner: RunnerName
     agent: list[str]
     reviewer_agent: list[str] | None = Field(

@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lorelab._model import RunnerName
 from lorelab.memory import open_store, store_path
 from lorelab.runners import is_test_file
 from lorelab.testgen._apply import apply_tests
 from lorelab.testgen._generate import CallSettings, GenerationTask, generate
-from lorelab.testgen._models import CandidateValidation, GenerateResult, Recall, RunnerName
+from lorelab.testgen._models import CandidateValidation, GenerateResult, Recall
 from lorelab.testgen._project import read_project, select_sources
 from lorelab.testgen._recall import DEFAULT_K, recall_lessons
 from lorelab.testgen._validate import validate_candidates

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from lorelab._model import RunnerName
 from lorelab.runners import Execution, Stability, get_runner, run_stability
 from lorelab.testgen._models import (
     EXAMPLE_TEST_PATHS,
     CandidateValidation,
     CaseVerdict,
-    RunnerName,
 )
 from lorelab.workspace import FileEntry, RunRoot
 

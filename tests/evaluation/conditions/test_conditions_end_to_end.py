@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from lorelab.evaluation.conditions import CONDITIONS, load_manifest
+from lorelab.evaluation.conditions._manifest import CONDITIONS, load_manifest
 from lorelab.workers import adapter_argv
 
 pytestmark = pytest.mark.slow

@@ -6,14 +6,10 @@ from click.testing import CliRunner
 
 from lorelab.cli.main import app
 from lorelab.errors import SchemaError
-from lorelab.evaluation.conditions import (
-    CONDITIONS,
-    Thresholds,
-    decide,
-    evaluate,
-    evaluate_file,
-    read_runs,
-)
+from lorelab.evaluation.conditions import evaluate_file
+from lorelab.evaluation.conditions._evaluate import decide, evaluate
+from lorelab.evaluation.conditions._manifest import CONDITIONS, Thresholds
+from lorelab.evaluation.conditions._runs import read_runs
 from lorelab.evaluation.stats import sign_test_p_value
 
 EXAMPLE_MANIFEST = (
@@ -60,8 +56,18 @@ def _run(task, condition, passed, rework=0, relevant=True, tokens=100, **extra):
     return record
 
 
+def _fillers(tasks: int, fill_to: int = 10) -> list[dict]:
+    """Non-holdout tasks that bring a runs file up to the protocol's 10 tasks."""
+    return [
+        _run(f"n{i}", condition, True, holdout=False)
+        for i in range(1, fill_to - tasks + 1)
+        for condition in CONDITIONS
+    ]
+
+
 def _runs(outcomes: dict[str, dict[str, bool]], **extra) -> dict:
-    """outcomes: task -> condition -> passed."""
+    """outcomes: task -> condition -> passed. Holdout runs get non-holdout tasks added up to
+    the protocol's 10 tasks, so the rule, not the minimum, decides."""
     runs = []
     for task, by_condition in outcomes.items():
         for condition in CONDITIONS:
@@ -74,6 +80,8 @@ def _runs(outcomes: dict[str, dict[str, bool]], **extra) -> dict:
                     **extra,
                 )
             )
+    if extra.get("holdout") is True:
+        runs += _fillers(len(outcomes))
     return {"runs": runs}
 
 
@@ -127,7 +135,8 @@ def test_the_same_runs_file_gives_the_same_report_byte_for_byte(tmp_path):
     path.write_text(HAND_WRITTEN, encoding="utf-8")
     first = CliRunner().invoke(app, ["evaluate", "--input", str(path), "--json"])
     second = CliRunner().invoke(app, ["evaluate", "--input", str(path), "--json"])
-    assert first.exit_code == 0, first.output
+    # Two tasks are below the protocol's minimum: the report is produced, and exits 1.
+    assert first.exit_code == 1, first.output
     assert first.output == second.output
     assert json.loads(first.output)["inputSha256"]
 
@@ -288,9 +297,14 @@ def test_dreaming_advances_when_it_improves_every_holdout_within_the_thresholds(
 
 def test_dreaming_is_inconclusive_when_the_sample_cannot_reach_significance(write_json):
     report = evaluate(read_runs(write_json(_runs(_uniform(5, False, True), holdout=True))))
-    assert report.decision.verdict == "inconclusive"
-    assert "not significant" in " ".join(report.decision.reasons)
+    # Without a manifest, five holdouts are below the protocol's minimum ...
+    assert report.decision.verdict == "insufficient"
     assert "cannot be reached" in report.power_note
+    # ... and the rule itself, applied to them, finds the improvement not significant.
+    dreaming = next(p for p in report.paired if p.condition == "dreaming")
+    decision = decide(dreaming, Thresholds(), "defaults")
+    assert decision.verdict == "inconclusive"
+    assert "not significant" in " ".join(decision.reasons)
 
 
 def test_negative_transfer_beyond_the_threshold_means_do_not_advance(write_json):
@@ -347,11 +361,13 @@ def test_no_improvement_on_enough_holdouts_means_do_not_advance(write_json):
 
 def test_no_improvement_on_too_few_holdouts_is_inconclusive(write_json):
     report = evaluate(read_runs(write_json(_runs(_uniform(3, True, True), holdout=True))))
-    assert report.decision.verdict == "inconclusive"
+    assert report.decision.verdict == "insufficient"
+    dreaming = next(p for p in report.paired if p.condition == "dreaming")
+    assert decide(dreaming, Thresholds(), "defaults").verdict == "inconclusive"
 
 
 def test_less_rework_with_the_same_outcome_counts_as_an_improvement():
-    from lorelab.evaluation.conditions import parse_runs
+    from lorelab.evaluation.conditions._runs import parse_runs
 
     runs = []
     for i in range(1, 7):
@@ -365,6 +381,7 @@ def test_less_rework_with_the_same_outcome_counts_as_an_improvement():
                     holdout=True,
                 )
             )
+    runs += _fillers(6)
     report = evaluate(parse_runs(json.dumps({"runs": runs}).encode(), "mem"))
     dreaming = next(p for p in report.paired if p.condition == "dreaming")
     assert dreaming.pass_rate_delta == 0
@@ -415,8 +432,8 @@ def test_the_readable_table_names_the_decision_and_the_limits(tmp_path):
     path = tmp_path / "runs.json"
     path.write_text(HAND_WRITTEN, encoding="utf-8")
     result = CliRunner().invoke(app, ["evaluate", "--input", str(path)])
-    assert result.exit_code == 0, result.output
-    assert "decision for dreaming: inconclusive" in result.output
+    assert result.exit_code == 1, result.output
+    assert "decision for dreaming: insufficient" in result.output
     assert "memory_guided" in result.output
     assert "cannot prove" in result.output
 
@@ -478,7 +495,7 @@ def test_a_malformed_manifest_digest_in_the_runs_file_is_refused(write_json):
 def test_without_known_holdouts_the_decision_is_inconclusive_even_when_it_would_advance(
     write_json,
 ):
-    report = evaluate(read_runs(write_json(_runs(_uniform(6, False, True)))))
+    report = evaluate(read_runs(write_json(_runs(_uniform(10, False, True)))))
     assert report.holdout_source == "all-tasks"
     assert report.decision.verdict == "inconclusive"
     assert "holdouts are not known" in report.decision.reasons[0]
@@ -520,7 +537,7 @@ def test_flagged_holdout_runs_are_reported_and_keep_dreaming_from_advancing(writ
     }
     assert report.decision.verdict == "inconclusive"
     assert "t2 x dreaming (verify-files-edited)" in report.decision.reasons[1]
-    assert report.runs == 24
+    assert report.runs == 40
     table = CliRunner().invoke(app, ["evaluate", "--input", str(write_json(data))])
     assert "t2 x dreaming (holdout): verify-files-edited" in table.output
 
@@ -552,7 +569,7 @@ def _both_failing_with_less_rework(**dreaming_extra):
                     **extra,
                 )
             )
-    return {"runs": runs}
+    return {"runs": runs + _fillers(8)}
 
 
 def test_both_arms_failing_with_less_rework_is_a_tie_and_never_advances(write_json):
@@ -568,12 +585,13 @@ def test_both_arms_failing_with_less_rework_is_a_tie_and_never_advances(write_js
 
 
 def test_dreaming_runs_that_failed_at_the_memory_never_advance(write_json):
+    # "memory-error" is how older runs files name a memory failure.
     data = _both_failing_with_less_rework(host_failure="memory-error")
     report = evaluate(read_runs(write_json(data)))
-    assert report.decision.verdict != "advance"
+    assert report.decision.verdict == "invalid"
     flagged = [f for f in report.flagged_runs if f.condition == "dreaming"]
     assert len(flagged) == 8
-    assert all(f.flags == ["host-failure"] for f in flagged)
+    assert all(f.flags == ["memory-failure"] for f in flagged)
 
 
 def test_a_host_failure_on_a_holdout_keeps_an_otherwise_advancing_dreaming_inconclusive(
@@ -619,3 +637,120 @@ def test_a_runs_file_over_its_limit_is_refused_as_a_runs_file(tmp_path):
     with pytest.raises(InputFileError, match="exceeds the runs-file limit") as info:
         read_runs(path)
     assert "fixture" not in str(info.value)
+
+
+# ---------------------------------------------------------------- memory failures and minimums
+
+
+def _memory_down(tasks: int = 13, holdouts: int = 6) -> dict:
+    """A profile that could not call the memory at all: every memory-condition run failed its
+    memory call; baseline ran and passed."""
+    runs = []
+    calls = {"memory_guided": "prepare", "skill_planned": "start", "dreaming": "prepare"}
+    for i in range(1, tasks + 1):
+        task = f"t{i}"
+        holdout = i <= holdouts
+        runs.append(_run(task, "baseline", True, rework=1, holdout=holdout))
+        for condition, call in calls.items():
+            runs.append(
+                _run(
+                    task,
+                    condition,
+                    False,
+                    relevant=False,
+                    tokens=0,
+                    holdout=holdout,
+                    host_failure="memory-failure",
+                    memory_calls_failed=[call],
+                )
+            )
+    return {"runs": runs}
+
+
+def test_a_memory_that_could_not_be_called_makes_the_decision_invalid_not_negative(write_json):
+    report = evaluate(read_runs(write_json(_memory_down())))
+    decision = report.decision
+    assert decision.verdict == "invalid"
+    assert decision.reasons[0] == (
+        "39 of 52 runs could not call the memory; failed calls: prepare (26 run(s)), "
+        "start (13 run(s))"
+    )
+    assert "t1 x memory_guided" in decision.reasons[1]
+    assert "negative transfer" not in " ".join(decision.reasons)
+    assert report.exit_code() == 1
+
+
+def test_memory_failure_runs_are_left_out_of_every_delta(write_json):
+    report = evaluate(read_runs(write_json(_memory_down())))
+    dreaming = next(p for p in report.paired if p.condition == "dreaming")
+    assert dreaming.holdouts == 0
+    assert dreaming.memory_failures == ["t1", "t2", "t3", "t4", "t5", "t6"]
+    assert dreaming.pass_rate_delta is None
+    assert dreaming.rework_delta is None
+    assert dreaming.negative_transfer == []
+    assert dreaming.irrelevance_rate is None
+    by_name = {c.condition: c for c in report.conditions}
+    assert by_name["dreaming"].memory_failures == 13
+    assert by_name["dreaming"].pass_rate is None
+    assert by_name["baseline"].pass_rate == 1.0
+
+
+def test_one_memory_failure_leaves_its_holdout_out_and_still_makes_the_decision_invalid(
+    write_json,
+):
+    data = _runs(_uniform(8, False, True), holdout=True)
+    for run in data["runs"]:
+        if run["task_id"] == "t3" and run["condition"] == "dreaming":
+            run.update(passed=False, host_failure="memory-failure", memory_calls_failed=["dream"])
+    report = evaluate(read_runs(write_json(data)))
+    dreaming = next(p for p in report.paired if p.condition == "dreaming")
+    assert dreaming.holdouts == 7
+    assert dreaming.memory_failures == ["t3"]
+    assert dreaming.pass_rate_delta == 1.0
+    assert dreaming.sign_test.positive == 7
+    assert report.decision.verdict == "invalid"
+    assert "dream (1 run(s))" in report.decision.reasons[0]
+
+
+def test_the_cli_prints_an_invalid_report_and_exits_1(write_json):
+    result = CliRunner().invoke(app, ["evaluate", "--input", str(write_json(_memory_down()))])
+    assert result.exit_code == 1, result.output
+    assert "decision for dreaming: invalid" in result.output
+    assert "39 of 52 runs could not call the memory" in result.output
+
+
+def _enough_to_advance(tasks: int, holdouts: int) -> dict:
+    runs = []
+    for i in range(1, tasks + 1):
+        for condition in CONDITIONS:
+            passed = condition != "baseline"
+            runs.append(
+                _run(f"t{i}", condition, passed, rework=0 if passed else 2, holdout=i <= holdouts)
+            )
+    return {"runs": runs}
+
+
+@pytest.mark.parametrize(
+    ("tasks", "holdouts", "reason"),
+    [
+        (10, 5, "5 holdout task(s); the protocol needs at least 6"),
+        (9, 7, "9 task(s); the protocol needs at least 10"),
+    ],
+)
+def test_without_a_manifest_fewer_than_the_protocols_minimums_is_insufficient(
+    write_json, tasks, holdouts, reason
+):
+    path = write_json(_enough_to_advance(tasks, holdouts))
+    report = evaluate(read_runs(path))
+    assert report.decision.verdict == "insufficient"
+    assert report.decision.reasons == [reason]
+    result = CliRunner().invoke(app, ["evaluate", "--input", str(path)])
+    assert result.exit_code == 1, result.output
+    assert "decision for dreaming: insufficient" in result.output
+    assert "Per condition" in result.output
+
+
+def test_at_the_protocols_minimums_the_rule_decides(write_json):
+    report = evaluate(read_runs(write_json(_enough_to_advance(10, 6))))
+    assert report.decision.verdict == "advance"
+    assert report.exit_code() == 0

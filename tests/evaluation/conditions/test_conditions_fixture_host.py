@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lorelab.evaluation.conditions import load_manifest
+from lorelab.evaluation.conditions._manifest import load_manifest
 from lorelab.testing.fixture_host import TASKS, answer, decide
 from lorelab.workers import adapter_argv, call_worker, validate_response
 

@@ -14,21 +14,18 @@ from conditions_support import DATA, mini_manifest, mini_seed
 
 from lorelab.cli.main import app
 from lorelab.errors import PreflightError, UsageError
-from lorelab.evaluation.conditions import (
-    LORELAB_PROFILE,
-    MEMCODER_PROFILE,
+from lorelab.evaluation.conditions._finalize import host_provenance
+from lorelab.evaluation.conditions._integrity import (
     check_memory_clean,
     check_seeds,
     check_served,
     edited_verify_files,
-    load_manifest,
-    model_matches,
     verify_files,
-    with_model,
 )
-from lorelab.evaluation.conditions._finalize import host_provenance
-from lorelab.evaluation.conditions._memory import open_memory
-from lorelab.evaluation.conditions._runner import resolve_host
+from lorelab.evaluation.conditions._manifest import load_manifest
+from lorelab.evaluation.conditions._memory import LORELAB_PROFILE, MEMCODER_PROFILE, open_memory
+from lorelab.evaluation.conditions._one_run import model_matches
+from lorelab.evaluation.conditions._runner import resolve_host, with_model
 from lorelab.workers import adapter_argv
 
 STANDIN = DATA / "lorelab_standin.py"
@@ -396,3 +393,37 @@ def test_finalize_names_the_host_in_recorded_experiences():
     )
     assert host_provenance(["python3", "my host.py"]) == "python3 'my host.py'"
     assert len(host_provenance(["x" * 1000])) == 400
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    ["make check h1 pass", "Make  check h1 pass", "MAKE CHECK H1 PASS!", "make check h1 pass ."],
+)
+def test_the_holdout_lock_matches_a_task_by_normalized_text(tmp_path, recorded):
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from lorelab.cli.main import app
+
+    home = str(tmp_path / "home")
+    runner = CliRunner()
+    done = runner.invoke(
+        app, ["memory", "--home", home, "lock", "set", "mini-eval", "--task", "Make check h1 pass."]
+    )
+    assert done.exit_code == 0, done.output
+    experience = dict(mini_seed()["experiences"][0], task=recorded, task_id="other-id")
+    path = tmp_path / "experience.json"
+    path.write_text(_json.dumps(experience))
+    refused = runner.invoke(app, ["memory", "--home", home, "record", "--input", str(path)])
+    assert refused.exit_code == 2, refused.output
+    assert "holdout task of active evaluation lock 'mini-eval'" in refused.output
+
+
+def test_the_runner_compares_served_tasks_by_the_same_normalized_text():
+    from lorelab.evaluation.conditions._integrity import task_key
+
+    assert (
+        task_key("Make check h1 pass.") == task_key("make  check H1 pass") == "make check h1 pass"
+    )
+    assert task_key("...") is None

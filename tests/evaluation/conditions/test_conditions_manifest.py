@@ -6,7 +6,8 @@ from click.testing import CliRunner
 
 from lorelab.cli.main import app
 from lorelab.errors import InputFileError, JSONInputError, SchemaError
-from lorelab.evaluation.conditions import load_manifest, manifest_schema
+from lorelab.evaluation.conditions import manifest_schema
+from lorelab.evaluation.conditions._manifest import load_manifest
 
 EXAMPLE_MANIFEST = (
     Path(__file__).resolve().parents[3] / "examples" / "conditions" / "conditions.json"

@@ -17,7 +17,8 @@ import pytest
 from conditions_support import DATA, mini_manifest, mini_seed
 
 from lorelab.errors import IntegrityFailure
-from lorelab.evaluation.conditions import CONDITIONS, evaluate_file, finalize_conditions
+from lorelab.evaluation.conditions import evaluate_file, finalize_conditions
+from lorelab.evaluation.conditions._manifest import CONDITIONS
 from lorelab.evaluation.conditions._memory import MemoryToolError, MemoryUnderTest
 from lorelab.workers import adapter_argv
 
@@ -247,7 +248,8 @@ def test_a_run_with_memory_errors_or_another_model_exits_1_and_counts_them(run_b
     assert summary["modelMismatches"] == 38
     runs = _by_key(run_b["output"])
     failed = runs[("h2", "dreaming")]
-    assert failed["host_failure"] == "memory-error"
+    assert failed["host_failure"] == "memory-failure"
+    assert failed["memory_calls_failed"] == ["prepare"]
     assert failed["passed"] is False
     assert "stand-in prepare failure for h2" in failed["notes"]
     assert runs[("h1", "baseline")]["host_models_claimed"] == ["other-model"]
@@ -289,4 +291,6 @@ def test_a_host_that_edits_its_verify_script_is_flagged_in_the_record_and_report
     assert "verify-files-edited" in flags[("h6", "baseline")]
     assert "own-solution-served" in flags[("h1", "dreaming")]
     assert report.manifest_checked is True
-    assert report.decision.verdict == "do-not-advance"
+    # The stand-in failed two prepare calls: no decision can be made on these runs.
+    assert report.decision.verdict == "invalid"
+    assert "failed calls: prepare (2 run(s))" in report.decision.reasons[0]

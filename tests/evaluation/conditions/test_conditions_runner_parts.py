@@ -12,19 +12,19 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
+from lorelab._model import estimate_tokens
 from lorelab.cli.main import app
 from lorelab.errors import InvalidInput, PathError, PreflightError, UsageError
-from lorelab.evaluation.conditions import (
+from lorelab.evaluation.conditions import RunOptions
+from lorelab.evaluation.conditions._integrity import lock_tasks
+from lorelab.evaluation.conditions._manifest import load_manifest
+from lorelab.evaluation.conditions._memory import (
     LORELAB_PROFILE,
     MEMCODER_PROFILE,
-    RunOptions,
-    estimate_tokens,
-    is_relevant,
-    load_manifest,
-    lock_tasks,
-    relevance_keys,
+    MemoryToolError,
+    open_memory,
 )
-from lorelab.evaluation.conditions._memory import MemoryToolError, open_memory
+from lorelab.evaluation.conditions._relevance import is_relevant, relevance_keys
 from lorelab.evaluation.conditions._runner import resolve_host, resolve_memory
 from lorelab.evaluation.conditions._snapshot import take_snapshot
 from lorelab.evaluation.conditions._verify import command_env, run_verify

@@ -2,17 +2,17 @@
 Skill whose runs fail repeatedly, Dream products included, is marked ``review_required``."""
 
 import json
-from types import SimpleNamespace
 
 import anyio
 import pytest
 from conditions_support import mini_seed
 
 from lorelab.errors import SchemaError
-from lorelab.evaluation.conditions import CONDITIONS, evaluate, read_runs
-from lorelab.evaluation.conditions._manifest import TaskSpec
+from lorelab.evaluation.conditions._evaluate import evaluate
+from lorelab.evaluation.conditions._guidance import guidance_for
+from lorelab.evaluation.conditions._manifest import CONDITIONS, TaskSpec
 from lorelab.evaluation.conditions._memory import LORELAB_PROFILE, lorelab_server_argv, open_memory
-from lorelab.evaluation.conditions._runner import _guidance
+from lorelab.evaluation.conditions._runs import read_runs
 
 
 def test_a_dreaming_brief_attributes_the_skill_it_served_to_the_run(tmp_path):
@@ -40,9 +40,8 @@ def test_a_dreaming_brief_attributes_the_skill_it_served_to_the_run(tmp_path):
             for experience in seed["experiences"]:
                 await memory.call("record", experience)
             skill = await memory.call("promote_skill", seed["promoteSkill"])
-            ctx = SimpleNamespace(memory=memory)
-            dreaming = await _guidance(ctx, task, "dreaming")
-            guided = await _guidance(ctx, task, "memory_guided")
+            dreaming = await guidance_for(memory, task, "dreaming")
+            guided = await guidance_for(memory, task, "memory_guided")
             return skill["id"], dreaming, guided
 
     skill_id, dreaming, guided = anyio.run(main)

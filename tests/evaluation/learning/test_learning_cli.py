@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
-from lorelab.evaluation.learning import DATASET_NAMES, LearningManifest, load_manifest
+from lorelab.evaluation.learning import DATASET_NAMES
+from lorelab.evaluation.learning.manifest import LearningManifest, load_manifest
 
 
 @pytest.mark.parametrize("name", DATASET_NAMES)

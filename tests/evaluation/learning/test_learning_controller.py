@@ -13,8 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
-from lorelab.evaluation.learning import LearningManifest, get_dataset
-from lorelab.evaluation.learning.controller import LearningRequest, label_problem, run_learning
+from lorelab.evaluation.learning import get_dataset
+from lorelab.evaluation.learning._preparation import label_problem
+from lorelab.evaluation.learning.controller import LearningRequest, run_learning
+from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.schedule import schedule
 from lorelab.runners import Case, Execution
 from lorelab.workers import resolve_agent
@@ -485,10 +487,87 @@ def test_a_defect_that_is_a_prefix_of_its_own_source_is_not_a_leak(tmp_path):
     defect = fixture.defects[0].model_copy(
         update={"files": [FileEntry(path=source.path, content=cut)]}
     )
-    from lorelab.evaluation.learning.controller import _forbidden_texts
+    from lorelab.evaluation.learning._trial import forbidden_texts
 
     changed = manifest.model_copy(
         update={"fixtures": [fixture.model_copy(update={"defects": [defect]})]}
     )
-    assert cut not in _forbidden_texts(changed)
-    assert fixture.reference_tests[0].content in _forbidden_texts(changed)
+    assert cut not in forbidden_texts(changed)
+    assert fixture.reference_tests[0].content in forbidden_texts(changed)
+
+
+FLIPPING_TEST = """
+
+def test_flips_on_one_defect():
+    import hashlib
+    import pathlib
+
+    source = pathlib.Path(__file__).resolve().parents[1] / {path!r}
+    if hashlib.sha256(source.read_bytes()).hexdigest() == {digest!r}:
+        counter = pathlib.Path({counter!r})
+        count = int(counter.read_text()) if counter.exists() else 0
+        counter.write_text(str(count + 1))
+        assert count % 2 == 0
+"""
+
+
+def test_a_defect_whose_generated_test_outcome_flips_invalidates_the_trial(tmp_path):
+    import hashlib
+
+    manifest = _one_spec(defects=1)
+    defect_file = manifest.fixtures[0].defects[0].files[0]
+    flip = FLIPPING_TEST.format(
+        path=defect_file.path,
+        digest=hashlib.sha256(defect_file.content.encode()).hexdigest(),
+        counter=str(tmp_path / "counter"),
+    )
+    script = tmp_path / "flipping_worker.py"
+    script.write_text(
+        "import json, sys\n"
+        "from lorelab.testing.fixture import answer\n"
+        "payload = json.loads(sys.stdin.read())\n"
+        "out = answer(payload)\n"
+        "if payload['role'] == 'author':\n"
+        f"    out['files'][0]['content'] += {flip!r}\n"
+        "print(json.dumps(out))\n"
+    )
+    output = tmp_path / "out"
+    outcome = run_learning(_request(manifest, [sys.executable, str(script)]), output)
+    assert outcome.exit_code == 1
+    for trial in _trials(output):
+        assert trial["status"] == "unstable", trial["reason"]
+        assert "changed between stability runs" in trial["reason"]
+        assert trial["detected"] == 0
+        assert trial["recall"] == 0
+        # The raw outcome stays in the receipt.
+        assert trial["defects"][0]["stability"]["stable"] is False
+    assert int((tmp_path / "counter").read_text()) >= 4
+
+
+@pytest.mark.parametrize("value", [17_000_000, 0])
+def test_a_byte_bound_the_transport_cannot_hold_is_refused_before_anything_is_written(
+    tmp_path, value
+):
+    output = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval", "learning", "--dataset", "default", "--agent", "fixture",
+            "--max-output-bytes", str(value), "--output", str(output),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "--max-output-bytes" in result.output
+    assert result.output.count("\n") == 1
+    assert not output.exists()
+
+
+def test_the_controllers_elapsed_time_counts_from_the_commands_entry(tmp_path):
+    import time
+
+    entered = time.perf_counter() - 3600  # an hour spent before the run began
+    output = tmp_path / "out"
+    request = _request(_one_spec(), ["no-such-worker-binary-xyz"], started=entered)
+    assert run_learning(request, output).exit_code == 3
+    controller = json.loads((output / "controller.json").read_text())
+    assert controller["elapsedMs"] >= 3_600_000

@@ -14,15 +14,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lorelab.errors import InputFileError, JSONInputError, SchemaError
-from lorelab.evaluation.learning import (
+from lorelab.evaluation.learning.manifest import (
     Defect,
     LearningManifest,
     declared_cases,
     find_violations,
+    is_source_path,
+    is_test_path,
     load_manifest,
     validate_manifest,
 )
-from lorelab.evaluation.learning.manifest import is_source_path, is_test_path
 from lorelab.workspace import FileEntry, canonical_path
 
 

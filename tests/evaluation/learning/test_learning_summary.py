@@ -132,3 +132,46 @@ def test_without_a_single_lesson_in_memory_the_label_is_inconclusive():
     assert summary.paired.label == "inconclusive"
     assert "no lesson" in summary.paired.label_reason
     assert summary.frozen_lessons == 0
+
+
+def test_every_summary_reports_the_mean_per_specification_difference_with_a_95_interval():
+    records = _records([3, 2, 3], [1, 1, 2])
+    summary = _summary(records)
+    effect = summary.paired.effect
+    assert effect.mean_difference == pytest.approx((8 - 4) / 9)
+    assert effect.ci95_low <= effect.mean_difference <= effect.ci95_high
+    assert effect.clustered_by == "specification"
+    assert "bootstrap" in effect.method
+    on_disk = summary.to_json()["paired"]["effect"]
+    assert set(on_disk) >= {"meanDifference", "ci95Low", "ci95High", "clusteredBy"}
+
+
+def test_the_interval_resamples_specifications_not_trials():
+    # Every specification has the same mean difference (+4/9, from trials differing by 2, 0
+    # and 2): resampling whole specifications can only give that value; resampling single
+    # trials would spread it between 0 and 2/3.
+    summary = _summary(_records([3, 1, 3], [1, 1, 1]))
+    effect = summary.paired.effect
+    assert effect.mean_difference == pytest.approx(4 / 9)
+    assert effect.ci95_low == pytest.approx(4 / 9)
+    assert effect.ci95_high == pytest.approx(4 / 9)
+
+
+def test_an_interval_that_excludes_zero_never_changes_the_label():
+    # Five better specifications and one tie: p = 0.0625, so the label stays inconclusive even
+    # though the whole interval lies above zero.
+    records = _records([3, 3, 3], [1, 1, 1], specs=SPECS[:5]) + _records(
+        [2, 2, 2], [2, 2, 2], specs=SPECS[5:]
+    )
+    summary = _summary(records)
+    assert summary.paired.effect.ci95_low > 0
+    assert summary.paired.label == "inconclusive"
+    assert summary.paired.effect.changes_label is False
+
+
+def test_the_markdown_summary_shows_the_effect_size():
+    from lorelab.evaluation.learning.summary import summary_markdown
+
+    text = summary_markdown(_summary(_records([3, 3, 3], [1, 1, 1])))
+    assert "Effect size: mean per-specification recall difference +0.667" in text
+    assert "95% interval [+0.667, +0.667]" in text

@@ -1,119 +1,19 @@
 """The four-condition protocol: manifest, runs file, ``lorelab evaluate`` and the runner."""
 
-from lorelab.evaluation.conditions._evaluate import (
-    CANNOT_PROVE,
-    ConditionsReport,
-    Decision,
-    FlaggedRun,
-    PairedComparison,
-    decide,
-    evaluate,
-    evaluate_file,
-    is_polluted,
-    resolve_holdouts,
-)
-from lorelab.evaluation.conditions._finalize import (
-    FINALIZE_FILE,
-    FinalizeSummary,
-    finalize_conditions,
-)
-from lorelab.evaluation.conditions._integrity import (
-    ServedCheck,
-    check_memory_clean,
-    check_seeds,
-    check_served,
-    edited_verify_files,
-    lock_tasks,
-    verify_files,
-)
-from lorelab.evaluation.conditions._manifest import (
-    CONDITIONS,
-    MEMORY_CONDITIONS,
-    MIN_HOLDOUTS,
-    ConditionsManifest,
-    TaskSpec,
-    Thresholds,
-    check_manifest,
-    load_manifest,
-    manifest_schema,
-    project_dir,
-)
-from lorelab.evaluation.conditions._memory import (
-    LORELAB_PROFILE,
-    MEMCODER_PROFILE,
-    PROFILES,
-    MemoryProfile,
-)
-from lorelab.evaluation.conditions._relevance import estimate_tokens, is_relevant, relevance_keys
+from lorelab.evaluation.conditions._evaluate import evaluate_file
+from lorelab.evaluation.conditions._finalize import finalize_conditions
+from lorelab.evaluation.conditions._manifest import manifest_schema
 from lorelab.evaluation.conditions._render import print_report
-from lorelab.evaluation.conditions._runner import (
-    RUNS_FILE,
-    RunOptions,
-    RunSummary,
-    SeedMemory,
-    model_matches,
-    run_conditions,
-    with_model,
-)
-from lorelab.evaluation.conditions._runs import (
-    LoadedRuns,
-    RunRecord,
-    RunsFile,
-    check_runs,
-    parse_runs,
-    read_runs,
-)
+from lorelab.evaluation.conditions._runner import RunOptions, RunSummary, run_conditions
+from lorelab.evaluation.conditions._runs import RUNS_FILE
 
 __all__ = [
-    "CANNOT_PROVE",
-    "CONDITIONS",
-    "FINALIZE_FILE",
-    "LORELAB_PROFILE",
-    "MEMCODER_PROFILE",
-    "MEMORY_CONDITIONS",
-    "MIN_HOLDOUTS",
-    "PROFILES",
     "RUNS_FILE",
-    "ConditionsManifest",
-    "ConditionsReport",
-    "Decision",
-    "FinalizeSummary",
-    "FlaggedRun",
-    "LoadedRuns",
-    "MemoryProfile",
-    "PairedComparison",
     "RunOptions",
-    "RunRecord",
     "RunSummary",
-    "RunsFile",
-    "SeedMemory",
-    "ServedCheck",
-    "TaskSpec",
-    "Thresholds",
-    "check_manifest",
-    "check_memory_clean",
-    "check_runs",
-    "check_seeds",
-    "check_served",
-    "decide",
-    "edited_verify_files",
-    "estimate_tokens",
-    "evaluate",
     "evaluate_file",
     "finalize_conditions",
-    "is_polluted",
-    "is_relevant",
-    "load_manifest",
-    "lock_tasks",
     "manifest_schema",
-    "model_matches",
-    "parse_runs",
     "print_report",
-    "project_dir",
-    "read_runs",
-    "relevance_keys",
-    "resolve_holdouts",
     "run_conditions",
-    "verify_files",
-    "with_model",
 ]

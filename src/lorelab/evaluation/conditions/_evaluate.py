@@ -4,17 +4,19 @@ holdouts, the dreaming decision, Skills to review, and what the protocol cannot 
 from __future__ import annotations
 
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
+from lorelab._model import PROTOCOL_FIXTURE, ReceiptModel, RecordModel
 from lorelab.errors import InvalidInput, SchemaError
 from lorelab.evaluation.conditions._manifest import (
     CONDITIONS,
     MEMORY_CONDITIONS,
+    MIN_HOLDOUTS,
+    MIN_TASKS,
     ConditionsManifest,
     Thresholds,
     load_manifest,
@@ -23,11 +25,11 @@ from lorelab.evaluation.conditions._runs import LoadedRuns, RunRecord, read_runs
 from lorelab.evaluation.stats import min_units_for_significance, power_note, sign_test
 from lorelab.io import SCRIPT_HASH_CAP, sha256_file
 
-REPORT_SCHEMA_VERSION: Final = 1
-FIXTURE_KIND: Final = "protocol-fixture"
 DECIDED_CONDITION: Final = "dreaming"
+_SHOWN_RUNS: Final = 8
 
-Verdict = Literal["advance", "do-not-advance", "inconclusive"]
+Verdict = Literal["advance", "do-not-advance", "inconclusive", "invalid", "insufficient"]
+FAILED_VERDICTS: Final[tuple[Verdict, ...]] = ("invalid", "insufficient")
 HoldoutSource = Literal["manifest", "runs", "all-tasks"]
 
 CANNOT_PROVE: Final = (
@@ -48,18 +50,17 @@ FIXTURE_STATEMENT: Final = (
 )
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
-
-
-class ConditionSummary(_Out):
+class ConditionSummary(RecordModel):
     """Figures for one condition over all its runs."""
 
     condition: str
     runs: int
+    memory_failures: int = Field(
+        description="Runs whose memory call failed: left out of every figure below."
+    )
     passed: int
-    pass_rate: float
-    mean_rework: float
+    pass_rate: float | None = Field(description="Over the measured runs; null when none.")
+    mean_rework: float | None
     retrieval_relevance_rate: float | None = Field(
         description="Share of runs with retrieval_relevant true, over runs that state it."
     )
@@ -70,7 +71,7 @@ class ConditionSummary(_Out):
     guidance_tokens_known: int
 
 
-class TaskPair(_Out):
+class TaskPair(RecordModel):
     """One holdout task: baseline against the condition."""
 
     task_id: str
@@ -89,7 +90,7 @@ class TaskPair(_Out):
     retrieval_relevant: bool | None
 
 
-class SignTestResult(_Out):
+class SignTestResult(RecordModel):
     """Exact two-sided sign test over per-task differences; ties excluded."""
 
     positive: int
@@ -98,7 +99,7 @@ class SignTestResult(_Out):
     p_value: float
 
 
-class TokenCost(_Out):
+class TokenCost(RecordModel):
     """Estimated guidance tokens on the holdouts."""
 
     mean_guidance_tokens: float | None
@@ -107,17 +108,20 @@ class TokenCost(_Out):
     baseline_mean_guidance_tokens: float | None
 
 
-class PairedComparison(_Out):
+class PairedComparison(RecordModel):
     """A memory condition paired with baseline on the holdout tasks."""
 
     condition: str
-    holdouts: int
-    baseline_pass_rate: float
-    condition_pass_rate: float
-    pass_rate_delta: float
-    baseline_mean_rework: float
-    condition_mean_rework: float
-    rework_delta: float
+    holdouts: int = Field(description="Holdout tasks paired (memory failures left out).")
+    memory_failures: list[str] = Field(
+        description="Holdout tasks left out: the condition's run could not call the memory."
+    )
+    baseline_pass_rate: float | None
+    condition_pass_rate: float | None
+    pass_rate_delta: float | None
+    baseline_mean_rework: float | None
+    condition_mean_rework: float | None
+    rework_delta: float | None
     rework_delta_both_passed: float | None = Field(
         description=(
             "Mean rework of the condition minus baseline's over the holdouts both passed; "
@@ -127,11 +131,11 @@ class PairedComparison(_Out):
     negative_transfer: list[str] = Field(
         description="Holdout tasks baseline passed and the condition failed."
     )
-    pollution_rate: float
+    pollution_rate: float | None
     polluted: list[str] = Field(
         description="Holdout tasks served irrelevant guidance or unchecked items."
     )
-    irrelevance_rate: float = Field(
+    irrelevance_rate: float | None = Field(
         description="Share of holdout runs whose retrieval_relevant is false."
     )
     token_cost: TokenCost
@@ -139,7 +143,7 @@ class PairedComparison(_Out):
     tasks: list[TaskPair]
 
 
-class Decision(_Out):
+class Decision(RecordModel):
     """The decision for the dreaming condition, with the thresholds it used."""
 
     condition: str
@@ -149,7 +153,7 @@ class Decision(_Out):
     thresholds_source: Literal["manifest", "defaults"]
 
 
-class FlaggedRun(_Out):
+class FlaggedRun(RecordModel):
     """A run whose outcome is not a clean measurement, with what flagged it."""
 
     task_id: str
@@ -163,7 +167,7 @@ class FlaggedRun(_Out):
     )
 
 
-class ReviewRequired(_Out):
+class ReviewRequired(RecordModel):
     """A Skill whose runs failed repeatedly; it needs a review before further use."""
 
     skill_id: str
@@ -172,10 +176,9 @@ class ReviewRequired(_Out):
     failed_tasks: list[str]
 
 
-class ConditionsReport(_Out):
+class ConditionsReport(ReceiptModel):
     """The report of ``lorelab evaluate``; the same runs file always gives the same report."""
 
-    schema_version: int = REPORT_SCHEMA_VERSION
     input_sha256: str
     evidence_kind: str | None = Field(
         description="'protocol-fixture' when any run came from the fixture host, else null."
@@ -199,6 +202,10 @@ class ConditionsReport(_Out):
     review_required: list[ReviewRequired]
     power_note: str
     cannot_prove: list[str]
+
+    def exit_code(self) -> int:
+        """1 when the decision is ``invalid`` or ``insufficient``; 0 for any other decision."""
+        return 1 if self.decision.verdict in FAILED_VERDICTS else 0
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -267,16 +274,18 @@ def resolve_holdouts(
     return holdouts, "runs"
 
 
-def _summary(condition: str, runs: list[RunRecord]) -> ConditionSummary:
+def _summary(condition: str, every: list[RunRecord]) -> ConditionSummary:
+    runs = [run for run in every if run.memory_failure() is None]
     relevance = [run.retrieval_relevant for run in runs if run.retrieval_relevant is not None]
     tokens = [run.guidance_tokens for run in runs if run.guidance_tokens is not None]
     passed = sum(run.passed for run in runs)
     return ConditionSummary(
         condition=condition,
-        runs=len(runs),
+        runs=len(every),
+        memory_failures=len(every) - len(runs),
         passed=passed,
-        pass_rate=passed / len(runs),
-        mean_rework=sum(run.rework_count for run in runs) / len(runs),
+        pass_rate=_mean([1.0 if run.passed else 0.0 for run in runs]),
+        mean_rework=_mean([float(run.rework_count) for run in runs]),
         retrieval_relevance_rate=_mean([1.0 if value else 0.0 for value in relevance]),
         relevance_known=len(relevance),
         mean_guidance_tokens=_mean([float(t) for t in tokens]),
@@ -284,9 +293,19 @@ def _summary(condition: str, runs: list[RunRecord]) -> ConditionSummary:
     )
 
 
+def _delta(other: float | None, base: float | None) -> float | None:
+    return None if other is None or base is None else other - base
+
+
 def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComparison:
-    pairs = [(runs.get(task, "baseline"), runs.get(task, condition)) for task in holdouts]
-    count = len(pairs)
+    every = [(runs.get(task, "baseline"), runs.get(task, condition)) for task in holdouts]
+    # A run whose memory call failed measured the harness, not the memory: it is left out.
+    pairs = [(b, o) for b, o in every if b.memory_failure() is None and o.memory_failure() is None]
+    left_out = [
+        o.task_id
+        for b, o in every
+        if b.memory_failure() is not None or o.memory_failure() is not None
+    ]
     tasks = [
         TaskPair(
             task_id=other.task_id,
@@ -300,10 +319,10 @@ def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComp
         )
         for base, other in pairs
     ]
-    base_pass = sum(b.passed for b, _ in pairs) / count
-    other_pass = sum(o.passed for _, o in pairs) / count
-    base_rework = sum(b.rework_count for b, _ in pairs) / count
-    other_rework = sum(o.rework_count for _, o in pairs) / count
+    base_pass = _mean([1.0 if b.passed else 0.0 for b, _ in pairs])
+    other_pass = _mean([1.0 if o.passed else 0.0 for _, o in pairs])
+    base_rework = _mean([float(b.rework_count) for b, _ in pairs])
+    other_rework = _mean([float(o.rework_count) for _, o in pairs])
     both = [(b, o) for b, o in pairs if b.passed and o.passed]
     both_delta = sum(o.rework_count - b.rework_count for b, o in both) / len(both) if both else None
     tokens = [o.guidance_tokens for _, o in pairs if o.guidance_tokens is not None]
@@ -311,18 +330,19 @@ def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComp
     test = sign_test(pair.difference for pair in tasks)
     return PairedComparison(
         condition=condition,
-        holdouts=count,
+        holdouts=len(pairs),
+        memory_failures=left_out,
         baseline_pass_rate=base_pass,
         condition_pass_rate=other_pass,
-        pass_rate_delta=other_pass - base_pass,
+        pass_rate_delta=_delta(other_pass, base_pass),
         baseline_mean_rework=base_rework,
         condition_mean_rework=other_rework,
-        rework_delta=other_rework - base_rework,
+        rework_delta=_delta(other_rework, base_rework),
         rework_delta_both_passed=both_delta,
         negative_transfer=[o.task_id for b, o in pairs if b.passed and not o.passed],
-        pollution_rate=sum(pair.polluted for pair in tasks) / count,
+        pollution_rate=_mean([1.0 if pair.polluted else 0.0 for pair in tasks]),
         polluted=[pair.task_id for pair in tasks if pair.polluted],
-        irrelevance_rate=sum(o.retrieval_relevant is False for _, o in pairs) / count,
+        irrelevance_rate=_mean([1.0 if o.retrieval_relevant is False else 0.0 for _, o in pairs]),
         token_cost=TokenCost(
             mean_guidance_tokens=_mean([float(t) for t in tokens]),
             total_guidance_tokens=sum(tokens) if tokens else None,
@@ -343,8 +363,14 @@ def decide(
     *,
     unknown: Sequence[str] = (),
     untrusted: Sequence[str] = (),
+    invalid: Sequence[str] = (),
+    insufficient: Sequence[str] = (),
 ) -> Decision:
     """Apply the documented decision rule to one paired comparison.
+
+    ``invalid`` names why the runs cannot be evidence at all (a memory call failed): the
+    verdict is ``invalid`` whatever the figures say. ``insufficient`` names the protocol's
+    minimums the runs do not reach: the verdict is ``insufficient``.
 
     ``do-not-advance`` when a declared threshold is crossed, when the condition is
     significantly worse, or when no holdout improved although the sample could have shown it;
@@ -354,6 +380,19 @@ def decide(
     ``inconclusive``. ``untrusted`` names flagged holdout runs: ``advance`` becomes
     ``inconclusive``.
     """
+    stops: tuple[tuple[Verdict, Sequence[str]], ...] = (
+        ("invalid", invalid),
+        ("insufficient", insufficient),
+    )
+    for verdict, reasons in stops:
+        if reasons:
+            return Decision(
+                condition=paired.condition,
+                verdict=verdict,
+                reasons=list(reasons),
+                thresholds=thresholds,
+                thresholds_source=source,
+            )
     found = _rule(paired, thresholds, source)
     if unknown:
         return found.model_copy(
@@ -379,25 +418,6 @@ def _rule(
     paired: PairedComparison, thresholds: Thresholds, source: Literal["manifest", "defaults"]
 ) -> Decision:
     t = thresholds
-    violations: list[str] = []
-    if len(paired.negative_transfer) > t.max_negative_transfer:
-        violations.append(
-            f"negative transfer on {len(paired.negative_transfer)} holdout task(s) "
-            f"({', '.join(paired.negative_transfer)}) exceeds {t.max_negative_transfer}"
-        )
-    if paired.pollution_rate > t.max_pollution_rate:
-        violations.append(
-            f"memory pollution rate {paired.pollution_rate:.3f} exceeds {t.max_pollution_rate}"
-        )
-    if paired.irrelevance_rate > t.max_irrelevance_rate:
-        violations.append(
-            f"irrelevance rate {paired.irrelevance_rate:.3f} exceeds {t.max_irrelevance_rate}"
-        )
-    mean_tokens = paired.token_cost.mean_guidance_tokens
-    if mean_tokens is not None and mean_tokens > t.max_mean_guidance_tokens:
-        violations.append(
-            f"mean guidance tokens {mean_tokens:.1f} exceed {t.max_mean_guidance_tokens}"
-        )
 
     def verdict(value: Verdict, reasons: list[str]) -> Decision:
         return Decision(
@@ -408,6 +428,26 @@ def _rule(
             thresholds_source=source,
         )
 
+    pass_delta, rework_delta = paired.pass_rate_delta, paired.rework_delta
+    pollution, irrelevance = paired.pollution_rate, paired.irrelevance_rate
+    if pass_delta is None or rework_delta is None or pollution is None or irrelevance is None:
+        return verdict("invalid", ["no holdout task could be paired with baseline"])
+    violations: list[str] = []
+    if len(paired.negative_transfer) > t.max_negative_transfer:
+        violations.append(
+            f"negative transfer on {len(paired.negative_transfer)} holdout task(s) "
+            f"({', '.join(paired.negative_transfer)}) exceeds {t.max_negative_transfer}"
+        )
+    if pollution > t.max_pollution_rate:
+        violations.append(f"memory pollution rate {pollution:.3f} exceeds {t.max_pollution_rate}")
+    if irrelevance > t.max_irrelevance_rate:
+        violations.append(f"irrelevance rate {irrelevance:.3f} exceeds {t.max_irrelevance_rate}")
+    mean_tokens = paired.token_cost.mean_guidance_tokens
+    if mean_tokens is not None and mean_tokens > t.max_mean_guidance_tokens:
+        violations.append(
+            f"mean guidance tokens {mean_tokens:.1f} exceed {t.max_mean_guidance_tokens}"
+        )
+
     if violations:
         return verdict("do-not-advance", violations)
     test = paired.sign_test
@@ -416,11 +456,11 @@ def _rule(
     # Rework counts only where both runs passed: a failed run that gave up sooner (or never
     # ran, after a host or memory failure) must not look like an improvement.
     both = paired.rework_delta_both_passed
-    improved = paired.pass_rate_delta > 0 or (both is not None and both < 0)
+    improved = pass_delta > 0 or (both is not None and both < 0)
     both_text = "n/a" if both is None else f"{both:+.3f}"
     summary = (
-        f"pass-rate delta {paired.pass_rate_delta:+.3f}, rework delta "
-        f"{paired.rework_delta:+.3f} (where both passed: {both_text}), sign test "
+        f"pass-rate delta {pass_delta:+.3f}, rework delta "
+        f"{rework_delta:+.3f} (where both passed: {both_text}), sign test "
         f"+{test.positive}/-{test.negative}/={test.ties}, p = {test.p_value:.4g}"
     )
     if improved:
@@ -450,7 +490,7 @@ def _review_required(runs: LoadedRuns, failures: int) -> list[ReviewRequired]:
     by_skill: dict[str, list[RunRecord]] = defaultdict(list)
     for run in runs.runs:
         # A run that failed at the host or memory never tested the Skill: it is left out.
-        if not run.host_failure:
+        if not run.host_failure and run.memory_failure() is None:
             for skill_id in run.used_skills():
                 by_skill[skill_id].append(run)
     flagged = []
@@ -480,6 +520,34 @@ def _flagged(runs: LoadedRuns, holdouts: list[str]) -> list[FlaggedRun]:
         for run in runs.runs
         if (flags := run.integrity_flags())
     ]
+
+
+def _memory_failures(runs: LoadedRuns) -> list[str]:
+    """Why the runs are no evidence: how many runs could not call the memory, and which calls."""
+    failed = [(run, calls) for run in runs.runs if (calls := run.memory_failure()) is not None]
+    if not failed:
+        return []
+    counts = Counter(call for _, calls in failed for call in calls)
+    listed = ", ".join(f"{call} ({count} run(s))" for call, count in sorted(counts.items()))
+    shown = ", ".join(f"{run.task_id} x {run.condition}" for run, _ in failed[:_SHOWN_RUNS])
+    more = f" and {len(failed) - _SHOWN_RUNS} more" if len(failed) > _SHOWN_RUNS else ""
+    return [
+        f"{len(failed)} of {len(runs.runs)} runs could not call the memory; failed calls: {listed}",
+        f"runs: {shown}{more}",
+        "a failure of the memory's interface is no evidence for or against the memory: these "
+        "runs are left out of every comparison, and no decision is made",
+    ]
+
+
+def _insufficient(runs: LoadedRuns, holdouts: list[str]) -> list[str]:
+    """The protocol's minimums the runs do not reach (checked when no manifest vouches)."""
+    tasks = len(runs.task_ids())
+    short = []
+    if tasks < MIN_TASKS:
+        short.append(f"{tasks} task(s); the protocol needs at least {MIN_TASKS}")
+    if len(holdouts) < MIN_HOLDOUTS:
+        short.append(f"{len(holdouts)} holdout task(s); the protocol needs at least {MIN_HOLDOUTS}")
+    return short
 
 
 def evaluate(
@@ -513,13 +581,15 @@ def evaluate(
         for flag in flagged
         if flag.holdout and flag.condition in ("baseline", DECIDED_CONDITION)
     ]
-    fixture = any(run.evidence_kind == FIXTURE_KIND for run in runs.runs)
+    fixture = any(run.evidence_kind == PROTOCOL_FIXTURE for run in runs.runs)
+    invalid = _memory_failures(runs)
+    insufficient = _insufficient(runs, holdouts) if manifest is None else []
     cannot_prove = list(CANNOT_PROVE)
     if fixture:
         cannot_prove.append(FIXTURE_STATEMENT)
     return ConditionsReport(
         input_sha256=runs.sha256,
-        evidence_kind=FIXTURE_KIND if fixture else None,
+        evidence_kind=PROTOCOL_FIXTURE if fixture else None,
         tasks=len(runs.task_ids()),
         runs=len(runs.runs),
         holdout_source=holdout_source,
@@ -530,7 +600,13 @@ def evaluate(
         paired=paired,
         flagged_runs=flagged,
         decision=decide(
-            decided, thresholds, threshold_source, unknown=unknown, untrusted=untrusted
+            decided,
+            thresholds,
+            threshold_source,
+            unknown=unknown,
+            untrusted=untrusted,
+            invalid=invalid,
+            insufficient=insufficient,
         ),
         review_required=_review_required(runs, thresholds.review_required_failures),
         power_note=power_note(len(holdouts), thresholds.alpha, unit_name="holdout task"),

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from lorelab._model import ReceiptModel, RecordModel, timestamp
 from lorelab.errors import IntegrityFailure, InvalidInput, OutputExistsError, PreflightError
+from lorelab.evaluation.conditions._async import run_async
 from lorelab.evaluation.conditions._integrity import lock_tasks
 from lorelab.evaluation.conditions._manifest import ConditionsManifest
 from lorelab.evaluation.conditions._memory import (
@@ -34,13 +36,11 @@ from lorelab.evaluation.conditions._memory import (
 )
 from lorelab.evaluation.conditions._runner import (
     ABORTED_FILE,
+    MANIFEST_FILE,
     PREFLIGHT_FILE,
     RUN_FILE,
-    RUNS_FILE,
-    _now,
-    run_async,
 )
-from lorelab.evaluation.conditions._runs import RunRecord, read_runs
+from lorelab.evaluation.conditions._runs import RUNS_FILE, RunRecord, read_runs
 from lorelab.io import ReceiptDir, read_json, validate_model
 from lorelab.workers import SHIPPED_ADAPTERS, adapter_argv
 
@@ -48,6 +48,26 @@ FINALIZE_FILE: Final = "finalize.json"
 JOURNAL_DIR: Final = "finalize-journal"
 LOCK_ENTRY: Final = "lock.json"
 _HOST_MAX: Final = 400
+
+
+class _LockEntry(RecordModel):
+    lock: LockReceipt
+
+
+class FinalizeReceipt(ReceiptModel):
+    """``finalize.json``: how the evaluation was ended, and every record finalize wrote."""
+
+    evaluation_id: str
+    finalized_at: str
+    status: str
+    resumed: bool
+    journal: str | None
+    statement: str
+    lock: dict[str, Any] | None
+    recorded: list[dict[str, Any]]
+    outcomes: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +102,7 @@ class Journal:
 
     def put(self, name: str, value: Mapping[str, Any]) -> None:
         """Write entry ``name`` once, with the time it was written."""
-        self.dir.write_json(name, {**value, "writtenAt": _now()})
+        self.dir.write_json(name, {**value, "writtenAt": timestamp()})
 
     def entries(self) -> int:
         """How many entries the journal holds."""
@@ -338,8 +358,9 @@ async def _clear_lock(
         raise IntegrityFailure(
             f"finalize: the evaluation lock could not be cleared, nothing recorded: {exc}"
         ) from None
-    state["lock"] = lock.model_dump(mode="json", by_alias=True)
-    journal.put(LOCK_ENTRY, {"lock": state["lock"]})
+    entry = _LockEntry(lock=lock).to_json()
+    state["lock"] = entry["lock"]
+    journal.put(LOCK_ENTRY, entry)
 
 
 async def _finalize(
@@ -380,8 +401,8 @@ def finalize_conditions(output: str | os.PathLike[str]) -> FinalizeSummary:
             f"{output}: the run is neither complete nor aborted (is it still running?); "
             f"if its process was killed outright, {_manual_recovery(preflight)}"
         )
-    saved = _receipt(path, "manifest.json")
-    manifest = validate_model(ConditionsManifest, saved["manifest"], f"{output}/manifest.json")
+    saved = _receipt(path, MANIFEST_FILE)
+    manifest = validate_model(ConditionsManifest, saved["manifest"], f"{output}/{MANIFEST_FILE}")
     state: dict[str, Any] = {
         "lock": None,
         "recorded": [],
@@ -417,20 +438,19 @@ def finalize_conditions(output: str | os.PathLike[str]) -> FinalizeSummary:
     )
     receipts.write_json(
         FINALIZE_FILE,
-        {
-            "schemaVersion": 1,
-            "evaluationId": manifest.id,
-            "finalizedAt": _now(),
-            "status": status,
-            "resumed": resumed,
-            "journal": f"{JOURNAL_DIR}/" if "lock" in preflight else None,
-            "statement": (
+        FinalizeReceipt(
+            evaluation_id=manifest.id,
+            finalized_at=timestamp(),
+            status=status,
+            resumed=resumed,
+            journal=f"{JOURNAL_DIR}/" if "lock" in preflight else None,
+            statement=(
                 "memory-condition outcomes recorded with their plan and Skill ids; baseline "
                 "runs are never recorded"
                 if complete
                 else "the run did not complete: the lock is cleared and nothing is recorded"
             ),
             **state,
-        },
+        ),
     )
     return summary

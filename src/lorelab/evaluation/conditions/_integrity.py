@@ -16,13 +16,15 @@ from lorelab.evaluation.conditions._memory import LIST_LIMIT, MemoryToolError, M
 # Files that change what pytest runs without being named by the verify command.
 PYTEST_CONFIG_FILES: Final = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")
 _SHOWN: Final = 5
+TRAILING_PUNCTUATION: Final = ".,;:!?…"
 
 
 def task_key(text: Any) -> str | None:
-    """How two tasks are compared: whitespace collapsed, casefolded (the memory lock's rule)."""
+    """How two tasks are compared: whitespace collapsed, casefolded, trailing punctuation
+    dropped (the memory lock's rule)."""
     if not isinstance(text, str) or not text.strip():
         return None
-    return " ".join(text.split()).casefold()
+    return " ".join(text.split()).casefold().rstrip(TRAILING_PUNCTUATION).rstrip() or None
 
 
 def lock_tasks(manifest: ConditionsManifest) -> list[str]:

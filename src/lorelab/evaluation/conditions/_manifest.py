@@ -9,9 +9,9 @@ import shlex
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, StrictBool, StrictInt, field_validator
 
+from lorelab._model import RecordModel
 from lorelab.errors import PathError, SchemaError
 from lorelab.io import read_json, validate_model
 from lorelab.workers.roles import MAX_TIMEOUT_MS
@@ -71,12 +71,6 @@ def _unquoted(command: str) -> list[str]:
 Condition = Literal["baseline", "memory_guided", "skill_planned", "dreaming"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
-    )
-
-
 def _not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be blank (whitespace only)")
@@ -92,7 +86,7 @@ def _check_id(value: str, what: str) -> str:
     return value
 
 
-class ProjectSpec(_Model):
+class ProjectSpec(RecordModel):
     """The project every condition starts from, copied fresh for each task x condition."""
 
     path: str = Field(
@@ -101,7 +95,7 @@ class ProjectSpec(_Model):
     )
 
 
-class HostSpec(_Model):
+class HostSpec(RecordModel):
     """The host agent, identical for every condition."""
 
     argv: list[str] | None = Field(
@@ -141,7 +135,7 @@ class HostSpec(_Model):
     )
 
 
-class TaskSpec(_Model):
+class TaskSpec(RecordModel):
     """One task, written (with its expected behaviour) before any run."""
 
     id: str = Field(description="Task id: 1-64 letters, digits, '.', '_' or '-'.")
@@ -197,7 +191,7 @@ class TaskSpec(_Model):
         return shlex.split(self.verify)
 
 
-class SeedSpec(_Model):
+class SeedSpec(RecordModel):
     """A QA-approved seed task whose verified experience the Skill was promoted from."""
 
     task_id: str = Field(description="The seed task's id (a non-holdout task of this manifest).")
@@ -205,14 +199,14 @@ class SeedSpec(_Model):
     qa: Literal["approved"] = Field(description="QA verdict; only 'approved' seeds are allowed.")
 
 
-class SkillSource(_Model):
+class SkillSource(RecordModel):
     """One experience a Skill was promoted from, with the task it records."""
 
     experience_id: str = Field(min_length=1, description="The source experience id.")
     task_id: str = Field(description="The task that experience records.")
 
 
-class SkillSpec(_Model):
+class SkillSpec(RecordModel):
     """The single Skill promoted from the two seed experiences."""
 
     id: str = Field(min_length=1, description="The Skill's id in memory.")
@@ -222,7 +216,7 @@ class SkillSpec(_Model):
     )
 
 
-class Thresholds(_Model):
+class Thresholds(RecordModel):
     """Decision thresholds for the dreaming condition, declared before any run."""
 
     # Strict numbers: "0.05" (a string) or true is a mistake in a threshold, not a value.
@@ -267,7 +261,7 @@ class Thresholds(_Model):
     )
 
 
-class MemorySpec(_Model):
+class MemorySpec(RecordModel):
     """The memory under test, reached as an MCP client over stdio."""
 
     profile: Literal["lorelab", "memcoder"] = Field(
@@ -282,7 +276,7 @@ class MemorySpec(_Model):
     )
 
 
-class ConditionsManifest(_Model):
+class ConditionsManifest(RecordModel):
     """The four-condition evaluation manifest (``eval/conditions.json``)."""
 
     schema_version: Literal[1] = Field(description="Manifest format version.")

@@ -1,4 +1,4 @@
-"""The mechanical relevance rule and the token estimate the runner records for guidance.
+"""The mechanical relevance rule the runner records for guidance.
 
 Guidance is *relevant* to a task when its text names one of the task's declared files, one
 of its declared commands, or its verify command (each compared after collapsing whitespace,
@@ -10,7 +10,6 @@ pointed at the right place, not that it helped.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 
@@ -43,10 +42,3 @@ def _whole(key: str) -> re.Pattern[str]:
 def is_relevant(text: str | None, task: TaskSpec) -> bool:
     """Whether guidance ``text`` is relevant to ``task`` under the mechanical rule."""
     return bool(named_keys(text, relevance_keys(task)))
-
-
-def estimate_tokens(text: str | None) -> int:
-    """ceil(UTF-8 bytes / 4): an estimate, never a tokenizer count; 0 for no guidance."""
-    if not text:
-        return 0
-    return math.ceil(len(text.encode("utf-8")) / 4)

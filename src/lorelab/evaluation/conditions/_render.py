@@ -16,6 +16,10 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "unknown" if value is None else f"{value:.{digits}f}"
 
 
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.2f}"
+
+
 def print_report(report: ConditionsReport, console: Console) -> None:
     """Print ``report`` as tables and short statements."""
     if report.evidence_kind:
@@ -27,9 +31,15 @@ def print_report(report: ConditionsReport, console: Console) -> None:
     if report.manifest_sha256:
         state = "checked against --manifest" if report.manifest_checked else "no --manifest given"
         console.print(f"manifest sha256 {report.manifest_sha256} ({state})")
+    console.print(_conditions_table(report))
+    console.print(_paired_table(report))
+    _print_tail(report, console)
+
+
+def _conditions_table(report: ConditionsReport) -> Table:
     table = Table(title="Per condition (all tasks)")
     table.add_column("condition", no_wrap=True)
-    for column in ("runs", "pass rate", "rework", "relevant", "tokens"):
+    for column in ("runs", "memory failures", "pass rate", "rework", "relevant", "tokens"):
         table.add_column(column, justify="right", no_wrap=True)
     for row in report.conditions:
         relevance = (
@@ -40,28 +50,26 @@ def print_report(report: ConditionsReport, console: Console) -> None:
         table.add_row(
             row.condition,
             str(row.runs),
+            str(row.memory_failures),
             _rate(row.pass_rate),
             _num(row.mean_rework),
             relevance,
             _num(row.mean_guidance_tokens, 1),
         )
-    console.print(table)
+    return table
+
+
+def _paired_table(report: ConditionsReport) -> Table:
     paired = Table(title=f"Paired with baseline on the {len(report.holdouts)} holdouts")
     paired.add_column("measure", no_wrap=True)
     for comparison in report.paired:
         paired.add_column(comparison.condition, justify="right", no_wrap=True)
     rows: list[tuple[str, list[str]]] = [
-        ("pass-rate delta", [f"{c.pass_rate_delta:+.2f}" for c in report.paired]),
-        ("rework delta", [f"{c.rework_delta:+.2f}" for c in report.paired]),
-        (
-            "rework delta, both passed",
-            [
-                "n/a"
-                if c.rework_delta_both_passed is None
-                else f"{c.rework_delta_both_passed:+.2f}"
-                for c in report.paired
-            ],
-        ),
+        ("holdouts paired", [str(c.holdouts) for c in report.paired]),
+        ("left out: memory failure", [str(len(c.memory_failures)) for c in report.paired]),
+        ("pass-rate delta", [_signed(c.pass_rate_delta) for c in report.paired]),
+        ("rework delta", [_signed(c.rework_delta) for c in report.paired]),
+        ("rework delta, both passed", [_signed(c.rework_delta_both_passed) for c in report.paired]),
         ("negative transfer", [str(len(c.negative_transfer)) for c in report.paired]),
         ("pollution rate", [_rate(c.pollution_rate) for c in report.paired]),
         ("irrelevance rate", [_rate(c.irrelevance_rate) for c in report.paired]),
@@ -80,7 +88,10 @@ def print_report(report: ConditionsReport, console: Console) -> None:
     ]
     for name, values in rows:
         paired.add_row(name, *values)
-    console.print(paired)
+    return paired
+
+
+def _print_tail(report: ConditionsReport, console: Console) -> None:
     if report.flagged_runs:
         console.print(f"[bold]flagged runs ({len(report.flagged_runs)}, kept and counted):[/bold]")
         for flagged in report.flagged_runs:

@@ -10,7 +10,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
@@ -18,7 +18,10 @@ from lorelab.errors import InputFileError, SchemaError
 from lorelab.evaluation.conditions._manifest import CONDITIONS, MEMORY_CONDITIONS, Condition
 from lorelab.io import loads_strict, read_bounded, sha256_bytes, validate_model
 
+RUNS_FILE: Final = "beta2_runs.json"
+"""The protocol's own name for its runs file."""
 RUNS_LIMIT: Final = 8 * 1024 * 1024
+MEMORY_FAILURES: Final = ("memory-failure", "memory-error")
 MAX_COUNT: Final = 10**9
 _SHOWN: Final = 5
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
@@ -82,15 +85,35 @@ class RunRecord(BaseModel):
         default=None,
         description=(
             "Optional: why the run could not complete as declared (a failed host call such as "
-            "'timeout', or 'memory-error'); such a run counts as failed and is no clean "
+            "'timeout', or 'memory-failure'); such a run counts as failed and is no clean "
             "measurement."
         ),
     )
+    memory_calls_failed: list[str] | None = Field(
+        default=None,
+        description=(
+            "Optional: the memory operations that failed for this run (a memory-failure run: "
+            "left out of every comparison, and it makes the decision invalid)."
+        ),
+    )
+
+    def memory_failure(self) -> list[str] | None:
+        """The memory calls that failed for this run; None when the memory answered.
+
+        ``host_failure`` ``memory-failure`` (or ``memory-error``, as older runs files say)
+        without named calls is a failure of an unnamed call."""
+        if self.memory_calls_failed:
+            return list(self.memory_calls_failed)
+        if self.host_failure in MEMORY_FAILURES:
+            return ["unnamed memory call"]
+        return None
 
     def integrity_flags(self) -> list[str]:
         """What makes this run's outcome untrustworthy as a measurement, by name."""
         flags = []
-        if self.host_failure:
+        if self.memory_failure() is not None:
+            flags.append("memory-failure")
+        elif self.host_failure:
             flags.append("host-failure")
         if self.verify_files_edited:
             flags.append("verify-files-edited")
@@ -246,8 +269,3 @@ def read_runs(
     return parse_runs(
         read_bounded(path, "fixture", RUNS_LIMIT), source, expected_tasks=expected_tasks
     )
-
-
-def runs_document(runs: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    """A runs-file document with ``runs`` first and any extra top-level keys after it."""
-    return {"runs": runs, **extra}

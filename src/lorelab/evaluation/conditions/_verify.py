@@ -12,18 +12,17 @@ import shlex
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
+from lorelab._model import RecordModel
 from lorelab.runners import run_process
 
 TAIL_CHARS: Final = 4000
 
 
-@dataclass(frozen=True, slots=True)
-class VerifyResult:
-    """One run of a verify command."""
+class VerifyReceipt(RecordModel):
+    """One run of a verify command, as receipts record it."""
 
     command: str
     exit_code: int | None
@@ -32,18 +31,6 @@ class VerifyResult:
     output_tail: str
     duration_ms: int
     error: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        """The camelCase form used in receipts."""
-        return {
-            "command": self.command,
-            "exitCode": self.exit_code,
-            "timedOut": self.timed_out,
-            "outputSha256": self.output_sha256,
-            "outputTail": self.output_tail,
-            "durationMs": self.duration_ms,
-            "error": self.error,
-        }
 
 
 def command_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -62,7 +49,7 @@ def command_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_verify(command: str, cwd: Path, env: Mapping[str, str], timeout_s: float) -> VerifyResult:
+def run_verify(command: str, cwd: Path, env: Mapping[str, str], timeout_s: float) -> VerifyReceipt:
     """Run ``command`` (split with shlex) in ``cwd``; kill its whole group at the timeout."""
     started = time.monotonic()
     try:
@@ -70,23 +57,25 @@ def run_verify(command: str, cwd: Path, env: Mapping[str, str], timeout_s: float
             shlex.split(command), cwd=cwd, env=env, timeout_s=timeout_s, tail_bytes=TAIL_CHARS * 4
         )
     except OSError as exc:
-        return VerifyResult(
-            command,
-            None,
-            False,
-            hashlib.sha256(b"").hexdigest(),
-            "",
-            int((time.monotonic() - started) * 1000),
-            f"could not start: {exc.strerror or exc}",
+        return VerifyReceipt(
+            command=command,
+            exit_code=None,
+            timed_out=False,
+            output_sha256=hashlib.sha256(b"").hexdigest(),
+            output_tail="",
+            duration_ms=int((time.monotonic() - started) * 1000),
+            error=f"could not start: {exc.strerror or exc}",
         )
-    return VerifyResult(
-        command,
-        result.exit_code,
-        result.timed_out,
-        result.output_sha256,
-        result.output_tail.decode("utf-8", "replace")[-TAIL_CHARS:],
-        result.duration_ms,
-        f"timed out after {timeout_s:g} s; the process group was killed"
-        if result.timed_out
-        else None,
+    return VerifyReceipt(
+        command=command,
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        output_sha256=result.output_sha256,
+        output_tail=result.output_tail.decode("utf-8", "replace")[-TAIL_CHARS:],
+        duration_ms=result.duration_ms,
+        error=(
+            f"timed out after {timeout_s:g} s; the process group was killed"
+            if result.timed_out
+            else None
+        ),
     )

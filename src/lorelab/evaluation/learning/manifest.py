@@ -12,9 +12,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
+from lorelab._model import RecordModel, RunnerName
 from lorelab.errors import PathError, SchemaError
 from lorelab.io import read_model
 from lorelab.workspace import FileEntry, check_distinct
@@ -23,8 +23,6 @@ MAX_HISTORY: Final = 8
 MAX_SPECIFICATIONS: Final = 12
 MAX_DEFECTS: Final = 8
 ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
-
-Runner = Literal["pytest", "node"]
 
 _NAME: Final = r"[a-z][a-z0-9_]{0,63}"
 _SOURCE_PATH: Final[dict[str, re.Pattern[str]]] = {
@@ -70,13 +68,7 @@ _JS_TEST_CALL: Final = re.compile(
 )
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
-    )
-
-
-class Defect(_Model):
+class Defect(RecordModel):
     """A planted defect: source files that replace the fixture's own, and the cases they break."""
 
     id: str = Field(
@@ -102,7 +94,7 @@ class Defect(_Model):
     )
 
 
-class Fixture(_Model):
+class Fixture(RecordModel):
     """One evaluation specification: requirements, reference source and tests, planted defects."""
 
     id: str = Field(
@@ -128,7 +120,7 @@ class Fixture(_Model):
     )
 
 
-class HistoryEntry(_Model):
+class HistoryEntry(RecordModel):
     """A past specification with its tests: the raw material of the frozen memory."""
 
     id: str = Field(pattern=ID_PATTERN, description="The history item's id; unique.")
@@ -146,14 +138,14 @@ class HistoryEntry(_Model):
     )
 
 
-class LearningManifest(_Model):
+class LearningManifest(RecordModel):
     """The input of ``lorelab eval learning``: history for memory and fixtures to evaluate."""
 
     schema_version: Literal[1] = Field(description="Manifest format version; always 1.")
     id: str = Field(
         min_length=1, max_length=128, pattern=r"^[^\x00-\x1f]+$", description="Manifest id."
     )
-    runner: Runner = Field(description="Test runner of every specification: pytest or node.")
+    runner: RunnerName = Field(description="Test runner of every specification: pytest or node.")
     history: list[HistoryEntry] = Field(
         max_length=MAX_HISTORY, description="Historical specifications (at most 8)."
     )
@@ -197,27 +189,17 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def source_path_shape(runner: Runner) -> str:
-    """The canonical source path shape for ``runner``, for messages and docs."""
-    return _SOURCE_SHAPE[runner]
-
-
-def test_path_shape(runner: Runner) -> str:
-    """The canonical test path shape for ``runner``, for messages and docs."""
-    return _TEST_SHAPE[runner]
-
-
-def is_source_path(path: str, runner: Runner) -> bool:
+def is_source_path(path: str, runner: RunnerName) -> bool:
     """Whether ``path`` is a canonical source path for ``runner``."""
     return _module_name(_SOURCE_PATH[runner], path) is not None
 
 
-def is_test_path(path: str, runner: Runner) -> bool:
+def is_test_path(path: str, runner: RunnerName) -> bool:
     """Whether ``path`` is a canonical test path for ``runner``."""
     return _module_name(_TEST_PATH[runner], path) is not None
 
 
-def declared_cases(tests: Iterable[FileEntry], runner: Runner) -> dict[str, frozenset[str]]:
+def declared_cases(tests: Iterable[FileEntry], runner: RunnerName) -> dict[str, frozenset[str]]:
     """The test names each file declares, by path; a file that does not parse maps to none.
 
     pytest: module-level ``test*`` functions and ``test*`` methods of ``Test*`` classes
@@ -233,7 +215,7 @@ def _module_name(pattern: re.Pattern[str], path: str) -> str | None:
     return match["name"]
 
 
-def _declared_names(content: str, runner: Runner) -> frozenset[str]:
+def _declared_names(content: str, runner: RunnerName) -> frozenset[str]:
     if runner == "node":
         return frozenset(match["title"] for match in _JS_TEST_CALL.finditer(content))
     try:
@@ -256,7 +238,7 @@ def _declared_names(content: str, runner: Runner) -> frozenset[str]:
     return frozenset(names)
 
 
-def _parses(content: str, runner: Runner) -> bool:
+def _parses(content: str, runner: RunnerName) -> bool:
     if runner == "node":
         return True
     try:
@@ -266,7 +248,7 @@ def _parses(content: str, runner: Runner) -> bool:
     return True
 
 
-def _path_problem(path: str, runner: Runner, kind: Literal["source", "test"]) -> str | None:
+def _path_problem(path: str, runner: RunnerName, kind: Literal["source", "test"]) -> str | None:
     base = path.rsplit("/", 1)[-1].lower()
     if base in _FORBIDDEN_NAMES or _FORBIDDEN_PATTERN.fullmatch(base):
         return (
@@ -297,7 +279,7 @@ def _check_files(
     owner: str,
     what: str,
     files: Sequence[FileEntry],
-    runner: Runner,
+    runner: RunnerName,
     kind: Literal["source", "test"],
 ) -> list[str]:
     problems: list[str] = []
@@ -312,7 +294,9 @@ def _check_files(
     return problems
 
 
-def _check_tests(owner: str, what: str, files: Sequence[FileEntry], runner: Runner) -> list[str]:
+def _check_tests(
+    owner: str, what: str, files: Sequence[FileEntry], runner: RunnerName
+) -> list[str]:
     problems: list[str] = []
     for entry in files:
         if not _parses(entry.content, runner):
@@ -322,7 +306,7 @@ def _check_tests(owner: str, what: str, files: Sequence[FileEntry], runner: Runn
     return problems
 
 
-def _case_problem(case_id: str, cases: dict[str, frozenset[str]], runner: Runner) -> str | None:
+def _case_problem(case_id: str, cases: dict[str, frozenset[str]], runner: RunnerName) -> str | None:
     path, sep, name = case_id.partition("::")
     if not sep or not name:
         return f"case id {case_id!r} is not '<test file>::<test name>'"
@@ -335,7 +319,7 @@ def _case_problem(case_id: str, cases: dict[str, frozenset[str]], runner: Runner
     return None
 
 
-def _check_defect(fixture: Fixture, defect: Defect, runner: Runner) -> list[str]:
+def _check_defect(fixture: Fixture, defect: Defect, runner: RunnerName) -> list[str]:
     owner = f"defect {defect.id!r} of fixture {fixture.id!r}"
     problems = _check_files(owner, "files", defect.files, runner, "source")
     reference = {entry.path: entry.content for entry in fixture.files}
@@ -358,7 +342,7 @@ def _check_defect(fixture: Fixture, defect: Defect, runner: Runner) -> list[str]
     return problems
 
 
-def _check_fixture(fixture: Fixture, runner: Runner) -> list[str]:
+def _check_fixture(fixture: Fixture, runner: RunnerName) -> list[str]:
     owner = f"fixture {fixture.id!r}"
     problems: list[str] = []
     if not fixture.requirements.strip():
@@ -379,7 +363,7 @@ def _check_fixture(fixture: Fixture, runner: Runner) -> list[str]:
     return problems
 
 
-def _check_history(entry: HistoryEntry, runner: Runner) -> list[str]:
+def _check_history(entry: HistoryEntry, runner: RunnerName) -> list[str]:
     owner = f"history {entry.id!r}"
     problems: list[str] = []
     if not entry.requirements.strip():

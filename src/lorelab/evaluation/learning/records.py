@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
-from lorelab.runners import DefectOutcome, Stability
+from lorelab._model import EvidenceKind, ReceiptModel, RecordModel, RunnerName
+from lorelab.runners import DefectOutcome, Execution, Stability
 from lorelab.testgen import CandidateValidation, Generation
+from lorelab.workers import WorkerIdentity
 
 Arm = Literal["memory", "no-memory"]
-EvidenceKind = Literal["live", "protocol-fixture"]
+TrialStatus = Literal["qualified", "rejected", "failed", "invalid", "unstable", "not-run"]
 ARMS: tuple[Arm, Arm] = ("memory", "no-memory")
 ACCOUNTING_VERSION = 2
 
@@ -24,13 +25,7 @@ BYTE_ACCOUNTING: dict[str, str] = {
 }
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
-    )
-
-
-class Settings(_Record):
+class Settings(RecordModel):
     """The settings of one run, as given and as resolved."""
 
     agent: list[str] = Field(description="The worker argv, after resolving a shipped name.")
@@ -45,7 +40,7 @@ class Settings(_Record):
     test_timeout_s: float = Field(description="Per-execution timeout of every test run.")
 
 
-class ScheduledTrial(_Record):
+class ScheduledTrial(RecordModel):
     """One entry of the schedule."""
 
     position: int = Field(description="1-based position in the run order.")
@@ -54,7 +49,7 @@ class ScheduledTrial(_Record):
     arm: Arm
 
 
-class DefectResult(_Record):
+class DefectResult(RecordModel):
     """One defect run against the generated tests."""
 
     defect: str
@@ -67,7 +62,7 @@ class DefectResult(_Record):
     stability: Stability
 
 
-class LeakScan(_Record):
+class LeakScan(RecordModel):
     """Proof that reference tests and defect payloads stayed out of the worker's reach."""
 
     payloads_clean: bool = Field(description="No payload contains reference or defect content.")
@@ -75,20 +70,21 @@ class LeakScan(_Record):
     memory_clean: bool = Field(description="No recalled lesson holds such content.")
 
 
-class TrialRecord(_Record):
+class TrialRecord(ReceiptModel):
     """One specification x arm x repetition, in its own disposable project."""
 
-    schema_version: Literal[1] = 1
     position: int
     specification: str
     repetition: int
     arm: Arm
-    status: Literal["qualified", "rejected", "failed", "invalid", "unstable", "not-run"] = Field(
+    status: TrialStatus = Field(
         description=(
             "qualified: approved and validated, detections count; rejected: the reviewer said "
-            "no; failed: a role call failed; invalid: the candidates failed validation or the "
-            "identity changed; unstable: the generated baseline was unstable; not-run: the "
-            "call budget was exhausted. Everything but qualified counts zero."
+            "no; failed: a role call failed; invalid: the candidates failed validation, the "
+            "identity changed, or a defect run collected incompletely or skipped cases; "
+            "unstable: the generated baseline, or the generated tests on a defect, changed "
+            "outcome between stability runs; not-run: the call budget was exhausted. "
+            "Everything but qualified counts zero."
         )
     )
     complete: bool = Field(
@@ -117,7 +113,7 @@ class TrialRecord(_Record):
     total_ms: int
 
 
-class ArmSummary(_Record):
+class ArmSummary(RecordModel):
     """Totals for one arm."""
 
     trials: int
@@ -138,7 +134,7 @@ class ArmSummary(_Record):
     )
 
 
-class SpecPair(_Record):
+class SpecPair(RecordModel):
     """Per specification: mean recall difference, memory minus no-memory."""
 
     specification: str
@@ -150,7 +146,28 @@ class SpecPair(_Record):
 Label = Literal["positive", "negative", "inconclusive", "not-evidence"]
 
 
-class Paired(_Record):
+class EffectSize(RecordModel):
+    """How large the difference is, next to the test that says whether it is there."""
+
+    mean_difference: float | None = Field(
+        description="Mean over specifications of the per-specification recall difference, "
+        "memory minus no-memory; null without specifications."
+    )
+    ci95_low: float | None = Field(description="Lower end of the 95% interval.")
+    ci95_high: float | None = Field(description="Upper end of the 95% interval.")
+    method: str = Field(
+        description="How the interval is computed: a percentile bootstrap that resamples whole "
+        "specifications (their repetitions stay together), with a fixed seed."
+    )
+    clustered_by: Literal["specification"] = "specification"
+    resamples: int
+    seed: int
+    changes_label: Literal[False] = Field(
+        default=False, description="The label rule never reads the effect size."
+    )
+
+
+class Paired(RecordModel):
     """The paired comparison over specifications, and the label it supports."""
 
     specs: list[SpecPair] = Field(
@@ -167,12 +184,14 @@ class Paired(_Record):
         "trial complete and p < alpha; not-evidence for protocol-fixture runs; else inconclusive."
     )
     label_reason: str
+    effect: EffectSize = Field(
+        description="Mean per-specification recall difference with its 95% interval."
+    )
 
 
-class Summary(_Record):
+class Summary(ReceiptModel):
     """The run's summary: arms, the paired comparison and its label."""
 
-    schema_version: Literal[1] = 1
     evidence_kind: EvidenceKind
     manifest_sha256: str
     arms: dict[str, ArmSummary]
@@ -183,3 +202,73 @@ class Summary(_Record):
     power_note: str
     byte_accounting: dict[str, str]
     accounting_version: int = ACCOUNTING_VERSION
+
+
+class ManifestReceipt(ReceiptModel):
+    """``manifest.json``: what was run, with which settings, worker and implementation."""
+
+    lorelab_version: str
+    manifest_id: str
+    manifest_sha256: str
+    dataset: str
+    runner: RunnerName
+    settings: Settings
+    order_seed: int
+    evidence_kind: EvidenceKind
+    worker_identity: WorkerIdentity | None
+    worker_identity_error: str | None
+    verification_scope: dict[str, Any]
+    implementation_hashes: dict[str, Any]
+    byte_accounting: dict[str, str] = Field(default_factory=lambda: dict(BYTE_ACCOUNTING))
+    accounting_version: int = ACCOUNTING_VERSION
+    schedule: list[ScheduledTrial]
+
+
+class PreflightReceipt(ReceiptModel):
+    """``preflight.json``: whether the worker identity could be bound."""
+
+    ok: bool
+    error: str | None
+
+
+class HistoryItem(RecordModel):
+    """One history entry's historical validation."""
+
+    id: str
+    valid: bool
+    reason: str
+    stability: Stability
+
+
+class HistoryValidation(ReceiptModel):
+    """``history-validation.json``: every history entry, valid or refused."""
+
+    items: list[HistoryItem]
+
+
+class SharedPreparation(ReceiptModel):
+    """``shared-preparation.json``: the frozen store both arms' trials see (memory arm only)."""
+
+    frozen_store_sha256: str
+    frozen_store_receipt: str
+    lessons: list[str]
+    refused_history: list[str]
+
+
+class LabelsReceipt(ReceiptModel):
+    """``labels-FIXTURE.json``: why a fixture's labels failed, with every ground-truth run."""
+
+    fixture: str
+    reason: str
+    executions: dict[str, list[Execution]]
+
+
+class ControllerReceipt(ReceiptModel):
+    """``controller.json``: how the run ended and how long each phase took (null: not reached)."""
+
+    outcome: str
+    elapsed_ms: int
+    setup_ms: int | None
+    shared_preparation_ms: int | None
+    ground_truth_ms: int | None
+    trials_ms: int | None

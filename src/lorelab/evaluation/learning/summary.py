@@ -3,15 +3,17 @@ label that refuses to over-claim."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
 
+from lorelab._model import PROTOCOL_FIXTURE, EvidenceKind
 from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.records import (
     ARMS,
     BYTE_ACCOUNTING,
     ArmSummary,
-    EvidenceKind,
+    EffectSize,
     Label,
     Paired,
     Settings,
@@ -20,7 +22,10 @@ from lorelab.evaluation.learning.records import (
     TrialRecord,
 )
 from lorelab.evaluation.stats import (
+    BOOTSTRAP_RESAMPLES,
     DEFAULT_ALPHA,
+    SignTest,
+    mean_difference_interval,
     min_units_for_significance,
     power_note,
     sign_test,
@@ -71,6 +76,47 @@ def _mean_recall(records: Sequence[TrialRecord]) -> Fraction:
     return total / len(records)
 
 
+def label_rule(
+    kind: EvidenceKind,
+    *,
+    declared_fixture: bool,
+    frozen_lessons: int,
+    specifications: int,
+    repetitions: int,
+    complete: bool,
+    test: SignTest,
+) -> tuple[Label, str]:
+    """The label a run supports, and why: the one rule every summary (and every simulation of
+    the label's error rates) applies."""
+    needed = min_units_for_significance(DEFAULT_ALPHA)
+    if kind == PROTOCOL_FIXTURE:
+        return (
+            "not-evidence",
+            "a protocol-fixture run exercises the protocol; it is never evidence about memory"
+            + ("" if declared_fixture else " (a worker response declared protocol-fixture)"),
+        )
+    if frozen_lessons == 0:
+        return (
+            "inconclusive",
+            "the frozen memory holds no lesson (no history item validated): both arms got the "
+            "same treatment",
+        )
+    if specifications < needed:
+        return "inconclusive", f"{specifications} specifications; at least {needed} are needed"
+    if repetitions < MIN_LABEL_REPETITIONS:
+        return (
+            "inconclusive",
+            f"{repetitions} repetitions; at least {MIN_LABEL_REPETITIONS} are needed",
+        )
+    if not complete:
+        return "inconclusive", "not every trial completed"
+    if test.p_value >= DEFAULT_ALPHA:
+        return "inconclusive", f"sign test p = {test.p_value:.4g} is not below {DEFAULT_ALPHA}"
+    if test.positive > test.negative:
+        return "positive", f"memory better on {test.positive} of {specifications} specifications"
+    return "negative", f"memory worse on {test.negative} of {specifications} specifications"
+
+
 def build_summary(
     manifest: LearningManifest,
     manifest_sha256: str,
@@ -82,86 +128,103 @@ def build_summary(
 ) -> Summary:
     """Summarise ``records``; every trial counts, rejected and failed ones as zero."""
     claimed_fixture = any(
-        r.evidence_kind == "protocol-fixture"
+        r.evidence_kind == PROTOCOL_FIXTURE
         for t in records
         if t.generation
         for r in t.generation.roles
     )
-    kind: EvidenceKind = "protocol-fixture" if claimed_fixture else evidence_kind
+    kind: EvidenceKind = PROTOCOL_FIXTURE if claimed_fixture else evidence_kind
     arms: dict[str, ArmSummary] = {arm: _arm([t for t in records if t.arm == arm]) for arm in ARMS}
+    paired = compare_arms(
+        [fixture.id for fixture in manifest.fixtures],
+        records,
+        kind=kind,
+        declared_fixture=evidence_kind == PROTOCOL_FIXTURE,
+        frozen_lessons=frozen_lessons,
+        repetitions=settings.repeat,
+    )
+    return Summary(
+        evidence_kind=kind,
+        manifest_sha256=manifest_sha256,
+        arms=arms,
+        frozen_lessons=frozen_lessons,
+        paired=paired,
+        power_note=power_note(len(paired.specs), DEFAULT_ALPHA),
+        byte_accounting=BYTE_ACCOUNTING,
+    )
+
+
+def compare_arms(
+    specifications: Sequence[str],
+    records: Sequence[TrialRecord],
+    *,
+    kind: EvidenceKind,
+    declared_fixture: bool,
+    frozen_lessons: int,
+    repetitions: int,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> Paired:
+    """The paired comparison over ``specifications``: per-specification mean recall per arm,
+    the sign test over their differences, the label, and the effect size next to it.
+
+    ``resamples`` sets the bootstrap of the effect interval only; the label never reads it.
+    """
+    cells: dict[tuple[str, str], list[TrialRecord]] = defaultdict(list)
+    for trial in records:
+        cells[(trial.specification, trial.arm)].append(trial)
     pairs = []
     exact = []
-    for fixture in manifest.fixtures:
-        memory, plain = (
-            _mean_recall([t for t in records if t.specification == fixture.id and t.arm == arm])
-            for arm in ARMS
-        )
+    for specification in specifications:
+        memory, plain = (_mean_recall(cells[(specification, arm)]) for arm in ARMS)
         exact.append(memory - plain)
         pairs.append(
             SpecPair(
-                specification=fixture.id,
+                specification=specification,
                 memory_recall=float(memory),
                 no_memory_recall=float(plain),
                 difference=float(memory - plain),
             )
         )
     test = sign_test([float(difference) for difference in exact])
-    specs = len(pairs)
-    needed = min_units_for_significance(DEFAULT_ALPHA)
-    complete = all(t.complete for t in records)
-    label: Label
-    if kind == "protocol-fixture":
-        label, why = (
-            "not-evidence",
-            (
-                "a protocol-fixture run exercises the protocol; it is never evidence about memory"
-                + (
-                    ""
-                    if evidence_kind == kind
-                    else " (a worker response declared protocol-fixture)"
-                )
-            ),
-        )
-    elif frozen_lessons == 0:
-        label, why = (
-            "inconclusive",
-            (
-                "the frozen memory holds no lesson (no history item validated): both arms got the "
-                "same treatment"
-            ),
-        )
-    elif specs < needed:
-        label, why = "inconclusive", f"{specs} specifications; at least {needed} are needed"
-    elif settings.repeat < MIN_LABEL_REPETITIONS:
-        label, why = (
-            "inconclusive",
-            (f"{settings.repeat} repetitions; at least {MIN_LABEL_REPETITIONS} are needed"),
-        )
-    elif not complete:
-        label, why = "inconclusive", "not every trial completed"
-    elif test.p_value >= DEFAULT_ALPHA:
-        label, why = (
-            "inconclusive",
-            f"sign test p = {test.p_value:.4g} is not below {DEFAULT_ALPHA}",
-        )
-    elif test.positive > test.negative:
-        label, why = "positive", f"memory better on {test.positive} of {specs} specifications"
-    else:
-        label, why = "negative", f"memory worse on {test.negative} of {specs} specifications"
-    return Summary(
-        evidence_kind=kind,
-        manifest_sha256=manifest_sha256,
-        arms=arms,
+    label, why = label_rule(
+        kind,
+        declared_fixture=declared_fixture,
         frozen_lessons=frozen_lessons,
-        paired=Paired(
-            specs=pairs,
-            sign_test=test.as_json(),
-            alpha=DEFAULT_ALPHA,
-            label=label,
-            label_reason=why,
+        specifications=len(pairs),
+        repetitions=repetitions,
+        complete=all(t.complete for t in records),
+        test=test,
+    )
+    interval = mean_difference_interval(
+        [float(difference) for difference in exact], resamples=resamples
+    )
+    return Paired(
+        specs=pairs,
+        sign_test=test.as_json(),
+        alpha=DEFAULT_ALPHA,
+        label=label,
+        label_reason=why,
+        effect=EffectSize(
+            mean_difference=interval.mean,
+            ci95_low=interval.low,
+            ci95_high=interval.high,
+            method=(
+                f"percentile bootstrap over specifications, {interval.resamples} resamples, "
+                f"seed {interval.seed}"
+            ),
+            resamples=interval.resamples,
+            seed=interval.seed,
         ),
-        power_note=power_note(specs, DEFAULT_ALPHA),
-        byte_accounting=BYTE_ACCOUNTING,
+    )
+
+
+def _effect_line(effect: EffectSize) -> str:
+    if effect.mean_difference is None or effect.ci95_low is None or effect.ci95_high is None:
+        return "Effect size: no specifications, so none."
+    return (
+        f"Effect size: mean per-specification recall difference {effect.mean_difference:+.3f}, "
+        f"95% interval [{effect.ci95_low:+.3f}, {effect.ci95_high:+.3f}] ({effect.method}); "
+        "it never changes the label."
     )
 
 
@@ -203,6 +266,8 @@ def summary_markdown(summary: Summary) -> str:
         "",
         f"Sign test (exact, two-sided, ties excluded): {test['positive']} positive, "
         f"{test['negative']} negative, {test['ties']} ties, p = {test['pValue']:.4g}.",
+        "",
+        _effect_line(summary.paired.effect),
         "",
         summary.power_note,
         "",

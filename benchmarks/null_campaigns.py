@@ -1,0 +1,200 @@
+"""How often the learning evaluation's label is wrong, and how often it is right: simulated
+campaigns pushed through the real summary and label code.
+
+Run:  python benchmarks/null_campaigns.py [--campaigns 10000] [--power-campaigns 1000]
+
+A campaign is one learning run: S specifications x R repetitions x two arms, every trial
+qualified and complete (the label's best case), each specification with 3 planted defects as
+in the shipped datasets. Specification s has a difficulty p_s drawn uniformly from
+[0.1, 0.9]; every trial of either arm detects Binomial(3, p_s) defects, so per-specification
+recalls tie as often as real runs do (recall moves in steps of 1/3).
+
+- **Null** (no effect): both arms draw from the same distribution, so the arms are
+  exchangeable. The rates of ``positive`` and of ``negative`` labels are false-positive
+  rates; each must stay at or below 5%.
+- **Power** (planted effect q): in the memory arm each trial gains one detection (at most
+  the 3 defects) with probability q. The rate of ``positive`` labels is the power.
+
+Every campaign's trials are real :class:`TrialRecord` receipts, summarised by
+:func:`lorelab.evaluation.learning.summary.compare_arms`, the function every ``summary.json``
+comes from; nothing here re-implements the sign test or the label rule. The effect interval's
+bootstrap is cut to a few resamples here, as it never reads into the label.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lorelab.evaluation.learning.records import Arm, TrialRecord
+from lorelab.evaluation.learning.summary import compare_arms
+
+DEFECTS = 3
+LOW, HIGH = 0.1, 0.9
+SIMULATION_RESAMPLES = 10
+NULL_SPECS = (6, 8, 12)
+POWER_Q = (0.6, 0.7, 0.8, 0.9, 0.95)
+POWER_SPECS = tuple(range(6, 13))
+POWER_REPETITIONS = (3, 4, 5)
+LIMIT = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """Label rates over ``campaigns`` simulated campaigns."""
+
+    specifications: int
+    repetitions: int
+    q: float | None
+    campaigns: int
+    positive: float
+    negative: float
+
+
+def _trial(spec: str, repetition: int, arm: Arm, detected: int) -> TrialRecord:
+    return TrialRecord(
+        position=1,
+        specification=spec,
+        repetition=repetition,
+        arm=arm,
+        status="qualified",
+        complete=True,
+        reason=None,
+        identity_checks=[],
+        memory_store_sha256=None,
+        lessons_recalled=[],
+        lessons_below_floor=[],
+        lessons_reached_author=[],
+        generation=None,
+        validation=None,
+        generated_baseline_cases=[],
+        passing_cases=1,
+        defects=[],
+        defects_total=DEFECTS,
+        detected=detected,
+        recall=detected / DEFECTS,
+        leak_scan=None,
+        setup_ms=0,
+        retrieval_ms=None,
+        generation_ms=None,
+        validation_ms=None,
+        total_ms=0,
+    )
+
+
+def _detections(rng: random.Random, p: float) -> int:
+    return sum(rng.random() < p for _ in range(DEFECTS))
+
+
+def campaign_records(
+    rng: random.Random, specifications: Sequence[str], repetitions: int, q: float | None
+) -> list[TrialRecord]:
+    """One campaign's trials: both arms from one difficulty per specification, plus q."""
+    records = []
+    for spec in specifications:
+        p = rng.uniform(LOW, HIGH)
+        for repetition in range(1, repetitions + 1):
+            plain = _detections(rng, p)
+            memory = _detections(rng, p)
+            if q is not None and rng.random() < q:
+                memory = min(DEFECTS, memory + 1)
+            records.append(_trial(spec, repetition, "memory", memory))
+            records.append(_trial(spec, repetition, "no-memory", plain))
+    return records
+
+
+def label_of(
+    records: Sequence[TrialRecord], specifications: Sequence[str], repetitions: int
+) -> str:
+    """The label the real summary code gives ``records`` (a live run with lessons)."""
+    paired = compare_arms(
+        specifications,
+        records,
+        kind="live",
+        declared_fixture=False,
+        frozen_lessons=1,
+        repetitions=repetitions,
+        resamples=SIMULATION_RESAMPLES,
+    )
+    return paired.label
+
+
+def simulate(
+    specifications: int, repetitions: int, campaigns: int, *, q: float | None = None, seed: int = 0
+) -> Rates:
+    """Label rates over ``campaigns`` campaigns (``q`` None: the null)."""
+    rng = random.Random(seed)
+    specs = [f"spec-{index}" for index in range(specifications)]
+    labels: Counter[str] = Counter()
+    for _ in range(campaigns):
+        records = campaign_records(rng, specs, repetitions, q)
+        labels[label_of(records, specs, repetitions)] += 1
+    return Rates(
+        specifications,
+        repetitions,
+        q,
+        campaigns,
+        labels["positive"] / campaigns,
+        labels["negative"] / campaigns,
+    )
+
+
+def _null_table(campaigns: int, seed: int) -> list[Rates]:
+    print(f"## Null: {campaigns} campaigns each, 3 repetitions, exchangeable arms\n")
+    print("| specifications | positive | negative | at most 5% |")
+    print("|---|---|---|---|")
+    rows = []
+    for specs in NULL_SPECS:
+        rates = simulate(specs, 3, campaigns, seed=seed + specs)
+        ok = rates.positive <= LIMIT and rates.negative <= LIMIT
+        print(
+            f"| {specs} | {rates.positive:.2%} | {rates.negative:.2%} | {'yes' if ok else 'NO'} |"
+        )
+        rows.append(rates)
+    print()
+    return rows
+
+
+def _power_table(campaigns: int, seed: int, qs: Sequence[float] = POWER_Q) -> None:
+    print(f"## Power: share of campaigns labelled positive ({campaigns} campaigns per cell)\n")
+    header = " | ".join(f"{specs} specs" for specs in POWER_SPECS)
+    print(f"| q | repetitions | {header} |")
+    print("|---|---|" + "---|" * len(POWER_SPECS))
+    for q in qs:
+        for repetitions in POWER_REPETITIONS:
+            cells = [
+                simulate(specs, repetitions, campaigns, q=q, seed=seed + specs * 100 + repetitions)
+                for specs in POWER_SPECS
+            ]
+            row = " | ".join(f"{cell.positive:.0%}" for cell in cells)
+            print(f"| {q:.2f} | {repetitions} | {row} |")
+    print()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--campaigns", type=int, default=10_000, help="Null campaigns per row.")
+    parser.add_argument(
+        "--power-campaigns", type=int, default=1_000, help="Campaigns per power cell (0: skip)."
+    )
+    parser.add_argument("--seed", type=int, default=20_260_101)
+    parser.add_argument(
+        "--q", type=float, nargs="+", default=list(POWER_Q), help="Planted effects to tabulate."
+    )
+    parser.add_argument("--no-null", action="store_true", help="Skip the null table.")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    rows = [] if args.no_null else _null_table(args.campaigns, args.seed)
+    if args.power_campaigns:
+        _power_table(args.power_campaigns, args.seed, args.q)
+    print(f"({time.perf_counter() - started:.0f} s)")
+    if any(row.positive > LIMIT or row.negative > LIMIT for row in rows):
+        raise SystemExit("a false-positive rate exceeds 5%")
+
+
+if __name__ == "__main__":
+    main()

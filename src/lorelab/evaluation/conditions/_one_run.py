@@ -1,0 +1,356 @@
+"""One task x condition: a fresh copy of the project, the verify command before the host edits,
+the guidance, the host's attempts (each followed by the verify command), and one receipt.
+
+Host calls and verify commands run in the caller's (the main) thread, blocking the event loop
+while they run: nothing else is in flight then, and an interrupt (Ctrl-C, SIGTERM) raises right
+where the process is awaited, whose handlers kill its whole group. In a worker thread the
+process would outlive the interrupt.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lorelab._model import PROTOCOL_FIXTURE, estimate_tokens, timestamp
+from lorelab.evaluation.conditions._dream import DreamOutcome
+from lorelab.evaluation.conditions._guidance import Guidance, guidance_for
+from lorelab.evaluation.conditions._integrity import ServedCheck, check_served, edited_verify_files
+from lorelab.evaluation.conditions._manifest import (
+    MAX_HOST_CALL_MS,
+    Condition,
+    ConditionsManifest,
+    TaskSpec,
+)
+from lorelab.evaluation.conditions._memory import MemoryUnderTest
+from lorelab.evaluation.conditions._receipts import (
+    AttemptReceipt,
+    ConditionRun,
+    GuidanceReceipt,
+    HostResponse,
+    RunReceipt,
+    VerifySnapshot,
+)
+from lorelab.evaluation.conditions._relevance import named_keys, relevance_keys
+from lorelab.evaluation.conditions._snapshot import Snapshot
+from lorelab.evaluation.conditions._verify import VerifyReceipt, run_verify
+from lorelab.evaluation.runlog import RunLog
+from lorelab.workers import PROTOCOL, WorkerIdentity, call_worker
+
+RUNS_DIR = "runs"
+MEMORY_FAILURE = "memory-failure"
+
+
+def model_matches(declared: str, claimed: str) -> bool:
+    """Whether a host's claimed model is the declared one: equal, or the declared name inside
+    the claimed one, case-insensitively (an alias such as ``sonnet`` matches
+    ``claude-sonnet-4-5-20250929``)."""
+    return declared.casefold() in claimed.casefold()
+
+
+@dataclass(slots=True)
+class RunContext:
+    """What every run of one evaluation shares, and the counts the run summary needs."""
+
+    manifest: ConditionsManifest
+    manifest_sha256: str
+    snapshot: Snapshot
+    root: Path
+    argv: list[str]
+    identity: WorkerIdentity
+    env: dict[str, str]
+    log: RunLog
+    verify_timeout_s: float
+    fixture: bool
+    memory: MemoryUnderTest | None = None
+    dream: DreamOutcome | None = None
+    records: list[ConditionRun] = field(default_factory=list)
+    host_failures: int = 0
+    identity_changes: int = 0
+    memory_failures: int = 0
+    model_mismatches: int = 0
+    flagged_runs: int = 0
+
+
+@dataclass(slots=True)
+class _Attempts:
+    calls: list[AttemptReceipt] = field(default_factory=list)
+    verifications: list[VerifyReceipt] = field(default_factory=list)
+    passed: bool = False
+    failure: str | None = None
+    failure_detail: str | None = None
+    summary: str | None = None
+    commands: list[dict[str, Any]] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    evidence_kind: str | None = None
+    note: str | None = None
+    host_ms: int = 0
+
+
+def _host_attempts(
+    ctx: RunContext, task: TaskSpec, copy: Path, guidance: dict[str, Any] | None
+) -> _Attempts:
+    manifest = ctx.manifest
+    result = _Attempts()
+    # The budget is host-call time only: verify commands between attempts have their own
+    # timeout and do not use it up.
+    budget_ms = manifest.host.time_budget_s * 1000
+    last: dict[str, Any] | None = None
+    prompt = manifest.render_prompt(task)
+    for attempt in range(1, manifest.rework_budget + 2):
+        remaining_ms = budget_ms - result.host_ms
+        if remaining_ms <= 0:
+            result.note = f"time budget of {manifest.host.time_budget_s} s exhausted"
+            break
+        payload = {
+            "protocol": PROTOCOL,
+            "role": "host",
+            "task": {"id": task.id, "prompt": prompt},
+            "guidance": guidance,
+            "attempt": attempt,
+            "lastVerification": last,
+        }
+        started = time.monotonic()
+        call = call_worker(
+            ctx.argv,
+            "host",
+            payload,
+            cwd=copy,
+            timeout_ms=min(MAX_HOST_CALL_MS, remaining_ms),
+            attempt=attempt,
+            identity=ctx.identity,
+            env=ctx.env,
+        )
+        result.host_ms += int((time.monotonic() - started) * 1000)
+        receipt = call.receipt
+        if receipt.evidence_kind:
+            result.evidence_kind = receipt.evidence_kind
+        if receipt.model.claimed and receipt.model.claimed not in result.models:
+            result.models.append(receipt.model.claimed)
+        if not call.ok or call.response is None:
+            result.calls.append(AttemptReceipt(receipt=receipt))
+            result.failure = receipt.failure or "invalid-response"
+            result.failure_detail = receipt.failure_detail
+            break
+        response = call.response
+        result.summary = str(response.get("summary", ""))
+        result.commands += [c for c in response.get("commands", []) if isinstance(c, dict)]
+        verification = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
+        result.calls.append(
+            AttemptReceipt(
+                receipt=receipt,
+                response=HostResponse(
+                    summary=result.summary, commands=response.get("commands", [])
+                ),
+                verification=verification,
+            )
+        )
+        result.verifications.append(verification)
+        if verification.exit_code == 0:
+            result.passed = True
+            break
+        last = {
+            "command": task.verify,
+            "exitCode": verification.exit_code,
+            "outputTail": verification.output_tail,
+        }
+    return result
+
+
+def receipt_name(task: TaskSpec, condition: str) -> str:
+    """The file name of one run's receipt in ``runs/``."""
+    return f"{task.id}--{condition}.json"
+
+
+@dataclass(slots=True)
+class _Observed:
+    """What one run produced, before it is judged."""
+
+    before: VerifyReceipt
+    after: VerifyReceipt
+    guidance: Guidance
+    served: ServedCheck
+    attempts: _Attempts
+    changed: list[str]
+    notes: list[str]
+
+
+async def _observe(ctx: RunContext, task: TaskSpec, condition: str) -> _Observed:
+    copy = ctx.snapshot.materialise(ctx.root / f"{task.id}--{condition}")
+    served = ServedCheck(checked=True)
+    try:
+        before = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
+        guidance = await guidance_for(ctx.memory, task, condition)
+        notes: list[str] = [guidance.note] if guidance.note else []
+        if guidance.served_ids and ctx.memory is not None:
+            served = await check_served(
+                ctx.memory, ctx.manifest, task, guidance.served_ids, guidance.brief_items
+            )
+        if guidance.error:
+            attempts = _Attempts(failure=MEMORY_FAILURE, failure_detail=guidance.error)
+            notes.append(guidance.error)
+            ctx.memory_failures += 1
+        else:
+            attempts = _host_attempts(ctx, task, copy, guidance.payload)
+        if attempts.failure and attempts.failure != MEMORY_FAILURE:
+            notes.append(f"host call failed ({attempts.failure}): {attempts.failure_detail}")
+            ctx.host_failures += 1
+            if attempts.failure == "identity-changed":
+                ctx.identity_changes += 1
+        if attempts.note:
+            notes.append(attempts.note)
+        if attempts.verifications and not attempts.failure:
+            after = attempts.verifications[-1]
+        else:
+            # The host failed or never ran: verify once more so the record shows the tree's
+            # state, but the run stays failed (a failed call counts zero).
+            after = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
+        changed = ctx.snapshot.changed_files(copy)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    return _Observed(before, after, guidance, served, attempts, changed, notes)
+
+
+def _flags(
+    ctx: RunContext, task: TaskSpec, seen: _Observed
+) -> tuple[list[str], bool | None, list[str]]:
+    """The run's integrity flags (notes appended), whether the host claimed another model, and
+    the verify files it edited."""
+    declared_model = ctx.manifest.host.model
+    models = seen.attempts.models
+    mismatch: bool | None = None
+    if declared_model is not None and models:
+        mismatch = not all(model_matches(declared_model, claimed) for claimed in models)
+    edited = edited_verify_files(task, ctx.snapshot.paths(), seen.changed)
+    flags: list[str] = []
+    if edited:
+        flags.append("verify-files-edited")
+        seen.notes.append(f"the host edited what the verify command runs: {', '.join(edited)}")
+    if mismatch:
+        flags.append("host-model-mismatch")
+        ctx.model_mismatches += 1
+        seen.notes.append(
+            f"the host claims model {', '.join(models)}; the manifest declares {declared_model}"
+        )
+    if seen.served.own_solutions:
+        flags.append("own-solution-served")
+        seen.notes.append(
+            f"memory served holdout {task.id} its own past solution: "
+            f"{', '.join(seen.served.own_solutions)}"
+        )
+    if seen.served.unchecked:
+        flags.append("unchecked-items-served")
+        seen.notes.append(f"memory served unchecked item(s): {', '.join(seen.served.unchecked)}")
+    if flags:
+        ctx.flagged_runs += 1
+    return flags, mismatch, edited
+
+
+def _snapshot(result: VerifyReceipt) -> VerifySnapshot:
+    return VerifySnapshot(exit_code=result.exit_code, output_sha256=result.output_sha256)
+
+
+def _record(
+    ctx: RunContext, task: TaskSpec, condition: Condition, seen: _Observed
+) -> tuple[ConditionRun, list[str]]:
+    flags, mismatch, edited = _flags(ctx, task, seen)
+    attempts, guidance = seen.attempts, seen.guidance
+    memory_condition = condition != "baseline"
+    fixture = ctx.fixture or attempts.evidence_kind == PROTOCOL_FIXTURE
+    extra: dict[str, Any] = {}
+    if memory_condition:
+        extra["unchecked_items_served"] = seen.served.unchecked_served
+        extra["own_solutions_served"] = list(seen.served.own_solutions)
+    failed_calls = [guidance.failed_call] if guidance.failed_call else []
+    if condition == "dreaming":
+        dream = ctx.dream or DreamOutcome(supported=False)
+        # A Dream whose memory calls failed leaves every dreaming run without its treatment.
+        failed_calls += dream.failed_calls
+        promoted = set(dream.promoted.values())
+        extra["dream_candidate_ids"] = list(dream.candidate_ids)
+        extra["dream_checks"] = list(dream.checks)
+        extra["dream_promoted_ids"] = sorted(promoted)
+        extra["dream_items_served"] = sorted(set(guidance.served_ids) & promoted)
+    if failed_calls:
+        extra["memory_calls_failed"] = list(dict.fromkeys(failed_calls))
+    named = named_keys(guidance.text, relevance_keys(task))
+    record = ConditionRun(
+        task_id=task.id,
+        condition=condition,
+        passed=attempts.passed and attempts.failure is None,
+        rework_count=max(0, len(attempts.calls) - 1),
+        retrieval_relevant=bool(named) if memory_condition else None,
+        guidance_tokens=estimate_tokens(guidance.text),
+        notes="; ".join(seen.notes),
+        holdout=task.holdout,
+        plan_id=guidance.plan_id,
+        skill_id=guidance.skill_id,
+        skill_ids=list(guidance.skill_ids),
+        brief_id=guidance.brief_id,
+        verification_before=_snapshot(seen.before),
+        verification_after=_snapshot(seen.after),
+        changed_files=seen.changed,
+        verify_files_edited=edited,
+        host_calls=len(attempts.calls),
+        host_failure=attempts.failure,
+        host_model_declared=ctx.manifest.host.model,
+        host_models_claimed=list(attempts.models),
+        host_model_mismatch=mismatch,
+        evidence_kind=PROTOCOL_FIXTURE if fixture else None,
+        flags=flags,
+        receipt=f"{RUNS_DIR}/{receipt_name(task, condition)}",
+        **extra,
+    )
+    return record, named
+
+
+def _guidance_receipt(task: TaskSpec, seen: _Observed, named: list[str]) -> GuidanceReceipt:
+    guidance = seen.guidance
+    return GuidanceReceipt(
+        payload=guidance.payload,
+        brief_id=guidance.brief_id,
+        plan_id=guidance.plan_id,
+        skill_id=guidance.skill_id,
+        skill_ids=list(guidance.skill_ids),
+        served_ids=list(guidance.served_ids),
+        served_checked=seen.served.checked,
+        served_items=seen.served.items,
+        tokens_estimate=estimate_tokens(guidance.text),
+        relevance_keys=relevance_keys(task),
+        named_keys=named,
+        note=guidance.note,
+        error=guidance.error,
+    )
+
+
+async def one_run(ctx: RunContext, task: TaskSpec, condition: Condition) -> ConditionRun:
+    """Run ``task`` under ``condition``; write its receipt at once; return its record."""
+    seen = await _observe(ctx, task, condition)
+    record, named = _record(ctx, task, condition, seen)
+    attempts = seen.attempts
+    receipt = RunReceipt(
+        evaluation_id=ctx.manifest.id,
+        task_id=task.id,
+        condition=record.condition,
+        holdout=task.holdout,
+        finished_at=timestamp(),
+        record=record,
+        verification_before=seen.before,
+        verification_after=seen.after,
+        guidance=_guidance_receipt(task, seen, named) if condition != "baseline" else None,
+        host_summary=attempts.summary,
+        host_commands=attempts.commands,
+        host_model_declared=record.host_model_declared,
+        host_models_claimed=list(attempts.models),
+        host_model_claimed=attempts.models[-1] if attempts.models else None,
+        host_time_ms=attempts.host_ms,
+        attempts=attempts.calls,
+        changed_files=record.changed_files,
+        verify_files_edited=record.verify_files_edited,
+        flags=record.flags,
+    )
+    ctx.log.unit(RUNS_DIR, receipt_name(task, condition), receipt)
+    return record

@@ -1,0 +1,59 @@
+"""Each evaluation package exports exactly what other packages import, named in ``__all__``."""
+
+import importlib
+import types
+
+import pytest
+
+PACKAGES = {
+    "lorelab.evaluation.conditions": {
+        "RUNS_FILE",
+        "RunOptions",
+        "RunSummary",
+        "evaluate_file",
+        "finalize_conditions",
+        "manifest_schema",
+        "print_report",
+        "run_conditions",
+    },
+    "lorelab.evaluation.learning": {"DATASET_NAMES", "get_dataset", "manifest_schema"},
+    "lorelab.evaluation.executors": {"SequentialExecutor", "TrialExecutor"},
+    "lorelab.testgen": {
+        "DEFAULT_K",
+        "DEFAULT_LEARN_RUNS",
+        "CallSettings",
+        "CandidateValidation",
+        "GenerateOptions",
+        "GenerateResult",
+        "Generation",
+        "GenerationTask",
+        "HistoricalExample",
+        "LearnResult",
+        "Recall",
+        "RunnerName",
+        "detect_runner",
+        "generate",
+        "generate_for_project",
+        "learn",
+        "read_example",
+        "read_project",
+        "recall_lessons",
+        "select_sources",
+        "validate_candidates",
+        "validate_example",
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGES))
+def test_all_names_exactly_the_public_names_of_the_package(name):
+    module = importlib.import_module(name)
+    public = {
+        attr
+        for attr, value in vars(module).items()
+        if not attr.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert set(module.__all__) == PACKAGES[name]
+    assert public == set(module.__all__)
+    for attr in module.__all__:
+        assert hasattr(module, attr)
