@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lorelab.workers.adapters.fixture import answer
 
 from lorelab.evaluation.learning import Fixture, LearningManifest, declared_cases, get_dataset
 from lorelab.runners import (
@@ -32,6 +31,7 @@ from lorelab.runners import (
     detect,
     run_parallel,
 )
+from lorelab.testing.fixture import answer
 from lorelab.workspace import FileEntry
 
 NAMES = ("qualification-12", "stdlib")
