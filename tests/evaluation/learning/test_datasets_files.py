@@ -14,8 +14,9 @@ from click.testing import CliRunner
 
 from lorelab.cli.main import app
 from lorelab.errors import SchemaError
-from lorelab.evaluation.learning import DATASET_NAMES, LearningManifest, get_dataset
+from lorelab.evaluation.learning import DATASET_NAMES, get_dataset
 from lorelab.evaluation.learning.datasets._files import load_dataset
+from lorelab.evaluation.learning.manifest import LearningManifest
 
 GOLDEN = Path(__file__).parent / "data" / "datasets"
 GOLDEN_NAMES = ("default", "qualification")

@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from lorelab.evaluation.learning import Fixture, LearningManifest, declared_cases, get_dataset
+from lorelab.evaluation.learning import get_dataset
+from lorelab.evaluation.learning.manifest import Fixture, LearningManifest, declared_cases
 from lorelab.runners import (
     ExecutionJob,
     PytestRunner,
