@@ -6,6 +6,7 @@ from lorelab.io._bounded import (
     LIMITS,
     MANIFEST_LIMIT,
     MIB,
+    open_regular,
     read_bounded,
 )
 from lorelab.io._hash import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP, sha256_bytes, sha256_file
@@ -50,6 +51,7 @@ __all__ = [
     "escape_control",
     "json_bytes",
     "loads_strict",
+    "open_regular",
     "pretty_json",
     "probe_sandbox",
     "read_bounded",

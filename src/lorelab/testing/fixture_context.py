@@ -70,7 +70,6 @@ def answer(payload: dict[str, Any], options: argparse.Namespace) -> dict[str, An
     """The fixture's response to one ``context`` payload."""
     recovered = payload["recovered"]
     trial = payload["trial"]
-    request = payload["request"]
     response: dict[str, Any] = {"commands": [], "answer": None}
     if options.retry_failed and trial["turn"] == 1:
         response["commands"] = [
@@ -88,7 +87,9 @@ def answer(payload: dict[str, Any], options: argparse.Namespace) -> dict[str, An
                 {
                     "text": f"resumed after a {trial['boundary']} from checkpoint "
                     f"{recovered['id']}",
-                    "evidence": [request["index"]],
+                    # The managed boundary is the evidence of the resumption; the request is
+                    # no evidence for its own answer.
+                    "evidence": [trial["boundaryIndex"]],
                 }
             ],
         }

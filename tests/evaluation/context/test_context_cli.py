@@ -1,9 +1,11 @@
 import hashlib
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ import lorelab.evaluation.context._score
 from lorelab.cli.main import app
 from lorelab.evaluation.context import evaluate_fixtures, source_tree
 from lorelab.evaluation.context._receipt import git_dirty, git_revision
+from lorelab.evaluation.context._run import package_tree
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "context"
 REPO = Path(__file__).resolve().parents[3]
@@ -84,6 +87,12 @@ def test_receipts_record_digest_provenance_usage_and_the_synthetic_flag(write_fi
         "runId": "run-1",
         "model": "model-a",
         "synthetic": True,
+        "agent": None,
+        "agentVersion": None,
+        "sessionId": None,
+        "cwd": None,
+        "sourceDigests": [],
+        "unknownEventTypes": {},
     }
     assert record["usage"] == usage
     assert record["synthetic"] is True
@@ -226,27 +235,54 @@ def test_two_fixtures_with_one_id_are_refused(write_fixture, tmp_path):
     assert "same id 'fx'" in result.output
 
 
-def test_output_inside_a_fixture_directory_or_the_source_tree_is_refused(write_fixture, tmp_path):
+def test_output_inside_a_fixture_directory_or_the_lorelab_package_is_refused(
+    write_fixture, tmp_path
+):
     path = write_fixture(passing_trace())
     inside_fixtures = run(path, "--output", path.parent / "nested" / "out")
     assert inside_fixtures.exit_code == 2
     assert "inside the directory of fixture" in inside_fixtures.output
-    # The running code's source tree (a frozen copy, if the tests run against one).
-    never = source_tree() / "build-receipts-never-created"
-    inside_repo = run(path, "--output", never)
-    assert inside_repo.exit_code == 2
-    assert "inside the lorelab source tree" in inside_repo.output
+    # The running package: the code the receipt's module hashes bind.
+    never = package_tree() / "build-receipts-never-created"
+    inside_package = run(path, "--output", never)
+    assert inside_package.exit_code == 2
+    assert "inside the lorelab package" in inside_package.output
     assert not never.exists()
 
 
-def test_output_through_a_symlink_into_the_source_tree_is_refused(write_fixture, tmp_path):
+def test_output_through_a_symlink_into_the_lorelab_package_is_refused(write_fixture, tmp_path):
     link = tmp_path / "link"
-    link.symlink_to(source_tree())
+    link.symlink_to(package_tree())
     name = "receipts-through-a-link-never-created"
     result = run(write_fixture(passing_trace()), "--output", link / name)
     assert result.exit_code == 2
-    assert "source tree" in result.output
-    assert not (source_tree() / name).exists()
+    assert "lorelab package" in result.output
+    assert not (package_tree() / name).exists()
+
+
+def test_output_in_a_checkout_outside_the_package_is_accepted(tmp_path):
+    # A fresh clone: `--output out/context` next to src/, as the README writes it.
+    if source_tree() == package_tree():
+        pytest.skip("lorelab runs from an installed package, not a checkout")
+    fixture = source_tree() / "examples" / "context" / "pass-compaction-test-database.json"
+    top = source_tree() / f".ctx-test-{uuid.uuid4().hex}"
+    out = top / "context"
+    try:
+        result = run(fixture, "--output", out)
+        assert result.exit_code == 0, result.output
+        assert (out / "context-receipt.json").is_file()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_a_directory_given_as_a_fixture_gets_one_line(tmp_path):
+    folder = tmp_path / "fixtures"
+    folder.mkdir()
+    result = run(folder, "--output", tmp_path / "out")
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"lorelab: error: {folder}: is a directory, expected a regular file"
+    ]
 
 
 def test_an_existing_output_directory_is_refused(write_fixture, tmp_path):

@@ -46,7 +46,8 @@ def test_the_latest_statement_of_each_named_fact_wins_and_is_cited():
         {"id": "port", "value": "5432", "evidence": [5]},
         {"id": "db", "value": "orders_test", "evidence": [7]},
     ]
-    assert response["answer"]["claims"][0]["evidence"] == [10]
+    # It cites the managed boundary (index 9), never the request (10), which is no evidence.
+    assert response["answer"]["claims"][0]["evidence"] == [9]
     assert response["evidenceKind"] == "protocol-fixture"
     assert "usage" not in response
     validate_response("context", response)

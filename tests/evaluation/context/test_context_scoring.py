@@ -344,10 +344,40 @@ def test_a_fact_citing_expected_evidence_that_comes_after_the_answer_is_unsuppor
     assert score(trace, expected=expected).failures.as_dict() == only(unsupportedClaims=1)
 
 
-def test_a_claim_with_one_valid_earlier_citation_is_supported():
+def test_a_claim_with_one_valid_and_one_nonexistent_citation_is_unsupported():
     trace = passing_trace()
     trace[-1] = ans(5, GOOD_ANSWER, [("tests pass", [99, 4])])
+    assert score(trace).failures.unsupported_claims == 1
+    trace[-1] = ans(5, GOOD_ANSWER, [("tests pass", [4])])
     assert score(trace).verdict == "PASS"
+
+
+def test_a_fact_citing_a_nonexistent_event_besides_its_evidence_is_unsupported():
+    trace = passing_trace()
+    trace[-1] = ans(5, [("port", "5432", [1, 999])])
+    assert score(trace).failures.as_dict() == only(unsupportedClaims=1)
+
+
+def test_a_fact_citing_an_event_after_the_answer_is_unsupported():
+    trace = [*passing_trace(), msg(6, "late")]
+    trace[-2] = ans(5, [("port", "5432", [1, 6])])
+    assert score(trace).failures.as_dict() == only(unsupportedClaims=1)
+
+
+def test_a_claim_citing_only_the_task_prompt_is_unsupported():
+    trace = passing_trace()
+    assert trace[0]["author"] == "user"
+    trace[-1] = ans(5, GOOD_ANSWER, [("the user asked for the port", [0])])
+    assert score(trace).failures.as_dict() == only(unsupportedClaims=1)
+    # The prompt next to real evidence is fine: the claim is supported by the evidence.
+    trace[-1] = ans(5, GOOD_ANSWER, [("the port is in the tool output", [0, 1])])
+    assert score(trace).verdict == "PASS"
+
+
+def test_a_claim_citing_nothing_is_unsupported():
+    trace = passing_trace()
+    trace[-1] = ans(5, GOOD_ANSWER, [("trust me", [])])
+    assert score(trace).failures.as_dict() == only(unsupportedClaims=1)
 
 
 def test_wrong_facts_unsupported_claims_and_retries_are_counted_independently():

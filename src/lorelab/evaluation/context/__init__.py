@@ -22,6 +22,7 @@ from lorelab.evaluation.context._fixture import (
     load_fixture,
     parse_fixture,
 )
+from lorelab.evaluation.context._import import ImportResult, import_session, session_fixture
 from lorelab.evaluation.context._receipt import (
     RECEIPT_JSON,
     RECEIPT_MARKDOWN,
@@ -40,6 +41,15 @@ from lorelab.evaluation.context._run import (
     evaluate_fixtures,
     load_fixtures,
 )
+from lorelab.evaluation.context._scan import (
+    SCAN_JSON,
+    SCAN_MARKDOWN,
+    ScanReceipt,
+    ScanResult,
+    SessionRow,
+    scan_sessions,
+    scan_trace,
+)
 from lorelab.evaluation.context._score import (
     FAILURE_CLASSES,
     SCORER_VERSION,
@@ -49,6 +59,14 @@ from lorelab.evaluation.context._score import (
     normalise,
     score_fixture,
     score_trace,
+)
+from lorelab.evaluation.context._sessions import (
+    AGENTS,
+    SESSION_CEILING,
+    SESSION_LIMIT,
+    Agent,
+    Session,
+    parse_session,
 )
 from lorelab.evaluation.context._trials import (
     FIXTURE_CONTEXT_AGENT,
@@ -62,13 +80,19 @@ from lorelab.evaluation.context._trials import (
 )
 
 __all__ = [
+    "AGENTS",
     "FAILURE_CLASSES",
     "FIXTURE_CONTEXT_AGENT",
     "MANAGED_BOUNDARIES",
     "MAX_TURNS_LIMIT",
     "RECEIPT_JSON",
     "RECEIPT_MARKDOWN",
+    "SCAN_JSON",
+    "SCAN_MARKDOWN",
     "SCORER_VERSION",
+    "SESSION_CEILING",
+    "SESSION_LIMIT",
+    "Agent",
     "AnswerEvent",
     "Baseline",
     "BoundaryEvent",
@@ -84,13 +108,18 @@ __all__ = [
     "ExpectedFact",
     "Fact",
     "FailureCounts",
+    "ImportResult",
     "Labels",
     "LoadedFixture",
     "MessageEvent",
     "Provenance",
     "Qualification",
     "RecordResult",
+    "ScanReceipt",
+    "ScanResult",
     "Score",
+    "Session",
+    "SessionRow",
     "Usage",
     "Verdict",
     "build_checkpoint",
@@ -100,18 +129,23 @@ __all__ = [
     "evaluate_fixtures",
     "evaluator_identity",
     "fixture_json_schema",
+    "import_session",
     "iter_events",
     "load_baseline",
     "load_fixture",
     "load_fixtures",
     "normalise",
     "parse_fixture",
+    "parse_session",
     "render_markdown",
     "resolve_context_agent",
     "run_trial",
     "run_trials",
+    "scan_sessions",
+    "scan_trace",
     "score_fixture",
     "score_trace",
+    "session_fixture",
     "source_tree",
     "summarise_evidence",
 ]

@@ -56,8 +56,10 @@ def _identity_contradictions(mode: Mode, record: RecordResult) -> list[str]:
     if mode == "fixture":
         if record.record_id != record.fixture_id:
             problems.append(f"{name}: a fixture record's id differs from its fixtureId")
-        if record.label is None:
+        if record.label is None and record.qualification.scoring != "mechanical":
             problems.append(f"{name}: a fixture record without its label")
+        if record.facts_scored != (record.qualification.scoring == "full"):
+            problems.append(f"{name}: factsScored contradicts qualification.scoring")
         if record.trial is not None:
             problems.append(f"{name}: a fixture record with trial details")
     else:

@@ -68,6 +68,9 @@ class _Event(_Model):
         description="Event index, unique across the fixture (child traces included)."
     )
     author: Author = Field(description="Who produced the event.")
+    model: str | None = Field(
+        default=None, description="The model that produced the event, when recorded (imports)."
+    )
 
 
 class MessageEvent(_Event):
@@ -78,11 +81,24 @@ class MessageEvent(_Event):
 
 
 class CommandEvent(_Event):
-    """A command that was run, with its exit code."""
+    """A command that was run, with its exit code (null when the source recorded none)."""
 
     kind: Literal["command"] = Field(description="Event kind.")
     command: str = Field(min_length=1, description="The exact command string.")
-    exit_code: int = Field(description="The command's exit code.")
+    exit_code: int | None = Field(
+        description="The command's exit code; null when the source recorded no exit code."
+    )
+    error: bool | None = Field(
+        default=None,
+        description="The error flag the source recorded for the call (imports), else null.",
+    )
+
+    @property
+    def failed(self) -> bool | None:
+        """Whether the command failed: a nonzero exit code, else the error flag, else unknown."""
+        if self.exit_code is not None:
+            return self.exit_code != 0
+        return self.error
 
 
 class ChildTrace(_Model):
@@ -137,9 +153,29 @@ BoundaryEvent.model_rebuild()
 
 
 class Labels(_Model):
-    """The independent label of the fixture's outcome."""
+    """The independent label of the fixture's outcome, or the mark of an unlabelled import."""
 
-    expected: Verdict = Field(description="The outcome an independent labeller expects.")
+    expected: Verdict | None = Field(
+        description="The outcome an independent labeller expects; null when unlabelled."
+    )
+    status: Literal["labelled", "unlabelled"] = Field(
+        default="labelled",
+        description="'unlabelled' for an imported session nobody labelled yet: only its "
+        "mechanical parts are scored.",
+    )
+    forbidden_commands: Literal["labelled", "proposed"] = Field(
+        default="labelled",
+        description="'proposed' when forbiddenCommands were proposed mechanically (each command "
+        "that failed before the first boundary), not chosen by a labeller.",
+    )
+
+    @model_validator(mode="after")
+    def _status_matches_label(self) -> Labels:
+        if self.status == "labelled" and self.expected is None:
+            raise ValueError("a labelled fixture needs labels.expected (PASS or FAIL)")
+        if self.status == "unlabelled" and self.expected is not None:
+            raise ValueError("an unlabelled fixture has labels.expected null")
+        return self
 
 
 class Provenance(_Model):
@@ -151,6 +187,22 @@ class Provenance(_Model):
     run_id: str | None = Field(default=None, description="Identity of the recorded run.")
     model: str | None = Field(default=None, description="The model that produced the trace.")
     synthetic: bool = Field(description="Whether the trace was made up rather than recorded.")
+    agent: Literal["claude-code", "codex"] | None = Field(
+        default=None, description="The agent whose session was imported (imports only)."
+    )
+    agent_version: str | None = Field(
+        default=None, description="The agent's version as the session recorded it."
+    )
+    session_id: str | None = Field(default=None, description="The imported session's id.")
+    cwd: str | None = Field(default=None, description="The session's working directory.")
+    source_digests: list[str] = Field(
+        default_factory=list,
+        description="SHA-256 of each imported session file, in import order (imports only).",
+    )
+    unknown_event_types: dict[str, int] = Field(
+        default_factory=dict,
+        description="Event types the importer does not know, with how often each occurred.",
+    )
 
 
 MAX_TOKENS: Final = 10**12

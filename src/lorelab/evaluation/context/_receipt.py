@@ -59,6 +59,11 @@ class Qualification(_Model):
         default=None, description="The boundary a trial managed; null for fixtures."
     )
     max_turns: int | None = Field(default=None, description="A trial's turn cap; null otherwise.")
+    scoring: Literal["full", "mechanical"] = Field(
+        default="full",
+        description="'mechanical' for an unlabelled fixture: boundaries, forbidden retries and "
+        "completeness are scored, facts are not.",
+    )
 
 
 class CallUsage(_Model):
@@ -145,6 +150,11 @@ class RecordResult(_Model):
     synthetic: bool = Field(description="Whether the record is synthetic.")
     qualification: Qualification = Field(description="What kind of evidence this is.")
     trial: TrialInfo | None = Field(default=None, description="Trial details; null for fixtures.")
+    facts_scored: bool = Field(
+        default=True,
+        description="False for an unlabelled fixture: its missingFacts and wrongFacts are 0 "
+        "because it states no expected facts, not because an answer was checked.",
+    )
 
 
 class UsageTotals(_Model):
@@ -424,7 +434,7 @@ def render_markdown(receipt: ContextReceipt) -> str:
             + " | ".join(
                 [
                     _cell(r.record_id),
-                    r.verdict,
+                    r.verdict if r.facts_scored else f"{r.verdict} (facts not scored)",
                     r.label or "none",
                     "n/a" if r.label_agrees is None else _cell(r.label_agrees),
                     *(str(counts[name]) for name in FAILURE_CLASSES),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import lorelab
 from lorelab.errors import UsageError
 from lorelab.evaluation.context._compare import Baseline, compare, load_baseline
 from lorelab.evaluation.context._fixture import LoadedFixture, load_fixture, utf8_path
@@ -23,7 +24,6 @@ from lorelab.evaluation.context._receipt import (
     RecordResult,
     evaluator_identity,
     render_markdown,
-    source_tree,
     summarise,
 )
 from lorelab.evaluation.context._score import SCORER_VERSION, score_fixture
@@ -43,17 +43,24 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
-def check_output_location(output: str | os.PathLike[str], fixtures: Sequence[str]) -> None:
-    """Refuse an output directory inside the lorelab source tree or a fixture's directory tree.
+def package_tree() -> Path:
+    """The directory of the running ``lorelab`` package: the code a receipt's hashes bind."""
+    return Path(lorelab.__file__).resolve().parent
 
-    Paths are compared after resolving symlinks, so a link into the source tree is caught too.
+
+def check_output_location(output: str | os.PathLike[str], fixtures: Sequence[str]) -> None:
+    """Refuse an output directory inside the lorelab package or a fixture's directory tree.
+
+    The package is the code the receipts hash (a receipt written there would sit among the
+    modules it binds); the rest of a checkout, such as ``out/`` in a fresh clone, is fine.
+    Paths are compared after resolving symlinks, so a link into the package is caught too.
     """
     utf8_path(output, "--output")
     if not os.fspath(output):
         # An empty path would silently mean the current directory.
         raise UsageError("--output: an empty path; name a fresh directory")
     target = Path(os.path.realpath(output))
-    roots = [("the lorelab source tree", Path(os.path.realpath(source_tree())))]
+    roots = [("the lorelab package", package_tree())]
     roots += [
         (f"the directory of fixture {fixture}", Path(os.path.realpath(fixture)).parent)
         for fixture in fixtures
@@ -91,6 +98,7 @@ def fixture_record(item: LoadedFixture) -> RecordResult:
     """Score one fixture and describe its outcome (metrics only)."""
     fixture = item.fixture
     score = score_fixture(fixture)
+    unlabelled = fixture.labels.status == "unlabelled"
     return RecordResult(
         record_id=fixture.id,
         fixture_id=fixture.id,
@@ -102,7 +110,8 @@ def fixture_record(item: LoadedFixture) -> RecordResult:
         forbidden_history=score.forbidden_history,
         verdict=score.verdict,
         label=fixture.labels.expected,
-        label_agrees=score.verdict == fixture.labels.expected,
+        label_agrees=None if unlabelled else score.verdict == fixture.labels.expected,
+        facts_scored=not unlabelled,
         provenance=fixture.provenance,
         usage=fixture.usage,
         synthetic=fixture.provenance.synthetic,
@@ -111,6 +120,7 @@ def fixture_record(item: LoadedFixture) -> RecordResult:
             evidence_kind="recorded",
             synthetic=fixture.provenance.synthetic,
             scorer=SCORER_VERSION,
+            scoring="mechanical" if unlabelled else "full",
         ),
     )
 

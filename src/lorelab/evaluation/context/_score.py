@@ -4,8 +4,10 @@ The rules (docs/context.md states them for users):
 
 - **missing facts**: an expected fact id the answer does not state;
 - **wrong facts**: a stated expected fact whose value differs after whitespace normalisation;
-- **unsupported claims**: an answer fact citing none of its expected evidence that lies before
-  the answer, an answer fact with an unknown id, and a claim citing no existing earlier event;
+- **unsupported claims**: an answer fact with an unknown id; an answer fact or claim citing an
+  index that is not an event before the answer (every cited index must be one); an answer fact
+  citing none of its expected evidence; a claim citing nothing, or only requesting turns (``user``
+  messages: the task prompt or a trial's request is no evidence for its own answer);
 - **forbidden retries**: every command event equal to a forbidden command from the first
   required compaction or restart boundary (top level) to the end of the trace, plus every such
   command anywhere in a child trace (a child always works across its handoff, required or
@@ -33,11 +35,12 @@ from lorelab.evaluation.context._fixture import (
     CommandEvent,
     ContextFixture,
     ExpectedFact,
+    MessageEvent,
     Verdict,
     iter_events,
 )
 
-SCORER_VERSION: Final = "lorelab.context-scorer/3"
+SCORER_VERSION: Final = "lorelab.context-scorer/4"
 """Names the scoring rules; receipts scored under different rules are never compared.
 
 Version 2: a trial's forbidden-retry window opens where the fixture's own window does (else at
@@ -45,6 +48,9 @@ the managed boundary), never at a source boundary the fixture did not require.
 Version 3: a forbidden command in a child trace is always a retry, whether or not
 ``child_handoff`` is required (version 2 counted it only when it was required or the child came
 after the window opened).
+Version 4: every evidence index of an answer fact or claim must be an event before the answer
+(version 3 accepted ``[2, 999]`` when 2 was valid), and a claim citing only ``user`` messages is
+unsupported.
 """
 
 FAILURE_CLASSES: Final = (
@@ -145,13 +151,15 @@ def score_trace(
     trace: Sequence[Any],
     complete: bool,
     window_start: int | None,
+    normalise_commands: bool = False,
 ) -> Score:
     """Score one trace; every failure class is counted on its own.
 
     ``window_start`` is the index of the top-level compaction or restart boundary event that
     opens the forbidden-retry window (``None``: no window). A fixture's own window is
     :func:`counting_window_start`; a trial passes the fixture's, so its managed boundary never
-    moves the window of the source trace.
+    moves the window of the source trace. ``normalise_commands`` matches forbidden commands
+    after whitespace normalisation (proposed forbidden commands of an import, as a scan does).
     """
     flat = list(iter_events(list(trace)))
     position = {event.index: pos for pos, (event, _) in enumerate(flat)}
@@ -170,11 +178,12 @@ def score_trace(
                 "event of the trace"
             )
         window_pos = position[window_start]
-    forbidden = set(forbidden_commands)
+    same = normalise if normalise_commands else str
+    forbidden = {same(command) for command in forbidden_commands}
     retries = 0
     history = 0
     for pos, (event, depth) in enumerate(flat):
-        if not isinstance(event, CommandEvent) or event.command not in forbidden:
+        if not isinstance(event, CommandEvent) or same(event.command) not in forbidden:
             continue
         # A child works after its own handoff: its whole trace counts, whatever is required.
         if depth > 0 or (window_pos is not None and pos > window_pos):
@@ -198,17 +207,27 @@ def score_trace(
     def earlier(index: int) -> bool:
         return answer_pos is not None and index in position and position[index] < answer_pos
 
+    requests = {
+        event.index
+        for event, _ in flat
+        if isinstance(event, MessageEvent) and event.author == "user"
+    }
+
     unsupported = 0
     if answer is not None:
         for fact in answer.facts:
-            if fact.id not in expected:
+            if fact.id not in expected or not all(earlier(i) for i in fact.evidence):
                 unsupported += 1
                 continue
             valid = {index for index in expected[fact.id].evidence if earlier(index)}
             if not valid.intersection(fact.evidence):
                 unsupported += 1
         unsupported += sum(
-            1 for claim in answer.claims if not any(earlier(i) for i in claim.evidence)
+            1
+            for claim in answer.claims
+            if not claim.evidence
+            or not all(earlier(i) for i in claim.evidence)
+            or set(claim.evidence) <= requests
         )
 
     incomplete = 0 if complete else 1
@@ -252,4 +271,5 @@ def score_fixture(fixture: ContextFixture) -> Score:
         trace=fixture.trace,
         complete=fixture.complete,
         window_start=counting_window_start(fixture.trace, fixture.required_boundaries),
+        normalise_commands=fixture.labels.forbidden_commands == "proposed",
     )

@@ -108,7 +108,12 @@ def summary_lines(events: Sequence[Any]) -> list[str]:
             body = _clip(event.text).splitlines() or [""]
             lines += [f"{head} message: {line}" for line in body]
         elif isinstance(event, CommandEvent):
-            lines.append(f"{head} command: {event.command} -> exit {event.exit_code}")
+            outcome = (
+                f"exit {event.exit_code}"
+                if event.exit_code is not None
+                else "no exit code recorded" + (", error flag set" if event.error else "")
+            )
+            lines.append(f"{head} command: {event.command} -> {outcome}")
         elif isinstance(event, BoundaryEvent):
             detail = ""
             if event.child is not None:
@@ -153,10 +158,12 @@ def draft_checkpoint(
         for event in evidence
         if isinstance(event, MessageEvent) and event.author == "user"
     ]
+    # A checkpoint's failed command carries its exit code; one recorded without a code is
+    # still in the summary lines, with its error flag.
     failed = [
         FailedCommand(command=event.command, exit_code=event.exit_code, index=event.index)
         for event, _ in flat
-        if isinstance(event, CommandEvent) and event.exit_code != 0
+        if isinstance(event, CommandEvent) and event.exit_code is not None and event.exit_code != 0
     ]
     boundaries = [
         f"{event.boundary} at event {event.index}"
@@ -483,6 +490,7 @@ def _record(
         trace=run.trace,
         complete=complete,
         window_start=source_window if source_window is not None else boundary_index,
+        normalise_commands=fixture.labels.forbidden_commands == "proposed",
     )
     record = {
         "id": trial_id,
