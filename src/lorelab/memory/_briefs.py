@@ -20,7 +20,7 @@ from lorelab.memory._models import (
 )
 from lorelab.memory._redact import Redactor
 from lorelab.memory._relevance import RelevancePolicy
-from lorelab.memory._search import floor, floor_text, search_experiences, search_skills
+from lorelab.memory._search import floor, floor_text, rank_experiences, search_skills
 from lorelab.memory._skills import skill_view
 from lorelab.memory._text import normalise_command
 
@@ -77,25 +77,25 @@ def _avoid(row: Row, exp_id: str, seen: set[str]) -> list[AvoidCommand]:
 
 def _experiences(
     conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery
-) -> tuple[list[BriefExperience], list[AvoidCommand]]:
-    found = search_experiences(conn, policy, query.task, query.project)[:MAX_BRIEF_EXPERIENCES]
+) -> tuple[list[BriefExperience], list[AvoidCommand], str | None]:
+    ranking = rank_experiences(conn, policy, query.task, query.project)
     experiences: list[BriefExperience] = []
     avoid: list[AvoidCommand] = []
     seen: set[str] = set()
-    for item in found:
+    for item in ranking.served[:MAX_BRIEF_EXPERIENCES]:
         row = one(conn, "experiences", item.rowid)
         exp_id = format_id("exp", item.rowid)
         experiences.append(
             BriefExperience(
                 id=exp_id,
-                score=item.score,
+                score=round(item.confidence if item.confidence is not None else item.lexical, 6),
                 task=row["task"],
                 summary=row["summary"],
                 verification_command=row["verification_command"],
             )
         )
         avoid += _avoid(row, exp_id, seen)
-    return experiences, avoid
+    return experiences, avoid, ranking.empty_reason
 
 
 def _skills(
@@ -143,7 +143,7 @@ def _insert(conn: sqlite3.Connection, query: BriefQuery, rendered: Rendered, tok
 
 def compose_brief(conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery) -> Brief:
     """Compose the brief for ``query`` and record it (in the caller's write transaction)."""
-    experiences, avoid = _experiences(conn, policy, query)
+    experiences, avoid, nothing_served = _experiences(conn, policy, query)
     skills = _skills(conn, policy, query)
     rendered = render(experiences, skills, avoid[:MAX_AVOID], query.budget_tokens)
     empty = not rendered.text
@@ -152,7 +152,7 @@ def compose_brief(conn: sqlite3.Connection, policy: RelevancePolicy, query: Brie
     elif experiences or skills or avoid:
         reason = f"no relevant item fits in {query.budget_tokens} estimated tokens"
     else:
-        reason = f"nothing cleared the relevance floor {floor_text(policy)}"
+        reason = nothing_served or f"nothing cleared the relevance floor {floor_text(policy)}"
     tokens = estimate_tokens(rendered.text)
     number = _insert(conn, query, rendered, tokens)
     return Brief(

@@ -275,7 +275,10 @@ class Database:
         self.conn.execute(f"PRAGMA journal_size_limit={64 * 1024 * 1024}")
 
     def close(self) -> None:
+        from lorelab.memory._vectors import forget
+
         with self._lock:
+            forget(self.conn)
             self.conn.close()
 
     def retry_busy(self, fn: Callable[[], T]) -> T:

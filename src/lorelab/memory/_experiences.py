@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any, Final
 
 from lorelab.errors import UsageError
+from lorelab.memory import _embedding
 from lorelab.memory._db import (
     Database,
     Row,
@@ -38,6 +39,7 @@ from lorelab.memory._requests import (
     VerifiedExperiencesRequest,
 )
 from lorelab.memory._text import task_key, term_string
+from lorelab.memory._vectors import experience_text, insert_experience_vectors
 
 FOLD_BATCH: Final = 256
 
@@ -153,13 +155,24 @@ def fold_term_counts(conn: sqlite3.Connection, *, force: bool) -> None:
 
 
 def record_many(db: Database, request: RecordManyRequest) -> RecordManyResult:
+    """Record every experience, with its vector, in one transaction.
+
+    The model is loaded before the transaction starts, so the store is not held locked
+    while the model loads; the vectors are computed from the redacted tasks, in one batch.
+    """
+    _embedding.model()
+
     def write(conn: sqlite3.Connection) -> RecordManyResult:
         results: list[RecordResult] = []
+        numbers: list[int] = []
+        texts: list[str] = []
         for experience in request.experiences:
             row, redactions = _row(conn, experience)
             columns = ", ".join(row)
             marks = ", ".join(f":{name}" for name in row)
             cursor = conn.execute(f"INSERT INTO experiences ({columns}) VALUES ({marks})", row)
+            numbers.append(int(cursor.lastrowid or 0))
+            texts.append(experience_text(row["task"]))
             results.append(
                 RecordResult(
                     id=format_id("exp", int(cursor.lastrowid or 0)),
@@ -167,6 +180,11 @@ def record_many(db: Database, request: RecordManyRequest) -> RecordManyResult:
                     redactions=redactions,
                 )
             )
+        vectors = _embedding.embed(texts)
+        insert_experience_vectors(
+            conn,
+            [(number, _embedding.to_blob(v)) for number, v in zip(numbers, vectors, strict=True)],
+        )
         fold_term_counts(conn, force=False)
         return RecordManyResult(results=results)
 

@@ -1,4 +1,4 @@
-"""Lessons: validated historical test suites that TestLore recalls by BM25."""
+"""Lessons: validated historical test suites that TestLore recalls by the hybrid ranking."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any, Final
 
 from lorelab.errors import SchemaError, UsageError
+from lorelab.memory import _embedding
 from lorelab.memory._db import Database, Row, dumps, loads, now, rows
 from lorelab.memory._models import Lesson
 from lorelab.memory._redact import Redactor
@@ -19,9 +20,13 @@ from lorelab.memory._requests import (
     LessonSearchResult,
     LessonsResult,
 )
+from lorelab.memory._hybrid import fuse, ranks
+from lorelab.memory._relevance import DEFAULT_POLICY
 from lorelab.memory._text import fts_query, term_string
+from lorelab.memory._vectors import insert_lesson_vector
 
 _PY_TEST: Final = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(", re.MULTILINE)
+LEXICAL_POOL: Final = 200
 _JS_TEST: Final = re.compile(r"\b(?:test|it)\s*\(\s*([\"'`])(.+?)\1")
 
 
@@ -66,6 +71,8 @@ def add_lesson(db: Database, request: AddLessonRequest) -> AddLessonResult:
         names += _PY_TEST.findall(test["content"])
         names += [title for _, title in _JS_TEST.findall(test["content"])]
 
+    vector = _embedding.to_blob(_embedding.embed([requirements])[0])
+
     def write(conn: sqlite3.Connection) -> AddLessonResult:
         if conn.execute("SELECT 1 FROM lessons WHERE id = ?", (lesson_id,)).fetchone():
             raise UsageError(f"lesson {lesson_id!r} already exists; lessons are never replaced")
@@ -84,29 +91,49 @@ def add_lesson(db: Database, request: AddLessonRequest) -> AddLessonResult:
                 term_string([requirements, *names]),
             ),
         )
+        seq = conn.execute("SELECT seq FROM lessons WHERE id = ?", (lesson_id,)).fetchone()[0]
+        insert_lesson_vector(conn, int(seq), vector)
         return AddLessonResult(id=lesson_id)
 
     return db.write(write)
 
 
+def _lesson_semantic(conn: sqlite3.Connection, text: str) -> dict[int, float]:
+    stored = conn.execute(
+        "SELECT seq, vector FROM lesson_vectors WHERE model = ?", (_embedding.MODEL_ID,)
+    ).fetchall()
+    if not stored:
+        return {}
+    matrix = _embedding.from_blobs([bytes(blob) for _, blob in stored])
+    scores = matrix @ _embedding.embed([text])[0]
+    return {int(seq): float(value) for (seq, _), value in zip(stored, scores, strict=True)}
+
+
 def search_lessons(db: Database, request: LessonSearchRequest) -> LessonSearchResult:
+    """The ``k`` best lessons: BM25 and cosine rankings fused as briefs fuse them (RRF)."""
     if request.k < 1:
         raise UsageError("k must be at least 1")
     query = list(dict.fromkeys(term_string([request.text]).split()))
-    if not query:
+    if not query and not request.text.strip():
         return LessonSearchResult(hits=[])
 
     def read(conn: sqlite3.Connection) -> LessonSearchResult:
-        found = rows(
-            conn,
-            "SELECT l.*, bm25(lessons_fts) AS r FROM lessons_fts "
-            "JOIN lessons l ON l.seq = lessons_fts.rowid "
-            "WHERE lessons_fts MATCH ? ORDER BY r, l.seq LIMIT ?",
-            (fts_query(query), request.k),
-        )
-        return LessonSearchResult(
-            hits=[LessonHit(lesson=lesson_view(row), score=-float(row["r"])) for row in found]
-        )
+        lexical: dict[int, float] = {}
+        if query:
+            for seq, r in conn.execute(
+                "SELECT rowid, bm25(lessons_fts) AS r FROM lessons_fts "
+                "WHERE lessons_fts MATCH ? ORDER BY r, rowid LIMIT ?",
+                (fts_query(query), max(LEXICAL_POOL, request.k)),
+            ):
+                lexical[int(seq)] = -float(r)
+        semantic = _lesson_semantic(conn, request.text)
+        fused = fuse(ranks(lexical), ranks(semantic), DEFAULT_POLICY.rrf_k)
+        best = sorted(fused, key=lambda seq: (-fused[seq], seq))[: request.k]
+        hits: list[LessonHit] = []
+        for seq in best:
+            row = rows(conn, "SELECT * FROM lessons WHERE seq = ?", (seq,))[0]
+            hits.append(LessonHit(lesson=lesson_view(row), score=round(fused[seq], 8)))
+        return LessonSearchResult(hits=hits)
 
     return db.read(read)
 

@@ -297,6 +297,56 @@ ALTER TABLE candidates ADD COLUMN provenance TEXT;
 """
 
 
+# Retrieval by meaning: one vector per experience and per lesson (fp16 BLOBs, with the model
+# that made them), validity states with their history, and brief feedback. Items recorded
+# before this migration have no vector until `lorelab memory reindex` computes it.
+_VALIDITY_STATES: Final = "'trusted', 'superseded', 'contradicted', 'deprecated'"
+_RETRIEVAL: Final = f"""
+CREATE TABLE experience_vectors (
+    id INTEGER PRIMARY KEY REFERENCES experiences (id),
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE TABLE lesson_vectors (
+    seq INTEGER PRIMARY KEY REFERENCES lessons (seq),
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+ALTER TABLE experiences ADD COLUMN validity TEXT NOT NULL DEFAULT 'trusted'
+    CHECK (validity IN ({_VALIDITY_STATES}));
+ALTER TABLE experiences ADD COLUMN validity_reason TEXT;
+ALTER TABLE skills ADD COLUMN validity TEXT NOT NULL DEFAULT 'trusted'
+    CHECK (validity IN ({_VALIDITY_STATES}));
+ALTER TABLE skills ADD COLUMN validity_reason TEXT;
+CREATE TABLE validity_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    state_before TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ({_VALIDITY_STATES})),
+    reason TEXT,
+    superseded_by TEXT
+);
+CREATE INDEX validity_events_item ON validity_events (item_id);
+CREATE TABLE feedback (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    experience_id INTEGER NOT NULL REFERENCES experiences (id),
+    brief_id INTEGER REFERENCES briefs (id),
+    rating TEXT NOT NULL CHECK (rating IN ('helpful', 'ignored', 'misleading', 'harmful')),
+    note TEXT
+);
+CREATE INDEX feedback_experience ON feedback (experience_id);
+CREATE TRIGGER validity_events_no_delete BEFORE DELETE ON validity_events BEGIN
+    SELECT RAISE(ABORT, 'validity events are never deleted');
+END;
+CREATE TRIGGER feedback_no_delete BEFORE DELETE ON feedback BEGIN
+    SELECT RAISE(ABORT, 'feedback is never deleted');
+END;
+INSERT INTO memory_state (key, value) VALUES ('vectors_generation', 0);
+"""
+
+
 MIGRATIONS: Final = (
     Migration("0001_experiences_and_briefs", _script(_EXPERIENCES)),
     Migration("0002_skills_plans_and_health", _script(_SKILLS_AND_PLANS)),
@@ -308,6 +358,7 @@ MIGRATIONS: Final = (
     Migration("0008_refuse_deletes_everywhere", _script(_REFUSE_DELETES)),
     Migration("0009_valid_skill_names", _valid_skill_names),
     Migration("0010_candidate_provenance", _script(_CANDIDATE_PROVENANCE)),
+    Migration("0011_vectors_validity_feedback", _script(_RETRIEVAL)),
 )
 
 MIGRATIONS_TABLE: Final = "_lorelab_migrations"

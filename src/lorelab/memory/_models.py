@@ -173,7 +173,10 @@ class BriefExperience(OutputModel):
     """A relevant verified experience in a brief."""
 
     id: str
-    score: float = Field(description="Relevance in [0, 1]: IDF-weighted coverage of task terms.")
+    score: float = Field(
+        description="Relevance in [0, 1]: the hybrid rule's confidence (a store without vectors: "
+        "IDF-weighted coverage of task terms)."
+    )
     task: str
     summary: str
     verification_command: str

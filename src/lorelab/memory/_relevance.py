@@ -14,7 +14,9 @@ Candidate generation is bounded: among the items holding the terms worth matchin
 (:meth:`QueryTerms.match_terms`), the ``scan_limit`` most recent are ranked by BM25, the best
 ``candidates`` of those are filtered (trust, project) and the best ``pool`` are scored.
 
-The defaults were tuned on the labelled retrieval set (``benchmarks/retrieval_quality.py``).
+The floor's defaults were tuned in-sample on the authored set in ``tests/memory/data``. With
+``hybrid`` (the default) the floor still governs Skills, while experiences are ranked and
+served by the hybrid rule of :mod:`lorelab.memory._hybrid`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from lorelab.memory._hybrid import DEFAULT_ABSTENTION, Abstention
 from lorelab.memory._text import fts_query, unique_terms
 
 
@@ -39,6 +42,13 @@ class RelevancePolicy:
     pool: int = 200
     candidates: int = 500
     scan_limit: int = 2000
+    hybrid: bool = True
+    """Rank experiences by BM25 and embeddings fused, served by the abstention rule; False: the
+    keyword-only floor above (also what a store without vectors falls back to)."""
+    rrf_k: int = 60
+    semantic_candidates: int = 50
+    served: int = 3
+    abstention: Abstention = DEFAULT_ABSTENTION
 
 
 DEFAULT_POLICY: Final = RelevancePolicy()

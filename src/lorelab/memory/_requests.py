@@ -119,7 +119,9 @@ class LessonSearchRequest(InputModel):
 
 class LessonHit(OutputModel):
     lesson: Lesson
-    score: float = Field(description="BM25 relevance: higher is better.")
+    score: float = Field(
+        description="Fused relevance (reciprocal rank fusion of BM25 and cosine): higher is better."
+    )
 
 
 class LessonSearchResult(OutputModel):

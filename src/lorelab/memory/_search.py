@@ -1,13 +1,26 @@
-"""Retrieval over the store: experiences and Skills that clear the relevance floor, ranked."""
+"""Retrieval over the store: experiences ranked by the hybrid rule, Skills by the relevance floor."""
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass, replace
+from typing import Literal
 
+from lorelab.memory import _embedding
 from lorelab.memory._db import counts, n_docs
 from lorelab.memory._experiences import fold_term_counts
+from lorelab.memory._hybrid import Feedback, Signals, feedback_effect, fuse, ranks, sigmoid
 from lorelab.memory._models import RelevanceFloor
-from lorelab.memory._relevance import RelevancePolicy, Scored, query_terms, rank, score
+from lorelab.memory._relevance import (
+    QueryTerms,
+    RelevancePolicy,
+    Scored,
+    query_terms,
+    rank,
+    score,
+)
+from lorelab.memory._text import fts_query
+from lorelab.memory._vectors import cache_for, has_vectors
 
 
 def floor(policy: RelevancePolicy) -> RelevanceFloor:
@@ -25,10 +38,242 @@ def floor_text(policy: RelevancePolicy) -> str:
     )
 
 
-def search_experiences(
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One experience a brief could serve, with every score and why it was served or not."""
+
+    rowid: int
+    lexical: float
+    """IDF-weighted share of the task's informative terms it holds (0..1)."""
+    matched: tuple[str, ...]
+    bm25: float | None
+    """SQLite's BM25 (more negative is better); None when not a lexical candidate."""
+    semantic: float | None
+    """Cosine similarity with the task; None when it has no vector (reindex)."""
+    fused: float
+    confidence: float | None
+    validity: str
+    validity_reason: str | None
+    feedback: Feedback
+    served: bool = False
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """Every candidate for one task, best first, and what a brief serves of them."""
+
+    mode: Literal["hybrid", "lexical"]
+    candidates: list[Candidate]
+    empty_reason: str | None
+
+    @property
+    def served(self) -> list[Candidate]:
+        return [item for item in self.candidates if item.served]
+
+
+def _lexical_rows(
+    conn: sqlite3.Connection, policy: RelevancePolicy, query: QueryTerms, project: str | None
+) -> list[tuple[int, str, float]]:
+    if not query.present:
+        return []
+    found = conn.execute(
+        "SELECT e.id, e.terms, c.r FROM ("
+        "SELECT id, r FROM ("
+        "SELECT rowid AS id, bm25(experiences_fts) AS r FROM experiences_fts "
+        "WHERE experiences_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?5"
+        ") ORDER BY r LIMIT ?4"
+        ") AS c JOIN experiences e ON e.id = c.id "
+        "WHERE e.trust = 'verified' AND (?2 IS NULL OR e.project IS NULL OR e.project = ?2) "
+        "ORDER BY c.r LIMIT ?3",
+        (fts_query(query.present), project, policy.pool, policy.candidates, policy.scan_limit),
+    ).fetchall()
+    return [(int(rowid), str(terms), float(r)) for rowid, terms, r in found]
+
+
+def _semantic(
+    conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
+) -> dict[int, float]:
+    """The best ``semantic_candidates`` cosines (none when the store holds no vector)."""
+    if not has_vectors(conn):
+        return {}
+    import numpy as np
+
+    cache = cache_for(conn)
+    ids, scores = cache.similarities(_embedding.embed([task])[0], project)
+    if len(ids) > policy.semantic_candidates:
+        top = np.argpartition(-scores, policy.semantic_candidates)[: policy.semantic_candidates]
+        ids, scores = ids[top], scores[top]
+    return {int(rowid): float(value) for rowid, value in zip(ids, scores, strict=True)}
+
+
+def _details(
+    conn: sqlite3.Connection, rowids: list[int]
+) -> dict[int, tuple[str, str, str | None, Feedback]]:
+    """terms, validity, validity reason and feedback of each candidate."""
+    found: dict[int, tuple[str, str, str | None, Feedback]] = {}
+    for start in range(0, len(rowids), 500):
+        batch = rowids[start : start + 500]
+        marks = ",".join("?" * len(batch))
+        ratings: dict[int, dict[str, int]] = {}
+        for rowid, rating, count in conn.execute(
+            f"SELECT experience_id, rating, count(*) FROM feedback "
+            f"WHERE experience_id IN ({marks}) GROUP BY experience_id, rating",
+            batch,
+        ):
+            ratings.setdefault(int(rowid), {})[str(rating)] = int(count)
+        for rowid, terms, validity, reason in conn.execute(
+            f"SELECT id, terms, validity, validity_reason FROM experiences WHERE id IN ({marks})",
+            batch,
+        ):
+            feedback = Feedback(**ratings.get(int(rowid), {}))
+            found[int(rowid)] = (str(terms), str(validity), reason, feedback)
+    return found
+
+
+def _candidates(
+    conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
+) -> tuple[list[Candidate], dict[int, int], dict[int, int]]:
+    """Every candidate (unsorted) with its lexical and semantic ranks."""
+    fold_term_counts(conn, force=True)
+    total = n_docs(conn, "experiences")
+    query = query_terms(counts(conn, "experience_term_counts", "term", "docs"), task, total, policy)
+    lexical_rows = _lexical_rows(conn, policy, query, project)
+    semantic = _semantic(conn, policy, task, project)
+    bm25 = {rowid: r for rowid, _, r in lexical_rows}
+    lexical_ranks = ranks({rowid: -r for rowid, r in bm25.items()})
+    semantic_ranks = ranks(semantic)
+    fused = fuse(lexical_ranks, semantic_ranks, policy.rrf_k)
+    details = _details(conn, sorted(fused))
+    candidates: list[Candidate] = []
+    for rowid, value in fused.items():
+        terms, validity, reason, feedback = details[rowid]
+        lexical = score(query, rowid, terms, bm25.get(rowid, 0.0))
+        factor, _ = feedback_effect(feedback)
+        candidates.append(
+            Candidate(
+                rowid=rowid,
+                lexical=lexical.score,
+                matched=lexical.matched,
+                bm25=bm25.get(rowid),
+                semantic=semantic.get(rowid),
+                fused=round(value * factor, 8),
+                confidence=None,
+                validity=validity,
+                validity_reason=reason,
+                feedback=feedback,
+            )
+        )
+    return candidates, lexical_ranks, semantic_ranks
+
+
+def _withheld_reason(item: Candidate) -> str | None:
+    if item.validity != "trusted":
+        why = f": {item.validity_reason}" if item.validity_reason else ""
+        return f"withheld: marked {item.validity}{why}"
+    if item.feedback.withheld:
+        return f"withheld: rated harmful {item.feedback.harmful} times ({item.feedback.describe()})"
+    return None
+
+
+def _signals(item: Candidate, others: list[Candidate], agree: bool) -> Signals:
+    best_other = max((o.semantic for o in others if o.semantic is not None), default=0.0)
+    semantic = item.semantic if item.semantic is not None else 0.0
+    return Signals(
+        semantic=semantic,
+        lexical=item.lexical,
+        agreement=1.0 if agree else 0.0,
+        margin=semantic - best_other,
+    )
+
+
+def rank_experiences(
+    conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
+) -> Ranking:
+    """Every candidate experience for ``task``, best first, each marked served or withheld."""
+    if not policy.hybrid or not has_vectors(conn):
+        return _lexical_ranking(conn, policy, task, project)
+    found, lexical_ranks, semantic_ranks = _candidates(conn, policy, task, project)
+    found.sort(key=lambda item: (-item.fused, -item.rowid))
+    usable = [item for item in found if _withheld_reason(item) is None]
+    rule = policy.abstention
+    by_similarity = sorted(
+        (item for item in usable if item.semantic is not None),
+        key=lambda item: -(item.semantic or 0.0),
+    )
+    confidences: dict[int, float] = {}
+    for item in usable:
+        agree = lexical_ranks.get(item.rowid) == 1 and semantic_ranks.get(item.rowid) == 1
+        others = [other for other in by_similarity[:2] if other.rowid != item.rowid]
+        shift = feedback_effect(item.feedback)[1]
+        confidences[item.rowid] = sigmoid(rule.logit(_signals(item, others, agree)) + shift)
+    top = usable[0] if usable else None
+    confident = top is not None and confidences[top.rowid] >= rule.threshold
+    serving = {item.rowid for item in usable[: policy.served]} if confident else set()
+    best = confidences[top.rowid] if top is not None else 0.0
+    result: list[Candidate] = []
+    for item in found:
+        withheld = _withheld_reason(item)
+        confidence = confidences.get(item.rowid)
+        if withheld is not None:
+            reason = withheld
+        elif item.rowid in serving:
+            reason = f"served: the first candidate's confidence {best:.3f} >= {rule.threshold}"
+        elif confident:
+            reason = f"withheld: below the first {policy.served} trusted candidates"
+        else:
+            reason = f"withheld: the first candidate's confidence {best:.3f} < {rule.threshold}"
+        result.append(
+            replace(item, confidence=confidence, served=item.rowid in serving, reason=reason)
+        )
+    empty = None if serving else _empty_reason(top, confidences, rule.threshold)
+    return Ranking("hybrid", result, empty)
+
+
+def _empty_reason(top: Candidate | None, confidences: dict[int, float], threshold: float) -> str:
+    if top is None:
+        return "no trusted candidate: nothing stored resembles the task"
+    return (
+        f"the evidence is too weak: the best candidate's confidence "
+        f"{confidences[top.rowid]:.3f} is below {threshold}"
+    )
+
+
+def _lexical_ranking(
+    conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
+) -> Ranking:
+    """The keyword-only floor (a store without vectors, or ``hybrid=False``)."""
+    scored = search_lexical(conn, policy, task, project)
+    details = _details(conn, [item.rowid for item in scored])
+    result: list[Candidate] = []
+    for item in scored:
+        _, validity, reason, feedback = details[item.rowid]
+        candidate = Candidate(
+            rowid=item.rowid,
+            lexical=item.score,
+            matched=item.matched,
+            bm25=item.bm25,
+            semantic=None,
+            fused=item.score,
+            confidence=None,
+            validity=validity,
+            validity_reason=reason,
+            feedback=feedback,
+        )
+        withheld = _withheld_reason(candidate)
+        served = withheld is None
+        reason = withheld or "served: clears the keyword floor"
+        result.append(replace(candidate, served=served, reason=reason))
+    empty = None
+    if not any(item.served for item in result):
+        empty = f"nothing cleared the relevance floor {floor_text(policy)}"
+    return Ranking("lexical", result, empty)
+
+
+def search_lexical(
     conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
 ) -> list[Scored]:
-    """Verified experiences (of ``project`` or of none) relevant to ``task``, best first."""
+    """Verified experiences (of ``project`` or of none) clearing the keyword floor, best first."""
     fold_term_counts(conn, force=True)
     total = n_docs(conn, "experiences")
     query = query_terms(counts(conn, "experience_term_counts", "term", "docs"), task, total, policy)
@@ -60,7 +305,7 @@ def search_skills(
     project: str | None,
     include_review_required: bool,
 ) -> list[Scored]:
-    """Skills (healthy ones unless asked) relevant to ``task``, best first."""
+    """Trusted Skills (healthy ones unless asked) relevant to ``task``, best first."""
     total = n_docs(conn, "skills")
     query = query_terms(counts(conn, "skills_vocab", "term", "doc"), task, total, policy)
     match = query.match(policy)
@@ -69,7 +314,7 @@ def search_skills(
     found = conn.execute(
         "SELECT s.id, s.terms, bm25(skills_fts) AS r FROM skills_fts "
         "JOIN skills s ON s.id = skills_fts.rowid "
-        "WHERE skills_fts MATCH ? AND (?2 OR s.health > 0) "
+        "WHERE skills_fts MATCH ? AND (?2 OR s.health > 0) AND s.validity = 'trusted' "
         "AND (?3 IS NULL OR s.project IS NULL OR s.project = ?3) "
         "ORDER BY r LIMIT ?4",
         (match, include_review_required, project, policy.pool),

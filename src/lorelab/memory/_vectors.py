@@ -1,0 +1,247 @@
+"""Stored vectors: written with each experience and lesson, read through a per-connection cache.
+
+Semantic scoring multiplies the query vector with every stored experience vector, so the
+vectors are kept in memory as one float32 matrix per open connection and brought up to date
+before each retrieval: rows newer than the cache are appended (ids only grow), and a reindex
+bumps ``vectors_generation`` in ``memory_state`` so every cache reloads.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from lorelab.memory import _embedding
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from lorelab.memory._db import Database
+    import numpy.typing as npt
+
+REINDEX_BATCH: Final = 512
+
+
+def experience_text(task: str) -> str:
+    """What an experience's vector embeds: its task, the words a later task is compared with."""
+    return task
+
+
+def insert_experience_vectors(conn: sqlite3.Connection, rows: list[tuple[int, bytes]]) -> None:
+    """Store ``(experience id, vector blob)`` pairs (in the caller's transaction)."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO experience_vectors (id, model, vector) VALUES (?, ?, ?)",
+        [(number, _embedding.MODEL_ID, blob) for number, blob in rows],
+    )
+
+
+def insert_lesson_vector(conn: sqlite3.Connection, seq: int, blob: bytes) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO lesson_vectors (seq, model, vector) VALUES (?, ?, ?)",
+        (seq, _embedding.MODEL_ID, blob),
+    )
+
+
+def has_vectors(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM experience_vectors LIMIT 1").fetchone() is not None
+
+
+def _generation(conn: sqlite3.Connection) -> int:
+    found = conn.execute(
+        "SELECT value FROM memory_state WHERE key = 'vectors_generation'"
+    ).fetchone()
+    return int(found[0]) if found else 0
+
+
+@dataclass(slots=True)
+class VectorCache:
+    """Every stored experience vector of one connection, as arrays."""
+
+    generation: int = -1
+    through: int = 0
+    size: int = 0
+    ids: Any = None
+    """int64 experience ids, ascending."""
+    projects: Any = None
+    """int32 project codes (-1: no project)."""
+    verified: Any = None
+    """bool: the experience is verified."""
+    matrix: Any = None
+    """float32 (capacity x 256); rows [0, size) are in use."""
+    codes: dict[str, int] = field(default_factory=dict)
+
+    def refresh(self, conn: sqlite3.Connection) -> None:
+        generation = _generation(conn)
+        if generation != self.generation:
+            self._reset(generation)
+        rows = conn.execute(
+            "SELECT v.id, v.vector, e.project, e.trust FROM experience_vectors v "
+            "JOIN experiences e ON e.id = v.id WHERE v.id > ? AND v.model = ? ORDER BY v.id",
+            (self.through, _embedding.MODEL_ID),
+        ).fetchall()
+        if rows:
+            self._append(rows)
+
+    def _reset(self, generation: int) -> None:
+        import numpy as np
+
+        self.generation, self.through, self.size = generation, 0, 0
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.projects = np.zeros(0, dtype=np.int32)
+        self.verified = np.zeros(0, dtype=bool)
+        self.matrix = np.zeros((0, _embedding.DIMENSIONS), dtype=np.float32)
+        self.codes = {}
+
+    def _append(self, rows: list[tuple[Any, ...]]) -> None:
+        count = len(rows)
+        needed = self.size + count
+        if needed > len(self.ids):
+            capacity = max(needed, 2 * len(self.ids), 1024)
+            self.ids = _grow(self.ids, capacity)
+            self.projects = _grow(self.projects, capacity)
+            self.verified = _grow(self.verified, capacity)
+            self.matrix = _grow(self.matrix, capacity)
+        end = self.size + count
+        self.ids[self.size : end] = [int(row[0]) for row in rows]
+        self.projects[self.size : end] = [self.code(row[2]) for row in rows]
+        self.verified[self.size : end] = [row[3] == "verified" for row in rows]
+        self.matrix[self.size : end] = _embedding.from_blobs([bytes(row[1]) for row in rows])
+        self.size = end
+        self.through = int(rows[-1][0])
+
+    def code(self, project: str | None) -> int:
+        if project is None:
+            return -1
+        return self.codes.setdefault(project, len(self.codes))
+
+    def similarities(
+        self, query: npt.NDArray[np.float32], project: str | None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Ids of the verified experiences a brief for ``project`` may use, and their cosines."""
+        ids = self.ids[: self.size]
+        keep = self.verified[: self.size]
+        if project is not None:
+            codes = self.projects[: self.size]
+            keep = keep & ((codes == -1) | (codes == self.codes.get(project, -2)))
+        scores = self.matrix[: self.size] @ query
+        return ids[keep], scores[keep]
+
+
+def _grow(array: Any, capacity: int) -> Any:
+    import numpy as np
+
+    grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
+
+
+# By id(connection), holding the connection so the id is not reused while the entry lives;
+# Database.close forgets it.
+_caches: dict[int, tuple[sqlite3.Connection, VectorCache]] = {}
+_caches_lock = threading.Lock()
+
+
+def cache_for(conn: sqlite3.Connection) -> VectorCache:
+    """The up-to-date vector cache of ``conn`` (call inside a read or write transaction)."""
+    with _caches_lock:
+        entry = _caches.get(id(conn))
+        if entry is None or entry[0] is not conn:
+            entry = _caches[id(conn)] = (conn, VectorCache())
+    entry[1].refresh(conn)
+    return entry[1]
+
+
+def forget(conn: sqlite3.Connection) -> None:
+    """Drop the cache of a connection being closed."""
+    with _caches_lock:
+        entry = _caches.get(id(conn))
+        if entry is not None and entry[0] is conn:
+            del _caches[id(conn)]
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexCounts:
+    experiences: int
+    lessons: int
+
+
+def missing_counts(db: Database) -> ReindexCounts:
+    """How many experiences and lessons have no vector of the bundled model."""
+
+    def read(conn: sqlite3.Connection) -> ReindexCounts:
+        experiences = conn.execute(
+            "SELECT count(*) FROM experiences e WHERE NOT EXISTS (SELECT 1 FROM "
+            "experience_vectors v WHERE v.id = e.id AND v.model = ?)",
+            (_embedding.MODEL_ID,),
+        ).fetchone()[0]
+        lessons = conn.execute(
+            "SELECT count(*) FROM lessons l WHERE NOT EXISTS (SELECT 1 FROM "
+            "lesson_vectors v WHERE v.seq = l.seq AND v.model = ?)",
+            (_embedding.MODEL_ID,),
+        ).fetchone()[0]
+        return ReindexCounts(int(experiences), int(lessons))
+
+    return db.read(read)
+
+
+def _missing(conn: sqlite3.Connection, kind: str, after: int) -> list[tuple[int, str]]:
+    if kind == "experience":
+        sql = (
+            "SELECT e.id, e.task FROM experiences e WHERE e.id > ? AND NOT EXISTS (SELECT 1 "
+            "FROM experience_vectors v WHERE v.id = e.id AND v.model = ?) ORDER BY e.id LIMIT ?"
+        )
+    else:
+        sql = (
+            "SELECT l.seq, l.requirements FROM lessons l WHERE l.seq > ? AND NOT EXISTS "
+            "(SELECT 1 FROM lesson_vectors v WHERE v.seq = l.seq AND v.model = ?) "
+            "ORDER BY l.seq LIMIT ?"
+        )
+    found = conn.execute(sql, (after, _embedding.MODEL_ID, REINDEX_BATCH)).fetchall()
+    return [(int(number), str(text)) for number, text in found]
+
+
+def reindex(db: Database, progress: Callable[[int], None]) -> ReindexCounts:
+    """Compute the vector of every experience and lesson that has none; ``progress(n)`` per batch.
+
+    Each batch is its own transaction, so an interrupted reindex keeps what it wrote and a
+    second run carries on. The vector generation is bumped once at the end (open caches reload).
+    """
+    done = {"experience": 0, "lesson": 0}
+    for kind in done:
+        for batch in _batches(db, kind):
+            texts = [experience_text(text) if kind == "experience" else text for _, text in batch]
+            vectors = _embedding.embed(texts)
+            blobs = [_embedding.to_blob(vector) for vector in vectors]
+
+            def write(conn: sqlite3.Connection, batch: list[tuple[int, str]] = batch) -> None:
+                if kind == "experience":
+                    insert_experience_vectors(
+                        conn, [(number, blob) for (number, _), blob in zip(batch, blobs, strict=True)]
+                    )
+                else:
+                    for (seq, _), blob in zip(batch, blobs, strict=True):
+                        insert_lesson_vector(conn, seq, blob)
+
+            db.write(write)
+            done[kind] += len(batch)
+            progress(len(batch))
+    if done["experience"]:
+        db.write(
+            lambda conn: conn.execute(
+                "UPDATE memory_state SET value = value + 1 WHERE key = 'vectors_generation'"
+            )
+        )
+    return ReindexCounts(done["experience"], done["lesson"])
+
+
+def _batches(db: Database, kind: str) -> Iterator[list[tuple[int, str]]]:
+    after = 0
+    while True:
+        batch = db.read(lambda conn: _missing(conn, kind, after))
+        if not batch:
+            return
+        yield batch
+        after = batch[-1][0]
