@@ -81,6 +81,18 @@ from lorelab.memory._requests import (
     SnapshotResult,
     VerifiedExperiencesRequest,
 )
+from lorelab.memory._retrieval_models import (
+    ExplainCandidate,
+    ExplainRequest,
+    ExplainResult,
+    FeedbackCounts,
+    FeedbackRequest,
+    FeedbackResult,
+    ReindexRequest,
+    ReindexResult,
+    ValidityRequest,
+    ValidityResult,
+)
 from lorelab.memory._sqlite import SqliteMemoryStore
 from lorelab.memory._text import unique_terms
 
@@ -107,6 +119,12 @@ __all__ = [
     "EvaluationLock",
     "Experience",
     "ExperiencesResult",
+    "ExplainCandidate",
+    "ExplainRequest",
+    "ExplainResult",
+    "FeedbackCounts",
+    "FeedbackRequest",
+    "FeedbackResult",
     "Item",
     "Lesson",
     "LessonHit",
@@ -136,6 +154,8 @@ __all__ = [
     "RecordResult",
     "RecoverRequest",
     "RecoverResult",
+    "ReindexRequest",
+    "ReindexResult",
     "RelevancePolicy",
     "ShowRequest",
     "ShowResult",
@@ -153,6 +173,8 @@ __all__ = [
     "StartRequest",
     "StartResult",
     "Target",
+    "ValidityRequest",
+    "ValidityResult",
     "Verification",
     "VerifiedExperiencesRequest",
     "WorkerDreamRequest",

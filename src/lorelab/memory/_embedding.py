@@ -45,7 +45,9 @@ class Model:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
-        for row, encoding in enumerate(self.tokenizer.encode_batch(texts, add_special_tokens=False)):
+        for row, encoding in enumerate(
+            self.tokenizer.encode_batch(texts, add_special_tokens=False)
+        ):
             ids = encoding.ids[:MAX_TOKENS]
             if ids:
                 out[row] = self.table[ids].astype(np.float32).mean(axis=0)

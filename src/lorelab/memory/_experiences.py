@@ -70,6 +70,8 @@ def experience_view(row: Row) -> Experience:
             ),
         ),
         redactions=loads(row["redactions"]),
+        validity=row.get("validity", "trusted"),
+        validity_reason=row.get("validity_reason"),
     )
 
 

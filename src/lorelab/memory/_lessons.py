@@ -9,8 +9,10 @@ from typing import Any, Final
 from lorelab.errors import SchemaError, UsageError
 from lorelab.memory import _embedding
 from lorelab.memory._db import Database, Row, dumps, loads, now, rows
+from lorelab.memory._hybrid import fuse, ranks
 from lorelab.memory._models import Lesson
 from lorelab.memory._redact import Redactor
+from lorelab.memory._relevance import DEFAULT_POLICY
 from lorelab.memory._requests import (
     AddLessonRequest,
     AddLessonResult,
@@ -20,8 +22,6 @@ from lorelab.memory._requests import (
     LessonSearchResult,
     LessonsResult,
 )
-from lorelab.memory._hybrid import fuse, ranks
-from lorelab.memory._relevance import DEFAULT_POLICY
 from lorelab.memory._text import fts_query, term_string
 from lorelab.memory._vectors import insert_lesson_vector
 

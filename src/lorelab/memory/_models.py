@@ -257,6 +257,8 @@ class Skill(OutputModel):
     health: int
     state: SkillState
     created_at: str
+    validity: str = "trusted"
+    validity_reason: str | None = None
 
 
 class StartRequest(InputModel):
@@ -507,6 +509,8 @@ class Experience(OutputModel):
     skill_id: str | None
     provenance: Provenance
     redactions: dict[str, int]
+    validity: str = "trusted"
+    validity_reason: str | None = None
 
 
 class PlanOutcome(OutputModel):

@@ -60,6 +60,16 @@ from lorelab.memory._requests import (
     SnapshotRequest,
     SnapshotResult,
 )
+from lorelab.memory._retrieval_models import (
+    ExplainRequest,
+    ExplainResult,
+    FeedbackRequest,
+    FeedbackResult,
+    ReindexRequest,
+    ReindexResult,
+    ValidityRequest,
+    ValidityResult,
+)
 
 ALLOW_CHECKS_ENV: Final = "LORELAB_MCP_ALLOW_CHECKS"
 """The operator's consent to candidate checks over MCP, set where the server is registered (the
@@ -233,6 +243,47 @@ OPERATIONS: Final[tuple[Operation[Any, Any], ...]] = (
         True,
         "One item by id (exp-N, skill-N, plan-N, brief-N, cand-N) with its provenance.",
         lambda target, request: target.store().show(request),
+    ),
+    Operation(
+        "explain",
+        "lore_explain",
+        ExplainRequest,
+        ExplainResult,
+        True,
+        "Explain retrieval for a task without recording a brief: every candidate experience "
+        "with its lexical, semantic and fused scores, confidence, validity, feedback, and "
+        "the reason it is served or withheld.",
+        lambda target, request: target.store().explain(request),
+    ),
+    Operation(
+        "validity",
+        "lore_update_validity",
+        ValidityRequest,
+        ValidityResult,
+        False,
+        "Mark an experience or Skill trusted, superseded, contradicted or deprecated (with a "
+        "reason). Non-trusted items are withheld from briefs and plans, never deleted.",
+        lambda target, request: target.store().update_validity(request),
+    ),
+    Operation(
+        "feedback",
+        "lore_feedback",
+        FeedbackRequest,
+        FeedbackResult,
+        False,
+        "Rate an experience a brief served: helpful, ignored, misleading or harmful. Ratings "
+        "shift later ranking; one bad rating never buries an item, repeated harm withholds it.",
+        lambda target, request: target.store().feedback(request),
+    ),
+    Operation(
+        "reindex",
+        None,
+        ReindexRequest,
+        ReindexResult,
+        False,
+        "Compute the embedding vector of every experience and lesson that has none (a store "
+        "written before vectors existed).",
+        lambda target, request: target.store().reindex(request),
     ),
     Operation(
         "checkpoint",

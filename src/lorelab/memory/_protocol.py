@@ -8,6 +8,7 @@ result model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -60,6 +61,16 @@ from lorelab.memory._requests import (
     SnapshotRequest,
     SnapshotResult,
     VerifiedExperiencesRequest,
+)
+from lorelab.memory._retrieval_models import (
+    ExplainRequest,
+    ExplainResult,
+    FeedbackRequest,
+    FeedbackResult,
+    ReindexRequest,
+    ReindexResult,
+    ValidityRequest,
+    ValidityResult,
 )
 
 
@@ -148,7 +159,29 @@ class MemoryStore(Protocol):
         ...
 
     def search_lessons(self, request: LessonSearchRequest) -> LessonSearchResult:
-        """Lessons by BM25 over requirements and test names, higher is better, no floor."""
+        """Lessons by BM25 and cosine fused (reciprocal rank fusion), higher is better, no floor."""
+        ...
+
+    def update_validity(self, request: ValidityRequest) -> ValidityResult:
+        """Mark an experience or Skill trusted, superseded, contradicted or deprecated."""
+        ...
+
+    def feedback(self, request: FeedbackRequest) -> FeedbackResult:
+        """Rate a served experience (helpful, ignored, misleading, harmful)."""
+        ...
+
+    def explain(self, request: ExplainRequest) -> ExplainResult:
+        """Every candidate for a task with its scores and why it is served or withheld."""
+        ...
+
+    def reindex(
+        self, request: ReindexRequest, progress: Callable[[int], None] | None = None
+    ) -> ReindexResult:
+        """Compute the vectors the store lacks; ``progress(n)`` after each batch."""
+        ...
+
+    def missing_vectors(self) -> int:
+        """How many items have no vector yet."""
         ...
 
     def list_lessons(self, request: LessonsRequest) -> LessonsResult:

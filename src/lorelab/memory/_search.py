@@ -1,4 +1,4 @@
-"""Retrieval over the store: experiences ranked by the hybrid rule, Skills by the relevance floor."""
+"""Retrieval: experiences ranked and served by the hybrid rule, Skills by the relevance floor."""
 
 from __future__ import annotations
 
@@ -57,6 +57,7 @@ class Candidate:
     feedback: Feedback
     served: bool = False
     reason: str = ""
+    signals: Signals | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,11 +203,13 @@ def rank_experiences(
         key=lambda item: -(item.semantic or 0.0),
     )
     confidences: dict[int, float] = {}
+    signals: dict[int, Signals] = {}
     for item in usable:
         agree = lexical_ranks.get(item.rowid) == 1 and semantic_ranks.get(item.rowid) == 1
         others = [other for other in by_similarity[:2] if other.rowid != item.rowid]
         shift = feedback_effect(item.feedback)[1]
-        confidences[item.rowid] = sigmoid(rule.logit(_signals(item, others, agree)) + shift)
+        signals[item.rowid] = _signals(item, others, agree)
+        confidences[item.rowid] = sigmoid(rule.logit(signals[item.rowid]) + shift)
     top = usable[0] if usable else None
     confident = top is not None and confidences[top.rowid] >= rule.threshold
     serving = {item.rowid for item in usable[: policy.served]} if confident else set()
@@ -223,8 +226,15 @@ def rank_experiences(
             reason = f"withheld: below the first {policy.served} trusted candidates"
         else:
             reason = f"withheld: the first candidate's confidence {best:.3f} < {rule.threshold}"
+        served = item.rowid in serving
         result.append(
-            replace(item, confidence=confidence, served=item.rowid in serving, reason=reason)
+            replace(
+                item,
+                confidence=confidence,
+                served=served,
+                reason=reason,
+                signals=signals.get(item.rowid),
+            )
         )
     empty = None if serving else _empty_reason(top, confidences, rule.threshold)
     return Ranking("hybrid", result, empty)

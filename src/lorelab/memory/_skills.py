@@ -51,6 +51,8 @@ def skill_view(row: Row) -> Skill:
         health=int(row["health"]),
         state=state(int(row["health"])),
         created_at=row["created_at"],
+        validity=row.get("validity", "trusted"),
+        validity_reason=row.get("validity_reason"),
     )
 
 

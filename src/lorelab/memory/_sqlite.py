@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from lorelab.memory import (
@@ -16,8 +17,11 @@ from lorelab.memory import (
     _plans,
     _proposals,
     _skills,
+    _validity,
+    _vectors,
 )
 from lorelab.memory._db import BUSY_DEADLINE_SECONDS, Database
+from lorelab.memory._embedding import MODEL_ID
 from lorelab.memory._models import (
     Brief,
     Candidate,
@@ -68,6 +72,16 @@ from lorelab.memory._requests import (
     SnapshotRequest,
     SnapshotResult,
     VerifiedExperiencesRequest,
+)
+from lorelab.memory._retrieval_models import (
+    ExplainRequest,
+    ExplainResult,
+    FeedbackRequest,
+    FeedbackResult,
+    ReindexRequest,
+    ReindexResult,
+    ValidityRequest,
+    ValidityResult,
 )
 
 
@@ -121,6 +135,28 @@ class SqliteMemoryStore:
     def prepare(self, request: PrepareRequest) -> Brief:
         query = _briefs.prepare_query(request)
         return self._db.write(lambda conn: _briefs.compose_brief(conn, self.policy, query))
+
+    # retrieval: validity, feedback, explanations, vectors
+    def update_validity(self, request: ValidityRequest) -> ValidityResult:
+        return _validity.update_validity(self._db, request)
+
+    def feedback(self, request: FeedbackRequest) -> FeedbackResult:
+        return _validity.add_feedback(self._db, request)
+
+    def explain(self, request: ExplainRequest) -> ExplainResult:
+        return _validity.explain(self._db, self.policy, request)
+
+    def reindex(
+        self, request: ReindexRequest, progress: Callable[[int], None] | None = None
+    ) -> ReindexResult:
+        """Vectors for every item without one; ``progress(n)`` after each batch of n."""
+        done = _vectors.reindex(self._db, progress or (lambda count: None))
+        return ReindexResult(model=MODEL_ID, experiences=done.experiences, lessons=done.lessons)
+
+    def missing_vectors(self) -> int:
+        """How many experiences and lessons have no vector yet (what reindex would do)."""
+        counts = _vectors.missing_counts(self._db)
+        return counts.experiences + counts.lessons
 
     # skills and plans
     def promote_skill(self, request: PromoteRequest) -> Skill:

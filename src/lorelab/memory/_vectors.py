@@ -8,6 +8,7 @@ bumps ``vectors_generation`` in ``memory_state`` so every cache reloads.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -18,9 +19,9 @@ from lorelab.memory import _embedding
 
 if TYPE_CHECKING:
     import numpy as np
+    import numpy.typing as npt
 
     from lorelab.memory._db import Database
-    import numpy.typing as npt
 
 REINDEX_BATCH: Final = 512
 
@@ -187,7 +188,7 @@ def missing_counts(db: Database) -> ReindexCounts:
     return db.read(read)
 
 
-def _missing(conn: sqlite3.Connection, kind: str, after: int) -> list[tuple[int, str]]:
+def _missing(conn: sqlite3.Connection, *, kind: str, after: int) -> list[tuple[int, str]]:
     if kind == "experience":
         sql = (
             "SELECT e.id, e.task FROM experiences e WHERE e.id > ? AND NOT EXISTS (SELECT 1 "
@@ -203,29 +204,31 @@ def _missing(conn: sqlite3.Connection, kind: str, after: int) -> list[tuple[int,
     return [(int(number), str(text)) for number, text in found]
 
 
+def _store_batch(db: Database, kind: str, batch: list[tuple[int, str]]) -> None:
+    texts = [experience_text(text) if kind == "experience" else text for _, text in batch]
+    blobs = [_embedding.to_blob(vector) for vector in _embedding.embed(texts)]
+    pairs = [(number, blob) for (number, _), blob in zip(batch, blobs, strict=True)]
+
+    def write(conn: sqlite3.Connection) -> None:
+        if kind == "experience":
+            insert_experience_vectors(conn, pairs)
+        else:
+            for seq, blob in pairs:
+                insert_lesson_vector(conn, seq, blob)
+
+    db.write(write)
+
+
 def reindex(db: Database, progress: Callable[[int], None]) -> ReindexCounts:
     """Compute the vector of every experience and lesson that has none; ``progress(n)`` per batch.
 
     Each batch is its own transaction, so an interrupted reindex keeps what it wrote and a
-    second run carries on. The vector generation is bumped once at the end (open caches reload).
+    second run carries on. The vector generation is bumped at the end (open caches reload).
     """
     done = {"experience": 0, "lesson": 0}
     for kind in done:
         for batch in _batches(db, kind):
-            texts = [experience_text(text) if kind == "experience" else text for _, text in batch]
-            vectors = _embedding.embed(texts)
-            blobs = [_embedding.to_blob(vector) for vector in vectors]
-
-            def write(conn: sqlite3.Connection, batch: list[tuple[int, str]] = batch) -> None:
-                if kind == "experience":
-                    insert_experience_vectors(
-                        conn, [(number, blob) for (number, _), blob in zip(batch, blobs, strict=True)]
-                    )
-                else:
-                    for (seq, _), blob in zip(batch, blobs, strict=True):
-                        insert_lesson_vector(conn, seq, blob)
-
-            db.write(write)
+            _store_batch(db, kind, batch)
             done[kind] += len(batch)
             progress(len(batch))
     if done["experience"]:
@@ -240,7 +243,7 @@ def reindex(db: Database, progress: Callable[[int], None]) -> ReindexCounts:
 def _batches(db: Database, kind: str) -> Iterator[list[tuple[int, str]]]:
     after = 0
     while True:
-        batch = db.read(lambda conn: _missing(conn, kind, after))
+        batch = db.read(functools.partial(_missing, kind=kind, after=after))
         if not batch:
             return
         yield batch
