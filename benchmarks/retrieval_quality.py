@@ -209,7 +209,11 @@ def fit(data: dict[str, Any], use_project: bool) -> dict[str, Any]:
         feasible = [p for p in sweep if p["silence"] >= SILENCE_TARGET]
         rule = "highest dev recall@3 with dev silence >= 0.95 (wrong-first target not reachable)"
     chosen = max(feasible, key=lambda p: (p["recall_at_3"], -p["threshold"]))
+    negatives = [o.top_signals for o in usable if o.task["kind"] != "paraphrase"]
     return {
+        # Strictly above every must-be-silent dev task's best candidate, rounded up.
+        "strong_semantic": math.floor(max(s["semantic"] for s in negatives) * 100 + 1) / 100,  # type: ignore[index]
+        "strong_lexical": math.floor(max(s["lexical"] for s in negatives) * 100 + 1) / 100,  # type: ignore[index]
         "split": "dev",
         "weights": dict(zip(FEATURES, [round(w, 4) for w in weights], strict=True)),
         "bias": round(bias, 4),
@@ -238,6 +242,8 @@ def report(data: dict[str, Any], splits: list[str], use_project: bool) -> dict[s
             "margin": DEFAULT_POLICY.abstention.margin,
             "bias": DEFAULT_POLICY.abstention.bias,
             "threshold": DEFAULT_POLICY.abstention.threshold,
+            "strong_semantic": DEFAULT_POLICY.abstention.strong_semantic,
+            "strong_lexical": DEFAULT_POLICY.abstention.strong_lexical,
         },
     }
     keyword = replace(DEFAULT_POLICY, hybrid=False)

@@ -11,7 +11,9 @@ is absent from adds nothing), then scaled by the item's feedback (:func:`feedbac
 holds), agreement (1 when it is first in both rankings) and its margin (its cosine minus the
 best cosine of any other candidate). A logistic model turns them into a confidence in [0, 1]
 (plus the item's feedback on the logit); the brief serves the first ``served`` candidates only
-when that confidence reaches the threshold, and is empty otherwise. The weights and the
+when that confidence reaches the threshold, or when the best candidate's evidence is *strong*:
+semantic similarity and lexical coverage both above anything a must-be-silent dev task
+reached. Otherwise the brief is empty. The weights and the
 threshold were fitted on the dev split of the held-out retrieval set only
 (``benchmarks/retrieval_quality.py --fit``); its test split is reported, never tuned on.
 """
@@ -34,6 +36,14 @@ class Abstention:
     agreement: float
     margin: float
     threshold: float
+    strong_semantic: float
+    strong_lexical: float
+    """Evidence above every must-be-silent dev task on both signals at once (a near-repeat of
+    stored work) is served whatever the logistic confidence says: the dev split holds no such
+    task, so the fitted weights say nothing about that regime."""
+
+    def strong(self, signals: Signals) -> bool:
+        return signals.semantic >= self.strong_semantic and signals.lexical >= self.strong_lexical
 
     def logit(self, signals: Signals) -> float:
         return (
@@ -72,6 +82,8 @@ DEFAULT_ABSTENTION: Final = Abstention(
     agreement=2.0992,
     margin=0.6041,
     threshold=0.7523,
+    strong_semantic=0.63,
+    strong_lexical=0.53,
 )
 
 

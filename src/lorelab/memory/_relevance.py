@@ -48,6 +48,10 @@ class RelevancePolicy:
     rrf_k: int = 60
     semantic_candidates: int = 50
     served: int = 3
+    """At most this many experiences are served when the rule serves."""
+    follow_gap: float = 0.1
+    """After the first, a candidate is served only if its similarity is within this of the
+    first's (fixed, not tuned): one confident match does not carry unrelated ones along."""
     abstention: Abstention = DEFAULT_ABSTENTION
 
 

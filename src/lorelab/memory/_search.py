@@ -211,9 +211,17 @@ def rank_experiences(
         signals[item.rowid] = _signals(item, others, agree)
         confidences[item.rowid] = sigmoid(rule.logit(signals[item.rowid]) + shift)
     top = usable[0] if usable else None
-    confident = top is not None and confidences[top.rowid] >= rule.threshold
-    serving = {item.rowid for item in usable[: policy.served]} if confident else set()
+    confident = top is not None and (
+        confidences[top.rowid] >= rule.threshold or rule.strong(signals[top.rowid])
+    )
+    serving = _following(top, usable[: policy.served], policy) if confident else set()
     best = confidences[top.rowid] if top is not None else 0.0
+    why_served = f"the first candidate's confidence {best:.3f} >= {rule.threshold}"
+    if top is not None and best < rule.threshold:
+        why_served = (
+            f"strong evidence: similarity >= {rule.strong_semantic} and lexical coverage "
+            f">= {rule.strong_lexical}"
+        )
     result: list[Candidate] = []
     for item in found:
         withheld = _withheld_reason(item)
@@ -221,9 +229,12 @@ def rank_experiences(
         if withheld is not None:
             reason = withheld
         elif item.rowid in serving:
-            reason = f"served: the first candidate's confidence {best:.3f} >= {rule.threshold}"
+            reason = f"served: {why_served}"
         elif confident:
-            reason = f"withheld: below the first {policy.served} trusted candidates"
+            reason = (
+                f"withheld: not among the first {policy.served} trusted candidates within "
+                f"{policy.follow_gap} similarity of the first"
+            )
         else:
             reason = f"withheld: the first candidate's confidence {best:.3f} < {rule.threshold}"
         served = item.rowid in serving
@@ -238,6 +249,16 @@ def rank_experiences(
         )
     empty = None if serving else _empty_reason(top, confidences, rule.threshold)
     return Ranking("hybrid", result, empty)
+
+
+def _following(top: Candidate | None, first: list[Candidate], policy: RelevancePolicy) -> set[int]:
+    """The first candidate, and those after it whose similarity is within ``follow_gap`` of it."""
+    if top is None:
+        return set()
+    floor = (top.semantic or 0.0) - policy.follow_gap
+    return {top.rowid} | {
+        item.rowid for item in first if item.semantic is not None and item.semantic >= floor
+    }
 
 
 def _empty_reason(top: Candidate | None, confidences: dict[int, float], threshold: float) -> str:
