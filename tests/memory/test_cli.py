@@ -150,7 +150,7 @@ def test_the_full_memory_cycle_works_from_the_command_line(run, tmp_path):
     assert brief["avoid_commands"][0]["command"] == "python scripts/regen_rates.py --legacy"
     assert "exp-1" in run("prepare", "partial refund off by a cent, Decimal rounding").stdout
     empty = run("prepare", "Write the onboarding guide for new hires")
-    assert "(empty brief brief-3: nothing cleared the relevance floor" in empty.stdout
+    assert "(empty brief brief-3: the evidence is too weak" in empty.stdout
 
     skill = _json(
         run(

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 from lorelab._model import estimate_tokens
 from lorelab.errors import OutputExistsError, UsageError
 from lorelab.memory import (
+    DEFAULT_POLICY,
     AddLessonRequest,
     CandidateCheckRequest,
     CandidateRequest,
@@ -201,7 +202,7 @@ def test_unverified_experiences_never_reach_a_brief(store):
     brief = store.prepare(PrepareRequest(task=REFUND_TASK))
     assert brief.empty
     assert brief.experiences == []
-    assert "relevance floor" in (brief.reason or "")
+    assert "no verified, trusted experience is a candidate" in (brief.reason or "")
 
 
 def test_an_unrelated_task_gets_an_empty_brief_with_no_text(store):
@@ -222,12 +223,15 @@ def test_a_project_filter_keeps_other_projects_out_but_keeps_unscoped_memories(s
 def test_the_brief_stays_within_its_budget_and_counts_what_it_left_out(store):
     for n in range(5):
         store.record(experience(summary=f"Attempt {n}: " + "quantize refunds " * 40))
-    small = store.prepare(PrepareRequest(task=REFUND_TASK, budget_tokens=300))
-    large = store.prepare(PrepareRequest(task=REFUND_TASK, budget_tokens=5000))
+    # The recorded task itself: evidence strong enough to serve, so only the budget limits it.
+    task = experience().task
+    small = store.prepare(PrepareRequest(task=task, budget_tokens=300))
+    large = store.prepare(PrepareRequest(task=task, budget_tokens=5000))
     assert small.tokens_estimate <= 300
     assert estimate_tokens(small.text) == small.tokens_estimate
-    assert 1 <= len(small.experiences) < len(large.experiences) == 5
-    assert small.omitted == 5 - len(small.experiences)
+    served = DEFAULT_POLICY.served
+    assert 1 <= len(small.experiences) < len(large.experiences) == served
+    assert small.omitted == served - len(small.experiences)
     assert large.omitted == 0
 
 
@@ -579,7 +583,8 @@ def test_lessons_are_found_by_requirements_and_test_names(store):
     scores = [hit.score for hit in found.hits]
     assert scores == sorted(scores, reverse=True)
     spaces = store.search_lessons(LessonSearchRequest(text="leading spaces", k=5))
-    assert [hit.lesson.id for hit in spaces.hits] == ["L3"]
+    # Fused with cosine similarity, every lesson is ranked; the one sharing the words is first.
+    assert [hit.lesson.id for hit in spaces.hits][:1] == ["L3"]
     assert store.search_lessons(LessonSearchRequest(text="the", k=5)).hits == []
     assert [lesson.id for lesson in store.list_lessons(LessonsRequest()).lessons] == [
         "L1",

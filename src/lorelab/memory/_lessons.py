@@ -114,7 +114,7 @@ def search_lessons(db: Database, request: LessonSearchRequest) -> LessonSearchRe
     if request.k < 1:
         raise UsageError("k must be at least 1")
     query = list(dict.fromkeys(term_string([request.text]).split()))
-    if not query and not request.text.strip():
+    if not query:  # only stopwords: nothing to go on
         return LessonSearchResult(hits=[])
 
     def read(conn: sqlite3.Connection) -> LessonSearchResult:

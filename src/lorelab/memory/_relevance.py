@@ -51,7 +51,8 @@ class RelevancePolicy:
     """At most this many experiences are served when the rule serves."""
     follow_gap: float = 0.1
     """After the first, a candidate is served only if its similarity is within this of the
-    first's (fixed, not tuned): one confident match does not carry unrelated ones along."""
+    first's, or its lexical coverage reaches the rule's strong level (fixed, not tuned): one
+    confident match does not carry unrelated ones along."""
     abstention: Abstention = DEFAULT_ABSTENTION
 
 

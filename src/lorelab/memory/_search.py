@@ -233,7 +233,7 @@ def rank_experiences(
         elif confident:
             reason = (
                 f"withheld: not among the first {policy.served} trusted candidates within "
-                f"{policy.follow_gap} similarity of the first"
+                f"{policy.follow_gap} similarity of the first or at the strong lexical level"
             )
         else:
             reason = f"withheld: the first candidate's confidence {best:.3f} < {rule.threshold}"
@@ -252,18 +252,22 @@ def rank_experiences(
 
 
 def _following(top: Candidate | None, first: list[Candidate], policy: RelevancePolicy) -> set[int]:
-    """The first candidate, and those after it whose similarity is within ``follow_gap`` of it."""
+    """The first candidate, and those after it whose similarity is within ``follow_gap`` of it
+    or whose lexical coverage reaches the strong level."""
     if top is None:
         return set()
     floor = (top.semantic or 0.0) - policy.follow_gap
+    strong = policy.abstention.strong_lexical
     return {top.rowid} | {
-        item.rowid for item in first if item.semantic is not None and item.semantic >= floor
+        item.rowid
+        for item in first
+        if (item.semantic is not None and item.semantic >= floor) or item.lexical >= strong
     }
 
 
 def _empty_reason(top: Candidate | None, confidences: dict[int, float], threshold: float) -> str:
     if top is None:
-        return "no trusted candidate: nothing stored resembles the task"
+        return "no verified, trusted experience is a candidate for this task"
     return (
         f"the evidence is too weak: the best candidate's confidence "
         f"{confidences[top.rowid]:.3f} is below {threshold}"

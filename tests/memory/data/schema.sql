@@ -11,11 +11,17 @@ CREATE UNIQUE INDEX evaluation_locks_active ON evaluation_locks (evaluation_id)
 -- index experiences_trust_project
 CREATE INDEX experiences_trust_project ON experiences (trust, project);
 
+-- index feedback_experience
+CREATE INDEX feedback_experience ON feedback (experience_id);
+
 -- index plans_skill
 CREATE INDEX plans_skill ON plans (skill_id);
 
 -- index skill_health_events_skill
 CREATE INDEX skill_health_events_skill ON skill_health_events (skill_id);
+
+-- index validity_events_item
+CREATE INDEX validity_events_item ON validity_events (item_id);
 
 -- table _lorelab_migrations
 CREATE TABLE _lorelab_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL);
@@ -81,6 +87,13 @@ CREATE TABLE evaluation_locks (
 -- table experience_term_counts
 CREATE TABLE experience_term_counts (term TEXT PRIMARY KEY, docs INTEGER NOT NULL CHECK (docs > 0)) WITHOUT ROWID;
 
+-- table experience_vectors
+CREATE TABLE experience_vectors (
+    id INTEGER PRIMARY KEY REFERENCES experiences (id),
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+
 -- table experiences
 CREATE TABLE experiences (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -106,11 +119,29 @@ CREATE TABLE experiences (
     redactions TEXT NOT NULL,
     procedure TEXT NOT NULL,
     terms TEXT NOT NULL
-);
+, validity TEXT NOT NULL DEFAULT 'trusted'
+    CHECK (validity IN ('trusted', 'superseded', 'contradicted', 'deprecated')), validity_reason TEXT);
 
 -- table experiences_fts
 CREATE VIRTUAL TABLE experiences_fts USING fts5(
     terms, content='experiences', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
+);
+
+-- table feedback
+CREATE TABLE feedback (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    experience_id INTEGER NOT NULL REFERENCES experiences (id),
+    brief_id INTEGER REFERENCES briefs (id),
+    rating TEXT NOT NULL CHECK (rating IN ('helpful', 'ignored', 'misleading', 'harmful')),
+    note TEXT
+);
+
+-- table lesson_vectors
+CREATE TABLE lesson_vectors (
+    seq INTEGER PRIMARY KEY REFERENCES lessons (seq),
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL
 );
 
 -- table lessons
@@ -174,7 +205,8 @@ CREATE TABLE skills (
     project TEXT,
     health INTEGER NOT NULL CHECK (health >= 0),
     terms TEXT NOT NULL
-);
+, validity TEXT NOT NULL DEFAULT 'trusted'
+    CHECK (validity IN ('trusted', 'superseded', 'contradicted', 'deprecated')), validity_reason TEXT);
 
 -- table skills_fts
 CREATE VIRTUAL TABLE skills_fts USING fts5(
@@ -183,6 +215,17 @@ CREATE VIRTUAL TABLE skills_fts USING fts5(
 
 -- table skills_vocab
 CREATE VIRTUAL TABLE skills_vocab USING fts5vocab(skills_fts, 'row');
+
+-- table validity_events
+CREATE TABLE validity_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    state_before TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('trusted', 'superseded', 'contradicted', 'deprecated')),
+    reason TEXT,
+    superseded_by TEXT
+);
 
 -- trigger briefs_no_delete
 CREATE TRIGGER briefs_no_delete BEFORE DELETE ON briefs BEGIN
@@ -214,6 +257,11 @@ CREATE TRIGGER experiences_no_delete BEFORE DELETE ON experiences BEGIN
     SELECT RAISE(ABORT, 'experiences are never deleted');
 END;
 
+-- trigger feedback_no_delete
+CREATE TRIGGER feedback_no_delete BEFORE DELETE ON feedback BEGIN
+    SELECT RAISE(ABORT, 'feedback is never deleted');
+END;
+
 -- trigger lessons_no_delete
 CREATE TRIGGER lessons_no_delete BEFORE DELETE ON lessons BEGIN
     SELECT RAISE(ABORT, 'lessons are never deleted');
@@ -232,5 +280,10 @@ END;
 -- trigger skills_no_delete
 CREATE TRIGGER skills_no_delete BEFORE DELETE ON skills BEGIN
     SELECT RAISE(ABORT, 'skills are never deleted');
+END;
+
+-- trigger validity_events_no_delete
+CREATE TRIGGER validity_events_no_delete BEFORE DELETE ON validity_events BEGIN
+    SELECT RAISE(ABORT, 'validity events are never deleted');
 END;
 
