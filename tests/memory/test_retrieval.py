@@ -114,6 +114,17 @@ def test_a_store_without_vectors_falls_back_to_the_keyword_floor(store):
     assert result.candidates[0].semantic is None
 
 
+def test_the_same_fix_recorded_twice_corroborates_instead_of_competing(store):
+    for _ in range(2):
+        store.record(experience(task=REFUND))
+    store.record(experience(task="Checkout page shows prices without the currency symbol"))
+    result = store.explain(ExplainRequest(task="partial refund test off by one cent, Decimal"))
+    first = result.candidates[0]
+    # The margin is over the unrelated item, not over the duplicate.
+    assert first.margin == pytest.approx(first.semantic - result.candidates[2].semantic, abs=1e-5)  # type: ignore[operator]
+    assert first.margin > 0.2  # type: ignore[operator]
+
+
 # ------------------------------------------------------------------ validity
 
 

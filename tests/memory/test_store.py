@@ -223,10 +223,8 @@ def test_a_project_filter_keeps_other_projects_out_but_keeps_unscoped_memories(s
 def test_the_brief_stays_within_its_budget_and_counts_what_it_left_out(store):
     for n in range(5):
         store.record(experience(summary=f"Attempt {n}: " + "quantize refunds " * 40))
-    # The recorded task itself: evidence strong enough to serve, so only the budget limits it.
-    task = experience().task
-    small = store.prepare(PrepareRequest(task=task, budget_tokens=300))
-    large = store.prepare(PrepareRequest(task=task, budget_tokens=5000))
+    small = store.prepare(PrepareRequest(task=REFUND_TASK, budget_tokens=300))
+    large = store.prepare(PrepareRequest(task=REFUND_TASK, budget_tokens=5000))
     assert small.tokens_estimate <= 300
     assert estimate_tokens(small.text) == small.tokens_estimate
     served = DEFAULT_POLICY.served

@@ -53,6 +53,9 @@ class RelevancePolicy:
     """After the first, a candidate is served only if its similarity is within this of the
     first's, or its lexical coverage reaches the rule's strong level (fixed, not tuned): one
     confident match does not carry unrelated ones along."""
+    duplicate_similarity: float = 0.95
+    """Candidates whose vectors are at least this similar are near-duplicates: neither counts
+    as the other's rival in the margin signal (fixed, not tuned)."""
     abstention: Abstention = DEFAULT_ABSTENTION
 
 

@@ -177,15 +177,60 @@ def _withheld_reason(item: Candidate) -> str | None:
     return None
 
 
-def _signals(item: Candidate, others: list[Candidate], agree: bool) -> Signals:
-    best_other = max((o.semantic for o in others if o.semantic is not None), default=0.0)
-    semantic = item.semantic if item.semantic is not None else 0.0
-    return Signals(
-        semantic=semantic,
-        lexical=item.lexical,
-        agreement=1.0 if agree else 0.0,
-        margin=semantic - best_other,
+def _duplicates(
+    conn: sqlite3.Connection, usable: list[Candidate], limit: float
+) -> set[tuple[int, int]]:
+    """Pairs of candidates whose own vectors are at least ``limit`` similar (near-duplicates)."""
+    with_vectors = [item.rowid for item in usable if item.semantic is not None]
+    if len(with_vectors) < 2:
+        return set()
+    import numpy as np
+
+    matrix = cache_for(conn).vectors(with_vectors)
+    close = np.argwhere(np.triu(matrix @ matrix.T, k=1) >= limit)
+    pairs = {(with_vectors[i], with_vectors[j]) for i, j in close}
+    return pairs | {(b, a) for a, b in pairs}
+
+
+def _confidences(
+    conn: sqlite3.Connection,
+    policy: RelevancePolicy,
+    usable: list[Candidate],
+    lexical_ranks: dict[int, int],
+    semantic_ranks: dict[int, int],
+) -> tuple[dict[int, Signals], dict[int, float]]:
+    """Each usable candidate's signals and confidence.
+
+    The margin is over the most similar *other* candidate that is not a near-duplicate of
+    it: the same fix recorded twice is corroboration, not a rival.
+    """
+    duplicates = _duplicates(conn, usable, policy.duplicate_similarity)
+    by_similarity = sorted(
+        (item for item in usable if item.semantic is not None),
+        key=lambda item: -(item.semantic or 0.0),
     )
+    signals: dict[int, Signals] = {}
+    confidences: dict[int, float] = {}
+    for item in usable:
+        agree = lexical_ranks.get(item.rowid) == 1 and semantic_ranks.get(item.rowid) == 1
+        rival = next(
+            (
+                other.semantic
+                for other in by_similarity
+                if other.rowid != item.rowid and (item.rowid, other.rowid) not in duplicates
+            ),
+            0.0,
+        )
+        semantic = item.semantic if item.semantic is not None else 0.0
+        signals[item.rowid] = Signals(
+            semantic=semantic,
+            lexical=item.lexical,
+            agreement=1.0 if agree else 0.0,
+            margin=semantic - (rival or 0.0),
+        )
+        shift = feedback_effect(item.feedback)[1]
+        confidences[item.rowid] = sigmoid(policy.abstention.logit(signals[item.rowid]) + shift)
+    return signals, confidences
 
 
 def rank_experiences(
@@ -198,18 +243,7 @@ def rank_experiences(
     found.sort(key=lambda item: (-item.fused, -item.rowid))
     usable = [item for item in found if _withheld_reason(item) is None]
     rule = policy.abstention
-    by_similarity = sorted(
-        (item for item in usable if item.semantic is not None),
-        key=lambda item: -(item.semantic or 0.0),
-    )
-    confidences: dict[int, float] = {}
-    signals: dict[int, Signals] = {}
-    for item in usable:
-        agree = lexical_ranks.get(item.rowid) == 1 and semantic_ranks.get(item.rowid) == 1
-        others = [other for other in by_similarity[:2] if other.rowid != item.rowid]
-        shift = feedback_effect(item.feedback)[1]
-        signals[item.rowid] = _signals(item, others, agree)
-        confidences[item.rowid] = sigmoid(rule.logit(signals[item.rowid]) + shift)
+    signals, confidences = _confidences(conn, policy, usable, lexical_ranks, semantic_ranks)
     top = usable[0] if usable else None
     confident = top is not None and (
         confidences[top.rowid] >= rule.threshold or rule.strong(signals[top.rowid])

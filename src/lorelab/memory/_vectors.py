@@ -130,6 +130,15 @@ class VectorCache:
         scores = self.matrix[: self.size] @ query
         return ids[keep], scores[keep]
 
+    def vectors(self, rowids: list[int]) -> npt.NDArray[np.float32]:
+        """The cached vectors of ``rowids`` (each must be cached), one row each."""
+        import numpy as np
+
+        ids = self.ids[: self.size]
+        positions = np.searchsorted(ids, np.array(rowids, dtype=np.int64))
+        result: npt.NDArray[np.float32] = self.matrix[positions]
+        return result
+
 
 def _grow(array: Any, capacity: int) -> Any:
     import numpy as np
