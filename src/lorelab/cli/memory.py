@@ -27,6 +27,7 @@ from lorelab.cli._memory_commands import (
     where_of,
 )
 from lorelab.cli._memory_dream import DREAM
+from lorelab.cli._memory_retrieval import RETRIEVAL_COMMANDS
 from lorelab.errors import UsageError
 from lorelab.io import validate_model
 from lorelab.memory import OPERATIONS, Operation, Target, memory_home
@@ -120,7 +121,9 @@ def lock_group() -> None:
 
 
 def _command(entry: Operation[Any, Any]) -> click.Command:
-    command = {**COMMANDS, "dream": DREAM}.get(entry.name) or default_command(entry)
+    command = {**COMMANDS, **RETRIEVAL_COMMANDS, "dream": DREAM}.get(entry.name) or default_command(
+        entry
+    )
 
     def callback(**options: Any) -> None:
         _run(entry, command, options)
