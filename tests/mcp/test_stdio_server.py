@@ -30,6 +30,9 @@ TOOLS = {
     "lore_show",
     "lore_checkpoint",
     "lore_recover",
+    "lore_explain",
+    "lore_update_validity",
+    "lore_feedback",
 }
 
 
@@ -108,6 +111,33 @@ def test_the_server_lists_every_tool_with_real_schemas_and_serves_each_one(tmp_p
             assert not brief["empty"]
             assert {item["id"] for item in brief["experiences"]} == {"exp-1", "exp-2"}
             assert brief["avoid_commands"][0]["command"] == "make fixtures-legacy"
+
+            explained = await _call(
+                client, "lore_explain", {"task": "regenerate parquet fixtures for orders"}
+            )
+            assert explained["mode"] == "hybrid"
+            assert {c["id"] for c in explained["candidates"] if c["served"]} == {"exp-1", "exp-2"}
+            for candidate in explained["candidates"]:
+                assert {"lexical", "semantic", "fused", "confidence", "reason"} <= set(candidate)
+            rated = await _call(
+                client,
+                "lore_feedback",
+                {"experience_id": "exp-1", "rating": "helpful", "brief_id": brief["brief_id"]},
+            )
+            assert rated["counts"]["helpful"] == 1
+            marked = await _call(
+                client,
+                "lore_update_validity",
+                {"item_id": "exp-2", "state": "contradicted", "reason": "schema reverted"},
+            )
+            assert (marked["state_before"], marked["state"]) == ("trusted", "contradicted")
+            narrowed = await _call(
+                client, "lore_prepare", {"task": "regenerate parquet fixtures for orders"}
+            )
+            assert [item["id"] for item in narrowed["experiences"]] == ["exp-1"]
+            shown = await _call(client, "lore_show", {"id": "exp-2"})
+            assert shown["item"]["validity_reason"] == "schema reverted"
+            await _call(client, "lore_update_validity", {"item_id": "exp-2", "state": "trusted"})
 
             dream = await _call(client, "lore_dream", {})
             [candidate] = dream["candidates"]
