@@ -6,7 +6,20 @@ import sys
 
 import pytest
 
-HEAVY_PREFIXES = ("mcp", "scipy", "lorelab.evaluation", "lorelab.mcp", "rich", "pydantic")
+HEAVY_PREFIXES = (
+    "mcp",
+    "scipy",
+    "lorelab.evaluation",
+    "lorelab.mcp",
+    "rich",
+    "pydantic",
+    # The embedding model and what it needs: loaded only when a vector is computed.
+    "numpy",
+    "tokenizers",
+    "safetensors",
+    "wordllama",
+)
+EMBEDDING = ("numpy", "tokenizers", "safetensors")
 
 
 def _modules_after(code: str) -> list[str]:
@@ -113,3 +126,48 @@ def test_a_hook_command_loads_no_mcp_sdk_scipy_or_evaluation_package(tmp_path):
     assert "lorelab.hooks._handle" in modules
     heavy = [m for m in _heavy(modules) if not m.startswith(("pydantic", "rich"))]
     assert heavy == []
+
+
+def _memory_command(home: str, *args: str) -> str:
+    return (
+        "import sys\n"
+        "from lorelab.cli.main import app\n"
+        f"sys.argv = ['lorelab', 'memory', '--home', {home!r}, *{list(args)!r}]\n"
+        "try:\n"
+        "    app(prog_name='lorelab')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+
+
+def _embedding_modules(modules: list[str]) -> list[str]:
+    return [m for m in modules if m.split(".")[0] in EMBEDDING]
+
+
+def test_the_embedding_model_loads_only_when_a_vector_is_needed(tmp_path):
+    home = str(tmp_path / "home")
+    # An empty store: prepare has nothing to compare with, so no model.
+    empty = _modules_after(_memory_command(home, "prepare", "Fix the date parser test"))
+    assert "lorelab.memory._sqlite" in empty
+    assert _embedding_modules(empty) == []
+    recorded = _modules_after(
+        _memory_command(
+            home,
+            "record",
+            "--task",
+            "Fix the date parser test",
+            "--summary",
+            "Made it timezone-aware",
+            "--outcome",
+            "passed",
+            "--verify-command",
+            "pytest",
+            "--verify-exit-code",
+            "0",
+        )
+    )
+    assert {"numpy", "tokenizers", "safetensors"} <= set(recorded)
+    listed = _modules_after(_memory_command(home, "list"))
+    assert _embedding_modules(listed) == []
+    prepared = _modules_after(_memory_command(home, "prepare", "date parser test fails"))
+    assert "tokenizers" in prepared
