@@ -9,8 +9,11 @@ They measure speed only; retrieval quality is measured on the authored labelled 
 wall-clock time.
 
 Ingest is measured two ways: ``record`` (one experience per call and transaction, what an agent
-does) and ``record_many`` (batches of 500, a bulk import). ``prepare`` latency includes
-recording the brief for audit (a write transaction).
+does) and ``record_many`` (batches of 500, a bulk import); both compute and store each
+experience's embedding vector. ``prepare`` latency includes embedding the task, scoring every
+stored vector, BM25, the abstention rule, and recording the brief for audit (a write
+transaction). Model load is timed in fresh processes: importing numpy, tokenizers and
+safetensors, then reading the bundled tokenizer and weights.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import platform
 import random
 import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -134,6 +139,46 @@ def _queries(vocab: Vocabulary, store: SqliteMemoryStore, count: int) -> list[st
     return related + unrelated
 
 
+_LOAD = """
+import time
+started = time.perf_counter()
+import numpy, safetensors.numpy, tokenizers
+imported = time.perf_counter()
+from lorelab.memory._embedding import model
+model()
+print(imported - started, time.perf_counter() - imported)
+"""
+
+
+def model_load(repeats: int) -> dict[str, float]:
+    """Median and worst seconds to import the model's libraries and load it, fresh processes."""
+    imports: list[float] = []
+    loads: list[float] = []
+    for _ in range(repeats):
+        done = subprocess.run(
+            [sys.executable, "-c", _LOAD], capture_output=True, text=True, check=True, timeout=120
+        )
+        first, second = (float(v) for v in done.stdout.split())
+        imports.append(first)
+        loads.append(second)
+    totals = [a + b for a, b in zip(imports, loads, strict=True)]
+    return {
+        "runs": repeats,
+        "import_s_median": round(statistics.median(imports), 3),
+        "files_s_median": round(statistics.median(loads), 3),
+        "total_s_median": round(statistics.median(totals), 3),
+        "total_s_max": round(max(totals), 3),
+    }
+
+
+def _batched_rate(store: SqliteMemoryStore, vocab: Vocabulary, first: int, count: int) -> float:
+    todo = [vocab.experience(n) for n in range(first, first + count)]
+    started = time.perf_counter()
+    for start in range(0, len(todo), 500):
+        store.record_many(RecordManyRequest(experiences=todo[start : start + 500]))
+    return len(todo) / (time.perf_counter() - started)
+
+
 def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
     vocab = Vocabulary(seed)
     results: list[dict[str, object]] = []
@@ -181,6 +226,9 @@ def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
                     "prepare_cpu_ms_p95": round(_percentile(cpu_timings, 95), 2),
                     "prepare_calls": len(timings),
                     "empty_briefs": empty,
+                    "vectors": store.connection.execute(
+                        "SELECT count(*) FROM experience_vectors"
+                    ).fetchone()[0],
                     "load_average": os.getloadavg()[0],
                 }
             )
@@ -191,6 +239,7 @@ def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
             store.record(request)
         per_call_at_top = len(extra) / (time.perf_counter() - started)
         per_call_cpu_at_top = len(extra) / (time.process_time() - cpu)
+        batched_at_top = _batched_rate(store, vocab, have + len(extra), 5000)
         store.close()
     return {
         "synthetic": True,
@@ -202,6 +251,7 @@ def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
         "levels": results,
         "record_per_second_at_largest": round(per_call_at_top),
         "record_per_cpu_second_at_largest": round(per_call_cpu_at_top),
+        "record_many_per_second_at_largest": round(batched_at_top),
     }
 
 
@@ -210,9 +260,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=20240301)
+    parser.add_argument("--load-runs", type=int, default=5, help="fresh processes timing load")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     figures = run(args.sizes, args.queries, args.seed)
+    figures["model_load"] = model_load(args.load_runs)
     if args.json:
         print(json.dumps(figures, indent=2))
         return
@@ -231,8 +283,10 @@ def main() -> None:
     print(
         "record (1 per transaction) at the largest size: "
         f"{figures['record_per_second_at_largest']}/s wall, "
-        f"{figures['record_per_cpu_second_at_largest']}/s CPU"
+        f"{figures['record_per_cpu_second_at_largest']}/s CPU; record_many (500 per "
+        f"transaction): {figures['record_many_per_second_at_largest']}/s wall"
     )
+    print(f"model load (fresh processes): {figures['model_load']}")
 
 
 if __name__ == "__main__":

@@ -46,7 +46,11 @@ class RelevancePolicy:
     """Rank experiences by BM25 and embeddings fused, served by the abstention rule; False: the
     keyword-only floor above (also what a store without vectors falls back to)."""
     rrf_k: int = 60
+    lexical_candidates: int = 50
+    """The best this many by BM25 are fused (rank fusion gives rank 50 almost nothing)."""
     semantic_candidates: int = 50
+    shortlist: int = 1000
+    """Semantic scan: above this many usable vectors, a coarse prefix scan shortlists them."""
     served: int = 3
     """At most this many experiences are served when the rule serves."""
     follow_gap: float = 0.1

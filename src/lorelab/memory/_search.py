@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -87,7 +88,13 @@ def _lexical_rows(
         ") AS c JOIN experiences e ON e.id = c.id "
         "WHERE e.trust = 'verified' AND (?2 IS NULL OR e.project IS NULL OR e.project = ?2) "
         "ORDER BY c.r LIMIT ?3",
-        (fts_query(query.present), project, policy.pool, policy.candidates, policy.scan_limit),
+        (
+            fts_query(query.present),
+            project,
+            policy.lexical_candidates,
+            policy.candidates,
+            policy.scan_limit,
+        ),
     ).fetchall()
     return [(int(rowid), str(terms), float(r)) for rowid, terms, r in found]
 
@@ -101,7 +108,7 @@ def _semantic(
     import numpy as np
 
     cache = cache_for(conn)
-    ids, scores = cache.similarities(_embedding.embed([task])[0], project)
+    ids, scores = cache.similarities(_embedding.embed([task])[0], project, policy.shortlist)
     if len(ids) > policy.semantic_candidates:
         top = np.argpartition(-scores, policy.semantic_candidates)[: policy.semantic_candidates]
         ids, scores = ids[top], scores[top]
@@ -177,19 +184,20 @@ def _withheld_reason(item: Candidate) -> str | None:
     return None
 
 
-def _duplicates(
+def _near_duplicates(
     conn: sqlite3.Connection, usable: list[Candidate], limit: float
-) -> set[tuple[int, int]]:
-    """Pairs of candidates whose own vectors are at least ``limit`` similar (near-duplicates)."""
+) -> Callable[[int, int], bool]:
+    """Whether two candidates' own vectors are at least ``limit`` similar (asked lazily)."""
     with_vectors = [item.rowid for item in usable if item.semantic is not None]
     if len(with_vectors) < 2:
-        return set()
-    import numpy as np
-
+        return lambda a, b: False
     matrix = cache_for(conn).vectors(with_vectors)
-    close = np.argwhere(np.triu(matrix @ matrix.T, k=1) >= limit)
-    pairs = {(with_vectors[i], with_vectors[j]) for i, j in close}
-    return pairs | {(b, a) for a, b in pairs}
+    row = {rowid: index for index, rowid in enumerate(with_vectors)}
+
+    def close(a: int, b: int) -> bool:
+        return float(matrix[row[a]] @ matrix[row[b]]) >= limit
+
+    return close
 
 
 def _confidences(
@@ -204,7 +212,7 @@ def _confidences(
     The margin is over the most similar *other* candidate that is not a near-duplicate of
     it: the same fix recorded twice is corroboration, not a rival.
     """
-    duplicates = _duplicates(conn, usable, policy.duplicate_similarity)
+    duplicate = _near_duplicates(conn, usable, policy.duplicate_similarity)
     by_similarity = sorted(
         (item for item in usable if item.semantic is not None),
         key=lambda item: -(item.semantic or 0.0),
@@ -217,7 +225,8 @@ def _confidences(
             (
                 other.semantic
                 for other in by_similarity
-                if other.rowid != item.rowid and (item.rowid, other.rowid) not in duplicates
+                if other.rowid != item.rowid
+                and (item.semantic is None or not duplicate(item.rowid, other.rowid))
             ),
             0.0,
         )

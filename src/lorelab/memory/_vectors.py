@@ -1,9 +1,13 @@
 """Stored vectors: written with each experience and lesson, read through a per-connection cache.
 
-Semantic scoring multiplies the query vector with every stored experience vector, so the
-vectors are kept in memory as one float32 matrix per open connection and brought up to date
-before each retrieval: rows newer than the cache are appended (ids only grow), and a reindex
-bumps ``vectors_generation`` in ``memory_state`` so every cache reloads.
+Semantic scoring compares the query with every stored experience vector, so the vectors are
+kept in memory per open connection and brought up to date before each retrieval: rows newer
+than the cache are appended (ids only grow), and a reindex bumps ``vectors_generation`` in
+``memory_state`` so every cache reloads. The model is Matryoshka-trained (a prefix of a vector
+is itself an embedding), so a store is scanned in two stages: every vector's first
+:data:`COARSE_DIMS` dimensions (float32, renormalised) pick a shortlist of ``shortlist``
+candidates, and only those are scored with the full 256 dimensions (kept as fp16). Up to
+``shortlist`` usable vectors, the scan is exact.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
     from lorelab.memory._db import Database
 
 REINDEX_BATCH: Final = 512
+COARSE_DIMS: Final = 64
 
 
 def experience_text(task: str) -> str:
@@ -71,7 +76,9 @@ class VectorCache:
     verified: Any = None
     """bool: the experience is verified."""
     matrix: Any = None
-    """float32 (capacity x 256); rows [0, size) are in use."""
+    """fp16 (capacity x 256); rows [0, size) are in use."""
+    coarse: Any = None
+    """float32 (capacity x COARSE_DIMS): each vector's prefix, renormalised."""
     codes: dict[str, int] = field(default_factory=dict)
 
     def refresh(self, conn: sqlite3.Connection) -> None:
@@ -93,7 +100,8 @@ class VectorCache:
         self.ids = np.zeros(0, dtype=np.int64)
         self.projects = np.zeros(0, dtype=np.int32)
         self.verified = np.zeros(0, dtype=bool)
-        self.matrix = np.zeros((0, _embedding.DIMENSIONS), dtype=np.float32)
+        self.matrix = np.zeros((0, _embedding.DIMENSIONS), dtype=np.float16)
+        self.coarse = np.zeros((0, COARSE_DIMS), dtype=np.float32)
         self.codes = {}
 
     def _append(self, rows: list[tuple[Any, ...]]) -> None:
@@ -105,11 +113,14 @@ class VectorCache:
             self.projects = _grow(self.projects, capacity)
             self.verified = _grow(self.verified, capacity)
             self.matrix = _grow(self.matrix, capacity)
+            self.coarse = _grow(self.coarse, capacity)
         end = self.size + count
         self.ids[self.size : end] = [int(row[0]) for row in rows]
         self.projects[self.size : end] = [self.code(row[2]) for row in rows]
         self.verified[self.size : end] = [row[3] == "verified" for row in rows]
-        self.matrix[self.size : end] = _embedding.from_blobs([bytes(row[1]) for row in rows])
+        full = _embedding.from_blobs([bytes(row[1]) for row in rows])
+        self.matrix[self.size : end] = full
+        self.coarse[self.size : end] = _prefix(full)
         self.size = end
         self.through = int(rows[-1][0])
 
@@ -119,16 +130,23 @@ class VectorCache:
         return self.codes.setdefault(project, len(self.codes))
 
     def similarities(
-        self, query: npt.NDArray[np.float32], project: str | None
+        self, query: npt.NDArray[np.float32], project: str | None, shortlist: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """Ids of the verified experiences a brief for ``project`` may use, and their cosines."""
-        ids = self.ids[: self.size]
+        """Verified experiences a brief for ``project`` may use, and their cosines: all of
+        them up to ``shortlist``, else the ``shortlist`` best by the coarse prefix."""
+        import numpy as np
+
         keep = self.verified[: self.size]
         if project is not None:
             codes = self.projects[: self.size]
             keep = keep & ((codes == -1) | (codes == self.codes.get(project, -2)))
-        scores = self.matrix[: self.size] @ query
-        return ids[keep], scores[keep]
+        rows = np.flatnonzero(keep)
+        if len(rows) > shortlist:
+            rough = self.coarse[rows] @ _prefix(query[np.newaxis, :])[0]
+            rows = rows[np.argpartition(-rough, shortlist)[:shortlist]]
+        scores = self.matrix[rows].astype(np.float32) @ query
+        result: npt.NDArray[np.int64] = self.ids[rows]
+        return result, scores
 
     def vectors(self, rowids: list[int]) -> npt.NDArray[np.float32]:
         """The cached vectors of ``rowids`` (each must be cached), one row each."""
@@ -136,8 +154,18 @@ class VectorCache:
 
         ids = self.ids[: self.size]
         positions = np.searchsorted(ids, np.array(rowids, dtype=np.int64))
-        result: npt.NDArray[np.float32] = self.matrix[positions]
+        result: npt.NDArray[np.float32] = self.matrix[positions].astype(np.float32)
         return result
+
+
+def _prefix(vectors: Any) -> Any:
+    """The first COARSE_DIMS dimensions of each row, renormalised."""
+    import numpy as np
+
+    head = np.ascontiguousarray(vectors[:, :COARSE_DIMS], dtype=np.float32)
+    norms = np.linalg.norm(head, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return head / norms
 
 
 def _grow(array: Any, capacity: int) -> Any:
