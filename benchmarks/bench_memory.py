@@ -171,6 +171,30 @@ def model_load(repeats: int) -> dict[str, float]:
     }
 
 
+def shortlist_recall(store: SqliteMemoryStore, texts: list[str]) -> float | None:
+    """Share of the exact 50 nearest vectors the two-stage scan also returns (None: exact)."""
+    import numpy as np
+
+    from lorelab.memory import DEFAULT_POLICY
+    from lorelab.memory._embedding import embed
+    from lorelab.memory._vectors import cache_for
+
+    cache = cache_for(store.connection)
+    usable = int(cache.verified[: cache.size].sum())
+    if usable <= DEFAULT_POLICY.shortlist:
+        return None
+    full = cache.matrix[: cache.size].astype(np.float32)
+    found = 0
+    for text in texts:
+        query = embed([text])[0]
+        exact_scores = np.where(cache.verified[: cache.size], full @ query, -np.inf)
+        exact = set(cache.ids[np.argpartition(-exact_scores, 50)[:50]].tolist())
+        ids, scores = cache.similarities(query, None, DEFAULT_POLICY.shortlist)
+        staged = set(ids[np.argpartition(-scores, 50)[:50]].tolist())
+        found += len(exact & staged)
+    return round(found / (50 * len(texts)), 4)
+
+
 def _batched_rate(store: SqliteMemoryStore, vocab: Vocabulary, first: int, count: int) -> float:
     todo = [vocab.experience(n) for n in range(first, first + count)]
     started = time.perf_counter()
@@ -226,6 +250,7 @@ def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
                     "prepare_cpu_ms_p95": round(_percentile(cpu_timings, 95), 2),
                     "prepare_calls": len(timings),
                     "empty_briefs": empty,
+                    "semantic_top50_shortlist_recall": shortlist_recall(store, texts[:30]),
                     "vectors": store.connection.execute(
                         "SELECT count(*) FROM experience_vectors"
                     ).fetchone()[0],
