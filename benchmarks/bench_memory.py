@@ -141,33 +141,37 @@ def _queries(vocab: Vocabulary, store: SqliteMemoryStore, count: int) -> list[st
 
 _LOAD = """
 import time
-started = time.perf_counter()
+import lorelab.memory._embedding as embedding
+wall, cpu = time.perf_counter(), time.process_time()
 import numpy, safetensors.numpy, tokenizers
-imported = time.perf_counter()
-from lorelab.memory._embedding import model
-model()
-print(imported - started, time.perf_counter() - imported)
+imported = time.perf_counter(), time.process_time()
+embedding.model()
+done = time.perf_counter(), time.process_time()
+print(imported[0] - wall, imported[1] - cpu, done[0] - imported[0], done[1] - imported[1])
 """
 
 
 def model_load(repeats: int) -> dict[str, float]:
-    """Median and worst seconds to import the model's libraries and load it, fresh processes."""
-    imports: list[float] = []
-    loads: list[float] = []
+    """Seconds to import numpy, tokenizers and safetensors and read the bundled tokenizer and
+    weights, each in a fresh process (lorelab itself already imported): median and worst,
+    wall clock and CPU."""
+    rows: list[list[float]] = []
     for _ in range(repeats):
         done = subprocess.run(
             [sys.executable, "-c", _LOAD], capture_output=True, text=True, check=True, timeout=120
         )
-        first, second = (float(v) for v in done.stdout.split())
-        imports.append(first)
-        loads.append(second)
-    totals = [a + b for a, b in zip(imports, loads, strict=True)]
+        rows.append([float(v) for v in done.stdout.split()])
+    wall = [r[0] + r[2] for r in rows]
+    cpu = [r[1] + r[3] for r in rows]
     return {
         "runs": repeats,
-        "import_s_median": round(statistics.median(imports), 3),
-        "files_s_median": round(statistics.median(loads), 3),
-        "total_s_median": round(statistics.median(totals), 3),
-        "total_s_max": round(max(totals), 3),
+        "import_wall_s_median": round(statistics.median(r[0] for r in rows), 3),
+        "files_wall_s_median": round(statistics.median(r[2] for r in rows), 3),
+        "total_wall_s_median": round(statistics.median(wall), 3),
+        "total_wall_s_max": round(max(wall), 3),
+        "total_cpu_s_median": round(statistics.median(cpu), 3),
+        "total_cpu_s_max": round(max(cpu), 3),
+        "load_average": os.getloadavg()[0],
     }
 
 
@@ -287,7 +291,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20240301)
     parser.add_argument("--load-runs", type=int, default=5, help="fresh processes timing load")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--load-only", action="store_true", help="only time the model load")
     args = parser.parse_args()
+    if args.load_only:
+        print(json.dumps(model_load(args.load_runs), indent=2))
+        return
     figures = run(args.sizes, args.queries, args.seed)
     figures["model_load"] = model_load(args.load_runs)
     if args.json:
