@@ -142,9 +142,13 @@ class VectorCache:
             keep = keep & ((codes == -1) | (codes == self.codes.get(project, -2)))
         rows = np.flatnonzero(keep)
         if len(rows) > shortlist:
-            rough = self.coarse[rows] @ _prefix(query[np.newaxis, :])[0]
-            rows = rows[np.argpartition(-rough, shortlist)[:shortlist]]
-        scores = self.matrix[rows].astype(np.float32) @ query
+            # Score every prefix in place (no copy of the matrix), then drop the unusable.
+            # einsum, not BLAS: one memory-bound pass, without BLAS threads spinning for CPU.
+            prefix = _prefix(query[np.newaxis, :])[0]
+            rough = np.einsum("ij,j->i", self.coarse[: self.size], prefix)
+            rough[~keep] = -np.inf
+            rows = np.argpartition(-rough, shortlist)[:shortlist]
+        scores = np.einsum("ij,j->i", self.matrix[rows].astype(np.float32), query)
         result: npt.NDArray[np.int64] = self.ids[rows]
         return result, scores
 
