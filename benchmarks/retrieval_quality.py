@@ -106,36 +106,38 @@ def _figures(outcomes: list[Outcome]) -> dict[str, Any]:
 def _run(
     data: dict[str, Any], policy: RelevancePolicy, splits: set[str], use_project: bool
 ) -> list[Outcome]:
-    with tempfile.TemporaryDirectory(prefix="lorelab-heldout-") as tmp:
-        with SqliteMemoryStore(Path(tmp) / "memory.db", policy=policy) as store:
-            results = store.record_many(
-                RecordManyRequest(experiences=[_record(e) for e in data["experiences"]])
-            ).results
-            key_of = {r.id: e["key"] for r, e in zip(results, data["experiences"], strict=True)}
-            outcomes: list[Outcome] = []
-            for task in data["tasks"]:
-                if task["split"] not in splits:
-                    continue
-                project = task["project"] if use_project else None
-                brief = store.prepare(PrepareRequest(task=task["text"], project=project))
-                explained = store.explain(ExplainRequest(task=task["text"], project=project))
-                top = next((c for c in explained.candidates if c.validity == "trusted"), None)
-                signals = None
-                if top is not None and top.semantic is not None:
-                    signals = {
-                        "semantic": top.semantic,
-                        "lexical": top.lexical,
-                        "agreement": top.agreement or 0.0,
-                        "margin": top.margin or 0.0,
-                    }
-                outcomes.append(
-                    Outcome(
-                        task=task,
-                        served=[key_of[e.id] for e in brief.experiences],
-                        ranked=[key_of[c.id] for c in explained.candidates],
-                        top_signals=signals,
-                    )
+    with (
+        tempfile.TemporaryDirectory(prefix="lorelab-heldout-") as tmp,
+        SqliteMemoryStore(Path(tmp) / "memory.db", policy=policy) as store,
+    ):
+        results = store.record_many(
+            RecordManyRequest(experiences=[_record(e) for e in data["experiences"]])
+        ).results
+        key_of = {r.id: e["key"] for r, e in zip(results, data["experiences"], strict=True)}
+        outcomes: list[Outcome] = []
+        for task in data["tasks"]:
+            if task["split"] not in splits:
+                continue
+            project = task["project"] if use_project else None
+            brief = store.prepare(PrepareRequest(task=task["text"], project=project))
+            explained = store.explain(ExplainRequest(task=task["text"], project=project))
+            top = next((c for c in explained.candidates if c.validity == "trusted"), None)
+            signals = None
+            if top is not None and top.semantic is not None:
+                signals = {
+                    "semantic": top.semantic,
+                    "lexical": top.lexical,
+                    "agreement": top.agreement or 0.0,
+                    "margin": top.margin or 0.0,
+                }
+            outcomes.append(
+                Outcome(
+                    task=task,
+                    served=[key_of[e.id] for e in brief.experiences],
+                    ranked=[key_of[c.id] for c in explained.candidates],
+                    top_signals=signals,
                 )
+            )
     return outcomes
 
 
