@@ -1,8 +1,8 @@
-"""Recalling lessons: BM25 over requirements and test names, then a documented floor.
+"""Recalling lessons: the store's hybrid ranking, then a documented floor.
 
-The store ranks lessons by BM25. BM25 scores are not comparable across stores (with one or
-two lessons, FTS5's inverse document frequency is clamped near zero), so the floor is
-lexical: a lesson is recalled only when it shares at least ``MIN_SHARED_TERMS`` informative
+The store ranks lessons as it ranks experiences for briefs: BM25 over requirements and test
+names fused with the cosine similarity of the requirements' embeddings (reciprocal rank
+fusion). Fused scores are ranks, not evidence, so the floor is lexical: a lesson is recalled only when it shares at least ``MIN_SHARED_TERMS`` informative
 terms with the requirements (terms as the store indexes them: lower-cased words, stemmed,
 stopwords removed, plus the grammar words of docs/protocol.md). Below the floor nothing is
 returned: say nothing rather than pad.
@@ -46,7 +46,7 @@ def lesson_runner(tests: list[FileEntry]) -> str | None:
 def recall_lessons(
     store: MemoryStore, requirements: str, k: int = DEFAULT_K, *, runner: str | None = None
 ) -> Recall:
-    """Rank lessons for ``requirements`` by BM25 and keep the top ``k`` that clear the floor.
+    """Rank lessons for ``requirements`` (hybrid) and keep the top ``k`` that clear the floor.
 
     With ``runner``, lessons whose tests are written for another runner are never recalled.
     """
