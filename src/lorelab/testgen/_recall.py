@@ -4,8 +4,9 @@ The store ranks lessons as it ranks experiences for briefs: BM25 over requiremen
 names fused with the cosine similarity of the requirements' embeddings (reciprocal rank
 fusion). Fused scores are ranks, not evidence, so the floor is lexical: a lesson is recalled
 only when it shares at least ``MIN_SHARED_TERMS`` informative terms with the requirements
-(terms as the store indexes them: lower-cased words, stemmed, stopwords removed, plus the grammar words of docs/protocol.md). Below the floor nothing is
-returned: say nothing rather than pad.
+(terms as the store indexes them: lower-cased words, stemmed, stopwords removed, plus the
+grammar words of docs/protocol.md). Below the floor nothing is returned: say nothing rather
+than pad.
 """
 
 from __future__ import annotations
