@@ -16,7 +16,6 @@ from typing import Final
 
 from lorelab.memory._models import CheckResult, SkillStep
 from lorelab.memory._redact import Redactor
-from lorelab.runners import run_process
 from lorelab.workspace import RunRoot
 
 OUTPUT_TAIL_BYTES: Final = 2048
@@ -51,6 +50,9 @@ def run_check(step: SkillStep, cwd: Path, timeout_seconds: float) -> CheckResult
         return refused(f"cannot split the command into arguments: {exc}")
     if not argv:
         return refused("empty command")
+    # The process supervisor is loaded by the commands that run checks, not by every store user.
+    from lorelab.io import run_process
+
     try:
         # A check may leave children behind; they die with its process group.
         result = run_process(

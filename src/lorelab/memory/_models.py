@@ -4,8 +4,6 @@ Field names are spelled as issue 5 spells them (``exit_code``, ``plan_id``,
 ``budget_tokens``), so a tool call and a ``--json`` CLI output carry the same keys.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Any, Final, Literal
 

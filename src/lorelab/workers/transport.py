@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, ValidationError
 
+from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES as DEFAULT_MAX_OUTPUT_BYTES
 from lorelab._model import DEFAULT_TIMEOUT_MS as DEFAULT_TIMEOUT_MS
 from lorelab._model import RecordModel
 from lorelab.errors import JSONInputError, SchemaError, UsageError
@@ -35,7 +36,6 @@ from lorelab.workers.roles import (
     validate_response,
 )
 
-DEFAULT_MAX_OUTPUT_BYTES: Final = 65_536
 MAX_OUTPUT_BYTES_CAP: Final = 16 * MIB
 RAW_RESPONSE_CAP: Final = 8192
 STDERR_TAIL_CAP: Final = 4096
