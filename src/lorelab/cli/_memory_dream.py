@@ -79,7 +79,7 @@ def _dream_divert(ctx: click.Context, options: Options, as_json: bool) -> bool:
         echo_json(result)
     else:
         views.print_worker_dream(result)
-    if result.receipt.failure == "identity-changed":
+    if result.receipt is not None and result.receipt.failure == "identity-changed":
         exit_with(3)
     if not result.ok:
         exit_with(1)

@@ -155,6 +155,9 @@ def print_dream(request: Any, result: DreamResult) -> None:
 
 def print_worker_dream(result: WorkerDreamResult) -> None:
     receipt = result.receipt
+    if receipt is None:
+        echo(f"0 new candidate(s): {result.skipped}")
+        return
     if not result.ok:
         echo(
             f"the dreamer call failed ({receipt.failure}: {receipt.failure_detail}); "

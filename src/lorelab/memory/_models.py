@@ -343,6 +343,14 @@ class CheckResult(OutputModel):
     duration_ms: int | None
     output_tail: str = Field(description="Last bytes of stdout+stderr, redacted.")
     error: str | None
+    sandbox: Literal["bubblewrap", "partial", "none"] | None = Field(
+        default=None,
+        description=(
+            "The confinement the check really ran in: 'bubblewrap' (no network, writes only to "
+            "the disposable copy and a private /tmp, own PID namespace), 'partial', or 'none' "
+            "(descendants still killed); null when it never started."
+        ),
+    )
 
 
 class CheckRun(OutputModel):
