@@ -386,6 +386,14 @@ def _finish(
             detail = f"the bound identity changed during the call; response rejected{before}"
 
     value = parsed.value
+    if failure is None and value is not None and json_bytes(value) > base["max_output_bytes"]:
+        # The bound is on what lorelab keeps and counts (the canonical JSON), not only on the
+        # raw stdout: "1e9" is 3 bytes written and 12 kept.
+        failure = "output-too-large"
+        detail = (
+            f"the parsed response is {json_bytes(value)} bytes of canonical JSON, over the "
+            f"{base['max_output_bytes']}-byte bound"
+        )
     if failure is None and value is not None:
         try:
             validate_response(role, value, payload=payload)
