@@ -5,9 +5,9 @@ The supervisor, the sandbox probe and receipt directories are loaded on first us
 that never start a process (``memory prepare``, every hook) do not pay for them.
 """
 
-import importlib as _importlib
 import typing as _typing
 
+from lorelab._lazy import lazy_exports as _lazy_exports
 from lorelab.io._bounded import (
     FIXTURE_LIMIT,
     LIMITS,
@@ -89,14 +89,4 @@ _WHERE: _typing.Final = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _WHERE)
