@@ -570,3 +570,21 @@ def test_the_controllers_elapsed_time_counts_from_the_commands_entry(tmp_path):
     assert run_learning(request, output).exit_code == 3
     controller = json.loads((output / "controller.json").read_text())
     assert controller["elapsedMs"] >= 3_600_000
+
+
+def test_receipts_name_no_temporary_workspace_or_runner_directory(tmp_path, monkeypatch):
+    # The seed: "Workspace paths are normalized". A run's disposable directories and a test
+    # runner's per-execution directories appear as $WORKSPACE, $PRIVATE and $RUNNER_TMP.
+    import re
+    import tempfile
+
+    output = tmp_path / "out"
+    outcome = run_learning(_request(_one_spec(defects=1), resolve_agent("fixture")), output)
+    assert outcome.exit_code == 0, outcome.message
+    raw = re.compile(re.escape(tempfile.gettempdir()) + r"/lorelab-(learning|pytest|node)-")
+    texts = {path.relative_to(output): path.read_text() for path in output.rglob("*.json")}
+    leaking = sorted(str(name) for name, text in texts.items() if raw.search(text))
+    assert leaking == []
+    joined = "\n".join(texts.values())
+    assert "$WORKSPACE/" in joined
+    assert "$RUNNER_TMP/" in joined
