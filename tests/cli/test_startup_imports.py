@@ -128,16 +128,82 @@ def test_a_hook_command_loads_no_mcp_sdk_scipy_or_evaluation_package(tmp_path):
     assert heavy == []
 
 
-def _memory_command(home: str, *args: str) -> str:
-    return (
-        "import sys\n"
+# What an agent's hot path (a hook on every prompt, ``memory prepare``) must not load: the
+# worker transport (only a worker-based Dream needs it), the process supervisor (only checks
+# and test runs start processes), rich's tables (only listings print them), the MCP SDK.
+HOT_PATH_FORBIDDEN = (
+    "lorelab.workers",
+    "lorelab.io._process",
+    "lorelab.io._sandbox",
+    "lorelab.memory._dream_worker",
+    "rich.table",
+    "mcp",
+    "scipy",
+    "lorelab.evaluation",
+)
+
+
+def _run_cli(args: list[str], stdin: str, env_home: str) -> list[str]:
+    code = (
+        "import io, os, sys\n"
+        f"os.environ['LORELAB_HOME'] = {env_home!r}\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({stdin.encode()!r}))\n"
         "from lorelab.cli.main import app\n"
-        f"sys.argv = ['lorelab', 'memory', '--home', {home!r}, *{list(args)!r}]\n"
+        f"sys.argv = ['lorelab', *{args!r}]\n"
         "try:\n"
         "    app(prog_name='lorelab')\n"
         "except SystemExit:\n"
         "    pass\n"
     )
+    return _modules_after(code)
+
+
+def _forbidden(modules: list[str]) -> list[str]:
+    return [
+        name
+        for name in modules
+        if any(name == prefix or name.startswith(f"{prefix}.") for prefix in HOT_PATH_FORBIDDEN)
+    ]
+
+
+def test_memory_prepare_loads_no_worker_transport_supervisor_or_table(tmp_path):
+    modules = _run_cli(["memory", "prepare", "fix the flaky parser test"], "", str(tmp_path))
+    assert "lorelab.memory._sqlite" in modules  # the store really was opened
+    assert _forbidden(modules) == []
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"hook_event_name": "SessionStart", "source": "startup"},
+        {"hook_event_name": "UserPromptSubmit", "prompt": "fix the flaky parser test"},
+        {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "pytest -q"},
+            "tool_response": {"exit_code": 1},
+        },
+    ],
+    ids=lambda payload: payload["hook_event_name"],
+)
+def test_a_hook_loads_no_worker_transport_supervisor_or_table(tmp_path, payload):
+    # Claude Code's hook input shape (code.claude.com/docs/en/hooks: session_id,
+    # transcript_path, cwd, hook_event_name, then the event's own fields).
+    project = tmp_path / "project"
+    project.mkdir()
+    full = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        **payload,
+    }
+    modules = _run_cli(
+        ["hook", payload["hook_event_name"], "--agent", "claude-code"],
+        json.dumps(full),
+        str(tmp_path / "home"),
+    )
+    assert "lorelab.hooks._handle" in modules
+    assert _forbidden(modules) == []
 
 
 def _embedding_modules(modules: list[str]) -> list[str]:
@@ -147,27 +213,25 @@ def _embedding_modules(modules: list[str]) -> list[str]:
 def test_the_embedding_model_loads_only_when_a_vector_is_needed(tmp_path):
     home = str(tmp_path / "home")
     # An empty store: prepare has nothing to compare with, so no model.
-    empty = _modules_after(_memory_command(home, "prepare", "Fix the date parser test"))
+    empty = _run_cli(["memory", "prepare", "Fix the date parser test"], "", home)
     assert "lorelab.memory._sqlite" in empty
     assert _embedding_modules(empty) == []
-    recorded = _modules_after(
-        _memory_command(
-            home,
-            "record",
-            "--task",
-            "Fix the date parser test",
-            "--summary",
-            "Made it timezone-aware",
-            "--outcome",
-            "passed",
-            "--verify-command",
-            "pytest",
-            "--verify-exit-code",
-            "0",
-        )
-    )
+    record = [
+        "memory",
+        "record",
+        "--task",
+        "Fix the date parser test",
+        "--summary",
+        "Made it timezone-aware",
+        "--outcome",
+        "passed",
+        "--verify-command",
+        "pytest",
+        "--verify-exit-code",
+        "0",
+    ]
+    recorded = _run_cli(record, "", home)
     assert {"numpy", "tokenizers", "safetensors"} <= set(recorded)
-    listed = _modules_after(_memory_command(home, "list"))
-    assert _embedding_modules(listed) == []
-    prepared = _modules_after(_memory_command(home, "prepare", "date parser test fails"))
+    assert _embedding_modules(_run_cli(["memory", "list"], "", home)) == []
+    prepared = _run_cli(["memory", "prepare", "date parser test fails"], "", home)
     assert "tokenizers" in prepared
