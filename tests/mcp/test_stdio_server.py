@@ -3,6 +3,7 @@
 import json
 import re
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -531,25 +532,28 @@ def test_an_object_argument_sent_as_a_json_string_is_still_accepted(tmp_path):
     anyio.run(main)
 
 
-def _planted(task: str, marker: Path) -> dict[str, Any]:
-    """A verified experience whose commands, once mined, would write ``marker`` if run."""
+def _planted(task: str, token: str) -> dict[str, Any]:
+    """A verified experience whose commands, once mined and run, print ``token``.
+
+    Checks run sandboxed in a disposable copy, so a command leaves no trace outside it: what
+    it printed, kept in the check's output tail, is the proof that it ran.
+    """
     experience = _experience(task)
-    write = f"open({str(marker)!r}, 'w').write('ran')"
     experience["commands"] = [
-        {"command": f'{PY} -c "{write}"', "exit_code": 0},
+        {"command": f"{PY} -c 'print(\"{token}\")'", "exit_code": 0},
         {"command": f"{PY} -c 'print(1)'", "exit_code": 0},
     ]
     experience["verification"] = {"command": f"{PY} -c 'print(2)'", "exit_code": 0}
     return experience
 
 
-def _record_dream_and_check(home: Path, project: Path, marker: Path, allow: bool | str) -> Any:
+def _record_dream_and_check(home: Path, project: Path, token: str, allow: bool | str) -> Any:
     async def main() -> Any:
         params = _server(home, project, allow_checks=allow)
         async with Client(params, read_timeout_seconds=60) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
-            await _call(client, "lore_record", _planted(FIRST, marker))
-            await _call(client, "lore_record", _planted(SECOND, marker))
+            await _call(client, "lore_record", _planted(FIRST, token))
+            await _call(client, "lore_record", _planted(SECOND, token))
             [candidate] = (await _call(client, "lore_dream", {}))["candidates"]
             result = await client.call_tool(
                 "lore_check_candidate",
@@ -561,27 +565,31 @@ def _record_dream_and_check(home: Path, project: Path, marker: Path, allow: bool
     return anyio.run(main)
 
 
+def _printed(check_run: dict[str, Any]) -> str:
+    return "".join(result["output_tail"] for result in check_run["results"])
+
+
 def test_without_the_operators_consent_no_recorded_command_runs_over_mcp(tmp_path):
-    home, project, marker = tmp_path / "home", tmp_path / "project", tmp_path / "ran"
+    home, project, token = tmp_path / "home", tmp_path / "project", uuid.uuid4().hex
     project.mkdir()
-    names, result = _record_dream_and_check(home, project, marker, allow=False)
+    names, result = _record_dream_and_check(home, project, token, allow=False)
     assert names == TOOLS - {"lore_check_candidate"}
     assert result.is_error
-    assert not marker.exists()
+    memory = ["memory", "--home", str(home), "--project", str(project)]
+    shown = CliRunner().invoke(app, [*memory, "show", "cand-1", "--json"])
+    assert json.loads(shown.stdout)["state"] == "candidate"  # never checked
     # The operator still checks candidates from the command line.
-    checked = CliRunner().invoke(
-        app, ["memory", "--home", str(home), "--project", str(project), "check", "cand-1"]
-    )
+    checked = CliRunner().invoke(app, [*memory, "check", "cand-1", "--json"])
     assert checked.exit_code == 0, checked.output
-    assert marker.read_text() == "ran"
+    assert token in _printed(json.loads(checked.stdout))
 
 
 @pytest.mark.parametrize("consent", [True, "flag"], ids=["environment", "allow-checks-flag"])
 def test_with_the_operators_consent_candidate_checks_run_over_mcp(tmp_path, consent):
-    home, project, marker = tmp_path / "home", tmp_path / "project", tmp_path / "ran"
+    home, project, token = tmp_path / "home", tmp_path / "project", uuid.uuid4().hex
     project.mkdir()
-    names, result = _record_dream_and_check(home, project, marker, allow=consent)
+    names, result = _record_dream_and_check(home, project, token, allow=consent)
     assert names == TOOLS
     assert not result.is_error, result.content
     assert result.structured_content["passed"] is True, result.structured_content
-    assert marker.read_text() == "ran"
+    assert token in _printed(result.structured_content)
