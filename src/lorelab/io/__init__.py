@@ -26,6 +26,7 @@ from lorelab.io._process import (
     run_bounded,
     run_process,
 )
+from lorelab.io._progress import Tick, at_terminal, no_progress, progress_bar
 from lorelab.io._receipts import ReceiptDir, create_output_dir
 from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
 from lorelab.io._text import escape_control
@@ -44,6 +45,8 @@ __all__ = [
     "ReceiptDir",
     "SandboxKind",
     "SandboxSupport",
+    "Tick",
+    "at_terminal",
     "canonical_bytes",
     "canonical_json",
     "create_output_dir",
@@ -51,9 +54,11 @@ __all__ = [
     "escape_control",
     "json_bytes",
     "loads_strict",
+    "no_progress",
     "open_regular",
     "pretty_json",
     "probe_sandbox",
+    "progress_bar",
     "read_bounded",
     "read_json",
     "read_model",
