@@ -8,24 +8,15 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import lorelab
 from lorelab.errors import UsageError
-from lorelab.report._compare import Comparability, Loaded, comparability
-from lorelab.report._conditions import conditions_sections, conditions_title, load_conditions
-from lorelab.report._context import (
-    ContextRun,
-    ScanRun,
-    context_sections,
-    context_title,
-    load_context,
-    load_scan,
-    scan_sections,
-)
-from lorelab.report._learning import LearningRun, learning_sections, learning_title, load_learning
 from lorelab.report._load import KIND_NAMES, Kind, Receipts, detect_kind
 from lorelab.report._page import Column, pair_page, single_page
+
+if TYPE_CHECKING:
+    from lorelab.report._compare import Comparability, Loaded
 
 REPORT_FILE: Final = "report.html"
 PAIR_FILE: Final = "report-side-by-side.html"
@@ -46,26 +37,43 @@ class Report:
     comparability: Comparability | None = None
 
 
-def _load(kind: Kind, receipts: Receipts) -> Loaded:
+def _read(kind: Kind, receipts: Receipts, source: str) -> tuple[Loaded, Column]:
+    """Read one directory and render its sections; only the kind's own modules are imported."""
+    run: Loaded
     if kind == "learning":
-        return load_learning(receipts)
-    if kind == "conditions":
-        return load_conditions(receipts)
-    if kind == "context":
-        return load_context(receipts)
-    return load_scan(receipts)
+        from lorelab.report._learning import learning_sections, learning_title, load_learning
 
+        run = load_learning(receipts)
+        title, sections = learning_title(run), learning_sections(run)
+    elif kind == "conditions":
+        from lorelab.report._conditions import (
+            conditions_sections,
+            conditions_title,
+            load_conditions,
+        )
 
-def _column(loaded: Loaded, source: str) -> Column:
-    if isinstance(loaded, LearningRun):
-        title, sections = learning_title(loaded), learning_sections(loaded)
-    elif isinstance(loaded, ContextRun):
-        title, sections = context_title(loaded), context_sections(loaded)
-    elif isinstance(loaded, ScanRun):
-        title, sections = context_title(loaded), scan_sections(loaded)
+        conditions = load_conditions(receipts)
+        run, title, sections = (
+            conditions,
+            conditions_title(conditions),
+            conditions_sections(conditions),
+        )
     else:
-        title, sections = conditions_title(loaded), conditions_sections(loaded)
-    return Column(title, source, list(loaded.receipts.problems), sections)
+        from lorelab.report._context import (
+            context_sections,
+            context_title,
+            load_context,
+            load_scan,
+            scan_sections,
+        )
+
+        if kind == "context":
+            context = load_context(receipts)
+            run, title, sections = context, context_title(context), context_sections(context)
+        else:
+            scan = load_scan(receipts)
+            run, title, sections = scan, context_title(scan), scan_sections(scan)
+    return run, Column(title, source, list(receipts.problems), sections)
 
 
 def resolve_output(dirs: Sequence[Path], output: Path | None) -> Path:
@@ -115,13 +123,15 @@ def build_report(
         raise UsageError(f"give one or two output directories, not {len(paths)}")
     kind = _kinds(paths)
     target = resolve_output(paths, Path(output) if output is not None else None)
-    loaded = [_load(kind, Receipts(p, target.parent)) for p in paths]
-    columns = [_column(run, str(p)) for run, p in zip(loaded, paths, strict=True)]
+    read = [_read(kind, Receipts(p, target.parent), str(p)) for p in paths]
+    loaded, columns = [r[0] for r in read], [r[1] for r in read]
     problems = [f"{c.source}: {p}" for c in columns for p in c.problems]
     verdict: Comparability | None = None
     if len(columns) == 1:
         page = single_page(columns[0], lorelab.__version__)
     else:
+        from lorelab.report._compare import comparability
+
         verdict = comparability(loaded[0], loaded[1])
         page = pair_page(
             columns[0],

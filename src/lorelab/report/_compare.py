@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
 
 from lorelab.errors import LorelabError
-from lorelab.evaluation.context import compare, load_baseline
-from lorelab.report._conditions import ConditionsRun
-from lorelab.report._context import ContextRun, ScanRun
-from lorelab.report._learning import LearningRun
 
-Loaded = LearningRun | ConditionsRun | ContextRun | ScanRun
+if TYPE_CHECKING:
+    from lorelab.report._conditions import ConditionsRun
+    from lorelab.report._context import ContextRun, ScanRun
+    from lorelab.report._learning import LearningRun
+
+Loaded: TypeAlias = "LearningRun | ConditionsRun | ContextRun | ScanRun"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,8 @@ def _conditions(a: ConditionsRun, b: ConditionsRun) -> Comparability:
 
 
 def _context(a: ContextRun, b: ContextRun) -> Comparability:
+    from lorelab.evaluation.context import compare, load_baseline
+
     if a.receipt is None or b.receipt is None:
         return Comparability(False, ["a context receipt is missing or unreadable"])
     try:
@@ -110,6 +114,10 @@ def _scan(a: ScanRun, b: ScanRun) -> Comparability:
 
 def comparability(a: Loaded, b: Loaded) -> Comparability:
     """Apply the rule of the pair's kind (both are of one kind)."""
+    from lorelab.report._conditions import ConditionsRun
+    from lorelab.report._context import ContextRun, ScanRun
+    from lorelab.report._learning import LearningRun
+
     if isinstance(a, LearningRun) and isinstance(b, LearningRun):
         return _learning(a, b)
     if isinstance(a, ConditionsRun) and isinstance(b, ConditionsRun):
