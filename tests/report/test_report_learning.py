@@ -165,7 +165,8 @@ def test_a_trial_that_did_not_qualify_is_listed_with_its_status_and_reason(learn
         for r in matrix.rows
         if r[0].text == data["specification"]
     ]
-    assert texts and all("not counted (rejected)" in text for text in texts)
+    assert texts
+    assert all("not counted (rejected)" in text for text in texts)
 
 
 def test_the_same_receipts_always_give_the_same_page(learning_dir, tmp_path):
