@@ -21,6 +21,7 @@ class Cell:
     text: str = ""
     value: str | None = None
     hrefs: list[str] = field(default_factory=list)
+    empty: bool = False
 
     def number(self) -> float | None:
         """The exact value the cell carries (``data-value``), as a number; None for null."""
@@ -34,6 +35,7 @@ class Table:
     name: str
     headers: list[str] = field(default_factory=list)
     rows: list[list[Cell]] = field(default_factory=list)
+    empty: bool = False
 
     def column(self, header: str) -> list[Cell]:
         index = self.headers.index(header)
@@ -78,7 +80,7 @@ class _Parser(HTMLParser):
         if tag == "tr" and self._table is not None:
             self._row: list[Cell] = []
         if tag in ("td", "th"):
-            self._cell = Cell(value=a.get("data-value"))
+            self._cell = Cell(value=a.get("data-value"), empty="empty" in (a.get("class") or ""))
             self._in_head = tag == "th"
         if tag == "a" and a.get("href"):
             self.hrefs.append(a["href"] or "")
@@ -99,7 +101,10 @@ class _Parser(HTMLParser):
                 self._row.append(self._cell)
             self._cell = None
         if tag == "tr" and self._table is not None and getattr(self, "_row", None):
-            self._table.rows.append(self._row)
+            if self._row[0].empty:
+                self._table.empty = True
+            else:
+                self._table.rows.append(self._row)
             self._row = []
         if tag == "table":
             self._table = None
