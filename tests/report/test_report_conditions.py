@@ -19,6 +19,7 @@ SECTIONS = [
     "review",
     "memory-failures",
     "runs",
+    "run",
 ]
 FIGURES = ["pass-rate", "paired", "rework", "guidance", "transfer"]
 

@@ -10,7 +10,7 @@ from report_page import lorelab, parse
 from lorelab.evaluation.learning.records import Summary, TrialRecord
 from lorelab.io import read_model
 
-SECTIONS = ["overview", "paired", "recall", "detection", "cost", "not-counted"]
+SECTIONS = ["overview", "paired", "recall", "detection", "cost", "not-counted", "run"]
 FIGURES = ["paired", "spec-differences", "recall", "detection", "time", "bytes"]
 
 

@@ -38,6 +38,7 @@ from lorelab.report._html import (
     link,
     paragraph,
     table,
+    tag,
 )
 from lorelab.report._load import Receipts
 from lorelab.report._svg import (
@@ -149,7 +150,7 @@ def load_conditions(receipts: Receipts) -> ConditionsRun:
     return run
 
 
-def _decision(run: ConditionsRun) -> Section:
+def _decision(run: ConditionsRun) -> tuple[Section, Section]:
     report = run.report
     parts: list[Html] = []
     if report is None:
@@ -178,7 +179,7 @@ def _decision(run: ConditionsRun) -> Section:
         ["run status", "complete" if run.finished else "aborted" if run.aborted else None],
         ["finalized", (run.directory / "finalize.json").exists()],
     ]
-    parts.append(table("overview", "The run", ("what", "value"), rows))
+    about = [table("overview", "The run", ("what", "value"), rows)]
     sources = [
         name
         for name in (
@@ -200,8 +201,9 @@ def _decision(run: ConditionsRun) -> Section:
         )
     )
     if report is not None:
-        parts.append(items(report.cannot_prove, "cannot-prove"))
-    return Section("decision", "Decision", join(parts))
+        about.append(tag("h3", "What this protocol cannot prove"))
+        about.append(items(report.cannot_prove, "cannot-prove"))
+    return Section("decision", "Decision", join(parts)), Section("run", "The run", join(about))
 
 
 def _pass_rate(run: ConditionsRun, report: ConditionsReport) -> Section:
@@ -617,7 +619,8 @@ def _all_runs(run: ConditionsRun) -> Section:
 
 def conditions_sections(run: ConditionsRun) -> list[Section]:
     """The report's sections, in order; the figures need the evaluated runs file."""
-    sections = [_decision(run)]
+    decision, about = _decision(run)
+    sections = [decision]
     if run.report is not None:
         sections += [
             _pass_rate(run, run.report),
@@ -626,7 +629,7 @@ def conditions_sections(run: ConditionsRun) -> list[Section]:
             _transfer(run, run.report),
             _review(run, run.report),
         ]
-    sections += [_memory_failures(run), _all_runs(run)]
+    sections += [_memory_failures(run), _all_runs(run), about]
     return sections
 
 

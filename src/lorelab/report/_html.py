@@ -52,7 +52,7 @@ def fmt(value: float | None, digits: int = 3, *, signed: bool = False) -> str:
     if value is None:
         return NOT_RECORDED
     if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:+d}" if signed else str(value)
+        return f"{value:+d}" if signed and value else str(value)
     if not math.isfinite(value):
         return str(value)
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"

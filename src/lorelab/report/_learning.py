@@ -127,7 +127,7 @@ def load_learning(receipts: Receipts) -> LearningRun:
     return run
 
 
-def _overview(run: LearningRun) -> Section:
+def _overview(run: LearningRun) -> tuple[Section, Section]:
     summary, manifest = run.summary, run.manifest
     parts: list[Html] = []
     if summary is None:
@@ -183,9 +183,9 @@ def _overview(run: LearningRun) -> Section:
         for name, model in files
         if model is not None
     )
-    parts.append(table("overview", "The run", ("what", "value"), [list(r) for r in rows]))
     parts.append(paragraph(Html("receipts: ") + sources, "sources"))
-    return Section("overview", "Label", join(parts))
+    about = table("overview", "The run", ("what", "value"), [list(r) for r in rows])
+    return Section("overview", "Label", join(parts)), Section("run", "The run", about)
 
 
 def _sign(difference: float) -> int:
@@ -531,14 +531,8 @@ def _not_counted(run: LearningRun) -> Section:
 
 def learning_sections(run: LearningRun) -> list[Section]:
     """The report's sections, in order."""
-    return [
-        _overview(run),
-        _paired(run),
-        _arms(run),
-        _detection(run),
-        _cost(run),
-        _not_counted(run),
-    ]
+    label, about = _overview(run)
+    return [label, _paired(run), _arms(run), _detection(run), _cost(run), _not_counted(run), about]
 
 
 def learning_title(run: LearningRun) -> str:
