@@ -46,11 +46,8 @@ def _read(kind: Kind, receipts: Receipts, source: str) -> tuple[Loaded, Column]:
         run = load_learning(receipts)
         title, sections = learning_title(run), learning_sections(run)
     elif kind == "conditions":
-        from lorelab.report._conditions import (
-            conditions_sections,
-            conditions_title,
-            load_conditions,
-        )
+        from lorelab.report._conditions import conditions_sections, conditions_title
+        from lorelab.report._conditions_load import load_conditions
 
         conditions = load_conditions(receipts)
         run, title, sections = (

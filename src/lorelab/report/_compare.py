@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from lorelab.errors import LorelabError
 
 if TYPE_CHECKING:
-    from lorelab.report._conditions import ConditionsRun
+    from lorelab.report._conditions_load import ConditionsRun
     from lorelab.report._context import ContextRun, ScanRun
     from lorelab.report._learning import LearningRun
 
@@ -114,7 +114,7 @@ def _scan(a: ScanRun, b: ScanRun) -> Comparability:
 
 def comparability(a: Loaded, b: Loaded) -> Comparability:
     """Apply the rule of the pair's kind (both are of one kind)."""
-    from lorelab.report._conditions import ConditionsRun
+    from lorelab.report._conditions_load import ConditionsRun
     from lorelab.report._context import ContextRun, ScanRun
     from lorelab.report._learning import LearningRun
 

@@ -359,98 +359,59 @@ def _session_name(session_id: str | None, files: list[str]) -> str:
     return session_id or (files[0] if files else "unnamed session")
 
 
+SESSION_HEADERS: Final = (
+    "session",
+    "agent",
+    "models",
+    "events",
+    "commands",
+    "failed commands",
+    "compactions",
+    "restarts",
+    "handoffs",
+    "repeatedFailures",
+    "rerunsPassed",
+    "rerunsUnknown",
+    "input tokens",
+    "output tokens",
+)
+RERUN_HEADERS: Final = (
+    "session",
+    "command",
+    "failed at",
+    "boundary at",
+    "re-run at",
+    "turns between",
+    "outcome",
+)
+
+
 def _sessions(receipt: ScanReceipt, href: str) -> Section:
     bars: list[Bar] = []
     rows: list[list[Cell]] = []
     reruns: list[list[Cell]] = []
     for s in receipt.sessions:
         name = _session_name(s.session_id, [f.path for f in s.files])
-        bars.append(
-            Bar(
-                name if len(name) <= 26 else name[:12] + "\u2026" + name[-8:],
-                float(s.repeated_failures),
-                str(s.repeated_failures),
-                NEGATIVE if s.repeated_failures else NEUTRAL,
-            )
-        )
+        short = name if len(name) <= 26 else name[:12] + "\u2026" + name[-8:]
+        color = NEGATIVE if s.repeated_failures else NEUTRAL
+        bars.append(Bar(short, float(s.repeated_failures), str(s.repeated_failures), color))
         rows.append(
-            [
-                link(name, href),
-                s.agent,
-                ", ".join(s.models) or None,
-                s.events,
-                s.commands,
-                s.failed_commands,
-                s.compactions,
-                s.restarts,
-                s.handoffs,
-                s.repeated_failures,
-                s.reruns_passed,
-                s.reruns_unknown,
-                s.input_tokens,
-                s.output_tokens,
-            ]
-        )
+            [link(name, href), s.agent, ", ".join(s.models) or None, s.events, s.commands,
+             s.failed_commands, s.compactions, s.restarts, s.handoffs, s.repeated_failures,
+             s.reruns_passed, s.reruns_unknown, s.input_tokens, s.output_tokens]
+        )  # fmt: skip
         reruns += [
-            [
-                link(name, href),
-                r.command,
-                r.failed_at,
-                r.boundary_at,
-                r.rerun_at,
-                r.turns_between,
-                r.outcome,
-            ]
+            [link(name, href), r.command, r.failed_at, r.boundary_at, r.rerun_at,
+             r.turns_between, r.outcome]
             for r in s.reruns
-        ]
-    return Section(
-        "sessions",
-        "Repeated failed commands per session",
-        join(
-            [
-                figure(
-                    "sessions",
-                    bar_chart("Failed commands run again after a boundary, per session", bars),
-                    "A command that failed, then ran again after a compaction, restart or handoff.",
-                    table(
-                        "sessions",
-                        "Per session",
-                        (
-                            "session",
-                            "agent",
-                            "models",
-                            "events",
-                            "commands",
-                            "failed commands",
-                            "compactions",
-                            "restarts",
-                            "handoffs",
-                            "repeatedFailures",
-                            "rerunsPassed",
-                            "rerunsUnknown",
-                            "input tokens",
-                            "output tokens",
-                        ),
-                        rows,
-                    ),
-                ),
-                table(
-                    "reruns",
-                    "Every re-run of a failed command after a boundary",
-                    (
-                        "session",
-                        "command",
-                        "failed at",
-                        "boundary at",
-                        "re-run at",
-                        "turns between",
-                        "outcome",
-                    ),
-                    reruns,
-                ),
-            ]
-        ),
-    )
+        ]  # fmt: skip
+    chart = bar_chart("Failed commands run again after a boundary, per session", bars)
+    caption = "A command that failed, then ran again after a compaction, restart or handoff."
+    body = [
+        figure("sessions", chart, caption, table("sessions", "Per session", SESSION_HEADERS, rows)),
+        table("reruns", "Every re-run of a failed command after a boundary", RERUN_HEADERS, reruns),
+    ]
+    return Section("sessions", "Repeated failed commands per session", join(body))
 
 
 def _refused(receipt: ScanReceipt, href: str) -> Section:

@@ -192,7 +192,8 @@ def _sign(difference: float) -> int:
     return 1 if difference > 0 else -1 if difference < 0 else 0
 
 
-def _paired(run: LearningRun) -> Section:
+def _repetitions(run: LearningRun) -> tuple[list[PairRow], list[list[Cell]]]:
+    """Per specification and repetition: the two trials' recall, the sign, the receipts."""
     rows: list[PairRow] = []
     data: list[list[Cell]] = []
     for spec in run.specifications():
@@ -202,15 +203,16 @@ def _paired(run: LearningRun) -> Section:
             left = plain[1].recall if plain else None
             difference = right - left if right is not None and left is not None else None
             sign = _sign(difference) if difference is not None else None
-            rows.append(
-                PairRow(
-                    f"{spec} r{rep}",
-                    left,
-                    right,
-                    sign,
-                    f"{spec} r{rep}: memory {fmt(right)}, no-memory {fmt(left)}",
-                )
+            tooltip = f"{spec} r{rep}: memory {fmt(right)}, no-memory {fmt(left)}"
+            rows.append(PairRow(f"{spec} r{rep}", left, right, sign, tooltip))
+            links = join(
+                [
+                    link("memory", run.receipts.href(memory[0])) if memory else esc("-"),
+                    Html(" "),
+                    link("no-memory", run.receipts.href(plain[0])) if plain else esc("-"),
+                ]
             )
+            symbol = SIGN_SYMBOL[sign] if sign is not None else None
             data.append(
                 [
                     spec,
@@ -218,19 +220,46 @@ def _paired(run: LearningRun) -> Section:
                     Value(right),
                     Value(left),
                     Value(difference, signed=True),
-                    SIGN_SYMBOL[sign] if sign is not None else None,
-                    join(
-                        [
-                            link("memory", run.receipts.href(memory[0])) if memory else esc("-"),
-                            Html(" "),
-                            link("no-memory", run.receipts.href(plain[0])) if plain else esc("-"),
-                        ]
-                    ),
+                    symbol,
+                    links,
                 ]
             )
+    return rows, data
+
+
+def _spec_differences(run: LearningRun, summary: Summary) -> Html:
+    specs = summary.paired.specs
+    bars = [
+        Bar(p.specification, p.difference, fmt(p.difference, signed=True),
+            SIGN_COLOR[_sign(p.difference)])
+        for p in specs
+    ]  # fmt: skip
+    href = run.receipts.href(run.directory / "summary.json")
+    rows: list[list[Cell]] = [
+        [p.specification, Value(p.memory_recall), Value(p.no_memory_recall),
+         Value(p.difference, signed=True), link("summary.json", href)]
+        for p in specs
+    ]  # fmt: skip
+    return figure(
+        "spec-differences",
+        bar_chart("Mean recall difference per specification", bars, domain=(-1.0, 1.0)),
+        "The sign test's units: per specification, mean recall memory minus no-memory.",
+        table(
+            "spec-differences",
+            "Per specification (the sign test's units)",
+            ("specification", "memory", "no-memory", "difference", "receipt"),
+            rows,
+        ),
+    )
+
+
+def _paired(run: LearningRun) -> Section:
+    rows, data = _repetitions(run)
     chart = paired_chart(
         "Recall per repetition, memory vs no-memory", rows, left="no-memory", right="memory"
     )
+    headers = ("specification", "repetition", "memory", "no-memory", "difference", "sign",
+               "receipts")  # fmt: skip
     body = [
         paragraph(
             "Each row is one specification and repetition: the memory and no-memory trials' "
@@ -241,56 +270,11 @@ def _paired(run: LearningRun) -> Section:
             "paired",
             chart,
             "Recall per repetition (dots) and the sign of each difference (line, mark).",
-            table(
-                "paired",
-                "Recall per repetition",
-                (
-                    "specification",
-                    "repetition",
-                    "memory",
-                    "no-memory",
-                    "difference",
-                    "sign",
-                    "receipts",
-                ),
-                data,
-            ),
+            table("paired", "Recall per repetition", headers, data),
         ),
     ]
     if run.summary is not None:
-        specs = run.summary.paired.specs
-        bars = [
-            Bar(
-                p.specification,
-                p.difference,
-                fmt(p.difference, signed=True),
-                SIGN_COLOR[_sign(p.difference)],
-            )
-            for p in specs
-        ]
-        href = run.receipts.href(run.directory / "summary.json")
-        body.append(
-            figure(
-                "spec-differences",
-                bar_chart("Mean recall difference per specification", bars, domain=(-1.0, 1.0)),
-                "The sign test's units: per specification, mean recall memory minus no-memory.",
-                table(
-                    "spec-differences",
-                    "Per specification (the sign test's units)",
-                    ("specification", "memory", "no-memory", "difference", "receipt"),
-                    [
-                        [
-                            p.specification,
-                            Value(p.memory_recall),
-                            Value(p.no_memory_recall),
-                            Value(p.difference, signed=True),
-                            link("summary.json", href),
-                        ]
-                        for p in specs
-                    ],
-                ),
-            )
-        )
+        body.append(_spec_differences(run, run.summary))
     return Section("paired", "Paired recall per specification", join(body))
 
 
