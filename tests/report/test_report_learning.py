@@ -174,3 +174,28 @@ def test_the_same_receipts_always_give_the_same_page(learning_dir, tmp_path):
     for target in (first, second):
         assert lorelab("report", str(learning_dir), "--output", str(target)).returncode == 0
     assert first.read_bytes() == second.read_bytes()
+
+
+def test_text_from_a_receipt_is_escaped_never_markup(learning_dir):
+    path = sorted((learning_dir / "trials").iterdir())[0]
+    data = json.loads(path.read_text())
+    hostile = '</td><script>alert(1)</script><a href="https://example.com">x</a>'
+    data.update(status="failed", reason=hostile, detected=0, recall=0.0)
+    path.write_text(json.dumps(data))
+    assert lorelab("report", str(learning_dir)).returncode == 0
+    page = parse(learning_dir / "report.html")
+    assert "script" not in page.tags
+    assert "https://example.com" not in page.hrefs
+    (row,) = page.table("not-counted").rows
+    assert row[6].text == hostile
+
+
+def test_a_receipt_whose_name_needs_quoting_is_still_linked_exactly(learning_dir):
+    path = sorted((learning_dir / "trials").iterdir())[0]
+    odd = path.with_name('001 odd #?%"name.json')
+    path.rename(odd)
+    assert lorelab("report", str(learning_dir)).returncode == 0
+    page = parse(learning_dir / "report.html")
+    targets = {page.resolve(h) for h in page.receipt_links()}
+    assert odd.resolve() in targets
+    assert all(t.is_file() for t in targets)
