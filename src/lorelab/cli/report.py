@@ -14,8 +14,8 @@ from lorelab.cli._common import exit_with
     name="report",
     short_help="Render an evaluation's receipts as one self-contained HTML page.",
 )
-@click.argument("directory", type=click.Path(path_type=Path))
-@click.argument("other", required=False, type=click.Path(path_type=Path))
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.argument("other", metavar="[DIR2]", required=False, type=click.Path(path_type=Path))
 @click.option(
     "--output",
     "output",
@@ -28,10 +28,10 @@ from lorelab.cli._common import exit_with
 def report_command(
     directory: Path, other: Path | None, output: Path | None, open_page: bool
 ) -> None:
-    """Render DIRECTORY, the output of `lorelab eval learning`, `eval conditions run` or `eval
+    """Render DIR, the output of `lorelab eval learning`, `eval conditions run` or `eval
     context` (or `eval context scan`), as one HTML file that needs nothing from the network.
 
-    With OTHER, a second output directory of the same kind, both are shown side by side
+    With DIR2, a second output directory of the same kind, both are shown side by side
     under that evaluation's comparability rule, and the page says why when they are not
     comparable. Figures are inline SVG, each with a table of the same numbers; every row
     links to its receipt by a path relative to the page.
