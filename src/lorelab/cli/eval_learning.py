@@ -8,14 +8,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from lorelab.cli._common import (
     LorelabGroup,
     echo_json,
     exit_with,
-    stderr_console,
     stdout_console,
 )
 from lorelab.cli._options import (
@@ -35,6 +33,7 @@ from lorelab.evaluation.learning.controller import (
     run_learning,
 )
 from lorelab.evaluation.learning.records import Summary
+from lorelab.io import progress_bar
 from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolve_agent
 
 
@@ -112,7 +111,8 @@ def learning_group(
         else ("protocol-fixture" if evidence_kind else None),
         started=started,
     )
-    with _progress(len(manifest.fixtures) * repeat * 2) as progress:
+    variants = sum(1 + len(fixture.defects) for fixture in manifest.fixtures)
+    with _progress(variants + len(manifest.fixtures) * repeat * 2) as progress:
         outcome = run_learning(request, output, progress)
     if outcome.summary is not None:
         if as_json:
@@ -124,20 +124,12 @@ def learning_group(
 
 
 @contextmanager
-def _progress(trials: int) -> Iterator[Callable[[str], None]]:
-    console = stderr_console()
-    if not console.is_terminal:
-        yield lambda _message: None
-        return
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=console
-    ) as bar:
-        task = bar.add_task("learning evaluation", total=trials)
+def _progress(total: int) -> Iterator[Callable[[str], None]]:
+    with progress_bar("learning evaluation", total) as tick:
 
         def update(message: str) -> None:
-            bar.update(task, description=message[:60])
-            if message.startswith("trial "):
-                bar.advance(task)
+            if message.startswith(("trial ", "ground truth run ")):
+                tick(message)
 
         yield update
 

@@ -36,6 +36,10 @@ COMMANDS: Final = {
         "lorelab.cli.memory:memory_group",
         "Verified memory for coding agents: record, prepare, promote, start, outcome, dream.",
     ),
+    "report": LazyCommand(
+        "lorelab.cli.report:report_command",
+        "Render an evaluation's receipts as one self-contained HTML page.",
+    ),
     "tests": LazyCommand(
         "lorelab.cli.tests:tests_group",
         "Run test suites, learn lessons from validated tests, and generate new tests.",

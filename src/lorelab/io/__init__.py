@@ -42,6 +42,8 @@ __all__ = [
     "ReceiptDir",
     "SandboxKind",
     "SandboxSupport",
+    "Tick",
+    "at_terminal",
     "canonical_bytes",
     "canonical_json",
     "create_output_dir",
@@ -49,9 +51,11 @@ __all__ = [
     "escape_control",
     "json_bytes",
     "loads_strict",
+    "no_progress",
     "open_regular",
     "pretty_json",
     "probe_sandbox",
+    "progress_bar",
     "read_bounded",
     "read_json",
     "read_model",
@@ -71,6 +75,7 @@ if _typing.TYPE_CHECKING:
         run_bounded,
         run_process,
     )
+    from lorelab.io._progress import Tick, at_terminal, no_progress, progress_bar
     from lorelab.io._receipts import ReceiptDir, create_output_dir
     from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
 
@@ -80,6 +85,10 @@ _WHERE: _typing.Final = {
     "ProcessScope": "lorelab.io._process",
     "run_bounded": "lorelab.io._process",
     "run_process": "lorelab.io._process",
+    "Tick": "lorelab.io._progress",
+    "at_terminal": "lorelab.io._progress",
+    "no_progress": "lorelab.io._progress",
+    "progress_bar": "lorelab.io._progress",
     "ReceiptDir": "lorelab.io._receipts",
     "create_output_dir": "lorelab.io._receipts",
     "SandboxKind": "lorelab.io._sandbox",

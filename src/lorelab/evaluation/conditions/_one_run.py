@@ -38,6 +38,7 @@ from lorelab.evaluation.conditions._relevance import named_keys, relevance_keys
 from lorelab.evaluation.conditions._snapshot import Snapshot
 from lorelab.evaluation.conditions._verify import VerifyReceipt, run_verify
 from lorelab.evaluation.runlog import RunLog
+from lorelab.io import Tick, no_progress
 from lorelab.workers import PROTOCOL, WorkerIdentity, call_worker
 
 RUNS_DIR = "runs"
@@ -73,6 +74,7 @@ class RunContext:
     memory_failures: int = 0
     model_mismatches: int = 0
     flagged_runs: int = 0
+    tick: Tick = no_progress
 
 
 @dataclass(slots=True)
@@ -353,4 +355,5 @@ async def one_run(ctx: RunContext, task: TaskSpec, condition: Condition) -> Cond
         flags=record.flags,
     )
     ctx.log.unit(RUNS_DIR, receipt_name(task, condition), receipt)
+    ctx.tick(f"{task.id} {condition}")
     return record

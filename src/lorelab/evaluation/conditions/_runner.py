@@ -55,7 +55,7 @@ from lorelab.evaluation.conditions._seed import SeedMemory, read_seed, seed_memo
 from lorelab.evaluation.conditions._snapshot import Snapshot, take_snapshot
 from lorelab.evaluation.conditions._verify import command_env
 from lorelab.evaluation.runlog import RunError, RunLog
-from lorelab.io import SCRIPT_HASH_CAP, sha256_file
+from lorelab.io import SCRIPT_HASH_CAP, progress_bar, sha256_file
 from lorelab.mcp import ALLOW_CHECKS_ENV
 from lorelab.workers import (
     VERIFICATION_SCOPE,
@@ -416,7 +416,8 @@ def run_conditions(options: RunOptions) -> RunSummary:
         )
         log.group(RUNS_DIR)
         try:
-            run_async(_execute, ctx, mem)
+            with progress_bar("conditions runs", len(manifest.tasks) * 4) as ctx.tick:
+                run_async(_execute, ctx, mem)
         except BaseException as exc:
             # Whatever stops the run (an error, Ctrl-C, SIGTERM, a bug) leaves aborted.json, so
             # finalize can clear the lock; the temporary copies go in the finally below.

@@ -199,6 +199,7 @@ def _ground_truth_runs(run: LearningRun) -> dict[str, list[tuple[str | None, lis
                 name = f"{fixture.id}.{defect_id or 'reference'}.run{number}.json"
                 run.log.unit("ground-truth", name, execution)
                 runs.append(execution)
+            run.progress(f"ground truth run {fixture.id} {defect_id or 'reference'}")
             return runs
 
         # The scope is entered inside the pool's block so that, on an interrupt, it kills

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from lorelab._model import EvidenceKind, ReceiptModel, RecordModel, RunnerName
 from lorelab.runners import DefectOutcome, Execution, Stability
@@ -130,6 +130,8 @@ class ArmSummary(RecordModel):
     spawned_calls: int = Field(description="Role calls that started a process.")
     billing_usd: float | None = Field(
         serialization_alias="billingUSD",
+        # Read back under the name it is written as (receipts must round-trip).
+        validation_alias=AliasChoices("billingUSD", "billing_usd"),
         description="Sum of reported cost; null unless every call reported.",
     )
 

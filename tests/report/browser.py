@@ -1,0 +1,160 @@
+"""Headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``):
+load a page, collect console errors and exceptions, measure elements, take a screenshot.
+
+The protocol's pipe transport: commands are JSON objects terminated by NUL, written to the
+browser's fd 3; responses and events come back the same way on its fd 4
+(https://chromedevtools.github.io/devtools-protocol/, "--remote-debugging-pipe").
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import select
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TIMEOUT_S = 60
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert found, "headless Chromium is needed: apt-get install chromium (.ci/run installs it)"
+    return found
+
+
+@dataclass
+class Browser:
+    process: subprocess.Popen[bytes]
+    to_browser: int
+    from_browser: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+    _buffer: bytes = b""
+    _next: int = 0
+
+    def _read_message(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self._buffer:
+            left = deadline - time.monotonic()
+            assert left > 0, "the browser did not answer in time"
+            if select.select([self.from_browser], [], [], left)[0]:
+                chunk = os.read(self.from_browser, 1 << 20)
+                assert chunk, "the browser closed its pipe"
+                self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def send(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
+        self._next += 1
+        command: dict[str, Any] = {"id": self._next, "method": method, "params": params}
+        if session is not None:
+            command["sessionId"] = session
+        os.write(self.to_browser, json.dumps(command).encode() + b"\0")
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            message = self._read_message(deadline)
+            if message.get("id") == self._next:
+                assert "error" not in message, message
+                return message["result"]
+            self.events.append(message)
+
+    def wait_for(self, method: str) -> dict[str, Any]:
+        deadline = time.monotonic() + TIMEOUT_S
+        for event in self.events:
+            if event.get("method") == method:
+                return event
+        while True:
+            message = self._read_message(deadline)
+            self.events.append(message)
+            if message.get("method") == method:
+                return message
+
+
+@dataclass
+class Rendered:
+    errors: list[str]
+    figures: list[dict[str, float]]
+    screenshot: bytes
+
+
+_MEASURE = """JSON.stringify([...document.querySelectorAll('figure[data-figure]')].map(f => {
+  const svg = f.querySelector('svg');
+  const r = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+  return {name: f.dataset.figure, width: r.width, height: r.height,
+          marks: svg ? svg.querySelectorAll('rect,circle,line').length : 0};
+}))"""
+
+
+def _onto_3_and_4(read: int, write: int) -> None:
+    # In the child: the browser reads commands on fd 3 and writes on fd 4. Move both ends above
+    # 10 first so that placing one cannot overwrite the other.
+    high_read = fcntl.fcntl(read, fcntl.F_DUPFD, 10)
+    high_write = fcntl.fcntl(write, fcntl.F_DUPFD, 10)
+    os.dup2(high_read, 3)
+    os.dup2(high_write, 4)
+
+
+def render(page: Path, user_data: Path, width: int = 1280) -> Rendered:
+    """Load ``page`` in headless Chromium; its console errors, figure sizes and a screenshot."""
+    to_read, to_browser = os.pipe()
+    from_browser, to_write = os.pipe()
+    argv = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
+            "--no-first-run", f"--user-data-dir={user_data}", "about:blank"]  # fmt: skip
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        pass_fds=(3, 4),
+        preexec_fn=lambda: _onto_3_and_4(to_read, to_write),
+    )
+    os.close(to_read)
+    os.close(to_write)
+    browser = Browser(process, to_browser, from_browser)
+    try:
+        return _drive(browser, page, width)
+    finally:
+        os.close(to_browser)
+        os.close(from_browser)
+        process.kill()
+        process.wait(timeout=TIMEOUT_S)
+
+
+def _drive(browser: Browser, page: Path, width: int) -> Rendered:
+    targets = browser.send("Target.getTargets")["targetInfos"]
+    target = next(t for t in targets if t["type"] == "page")
+    session = browser.send("Target.attachToTarget", targetId=target["targetId"], flatten=True)[
+        "sessionId"
+    ]
+    for domain in ("Page", "Runtime", "Log"):
+        browser.send(f"{domain}.enable", session)
+    browser.send("Emulation.setDeviceMetricsOverride", session, width=width, height=900,
+                 deviceScaleFactor=1, mobile=False)  # fmt: skip
+    browser.events.clear()
+    browser.send("Page.navigate", session, url=page.resolve().as_uri())
+    browser.wait_for("Page.loadEventFired")
+    figures = json.loads(
+        browser.send("Runtime.evaluate", session, expression=_MEASURE, returnByValue=True)[
+            "result"
+        ]["value"]
+    )
+    shot = browser.send("Page.captureScreenshot", session, format="png", captureBeyondViewport=True)
+    errors = [_error(e) for e in browser.events if _error(e)]
+    return Rendered(errors, figures, base64.b64decode(shot["data"]))
+
+
+def _error(event: dict[str, Any]) -> str:
+    params = event.get("params", {})
+    method = event.get("method")
+    if method == "Runtime.exceptionThrown":
+        return json.dumps(params.get("exceptionDetails", {}))
+    if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+        return json.dumps(params.get("args", []))
+    if method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+        return params["entry"].get("text", "")
+    return ""
