@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from lorelab.evaluation.conditions._evaluate import ConditionsReport
+from lorelab.evaluation.conditions._report import ConditionsReport
 
 
 def _rate(value: float | None) -> str:
