@@ -253,12 +253,10 @@ def test_the_lorelab_profile_passes_requests_and_results_through():
 
 
 def test_each_profile_names_its_unsupported_operations_with_a_reason():
-    named = {
-        entry["operation"]: entry["reason"] for entry in MEMCODER_PROFILE.unsupported_operations()
-    }
+    named = {entry.operation: entry.reason for entry in MEMCODER_PROFILE.unsupported_operations()}
     assert set(named) == {"check", "promote_candidate", "show", "list", "lock_set", "lock_clear"}
     assert "runner runs each candidate's checks" in named["check"]
-    lorelab = {entry["operation"] for entry in LORELAB_PROFILE.unsupported_operations()}
+    lorelab = {entry.operation for entry in LORELAB_PROFILE.unsupported_operations()}
     assert lorelab == {"verify_candidate"}
 
 
@@ -390,7 +388,7 @@ def test_memcoder_finalize_records_outcomes_and_lists_what_it_could_not(memcoder
 
 
 def test_evaluate_gives_a_decision_on_a_memcoder_run(memcoder_run):
-    assert memcoder_run["evaluate"].exit_code in (0, 1), memcoder_run["evaluate"].output
+    assert memcoder_run["evaluate"].exit_code == 0, memcoder_run["evaluate"].output
     report = json.loads(memcoder_run["evaluate"].output)
     assert report["decision"]["verdict"] in ("advance", "do-not-advance", "inconclusive")
     assert report["holdouts"] == ["h1", "h2", "h3", "h4", "h5", "h6"]

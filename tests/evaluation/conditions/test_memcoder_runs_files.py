@@ -48,15 +48,37 @@ def test_a_memcoder_runs_file_passes_memcoders_row_checks_as_written(write_json)
 def test_without_dreaming_rows_the_three_conditions_are_reported_and_the_decision_is_incomplete(
     write_json,
 ):
-    result = _evaluate_cli(write_json, _memcoder_file(6, THREE), "--holdouts", "t1,t2,t3,t4")
-    assert result.exit_code == 0, result.output
+    holdouts = "t1,t2,t3,t4,t5,t6"
+    result = _evaluate_cli(write_json, _memcoder_file(10, THREE), "--holdouts", holdouts)
+    # No decision was made: the report is printed, and the exit code says so.
+    assert result.exit_code == 1, result.output
     report = json.loads(result.output)
     assert [c["condition"] for c in report["conditions"]] == list(THREE)
     assert [p["condition"] for p in report["paired"]] == ["memory_guided", "skill_planned"]
     assert report["decision"]["verdict"] == "incomplete"
+    assert len(report["decision"]["reasons"]) == 1
     assert "no dreaming runs" in report["decision"]["reasons"][0]
-    assert report["holdouts"] == ["t1", "t2", "t3", "t4"]
+    assert report["holdouts"] == holdouts.split(",")
     assert report["holdoutSource"] == "option"
+
+
+def test_incomplete_also_names_what_is_insufficient(write_json):
+    result = _evaluate_cli(write_json, _memcoder_file(6, THREE), "--holdouts", "t1,t2,t3,t4")
+    assert result.exit_code == 1, result.output
+    decision = json.loads(result.output)["decision"]
+    assert decision["verdict"] == "incomplete"
+    assert decision["reasons"][1:] == [
+        "6 task(s); the protocol needs at least 10",
+        "4 holdout task(s); the protocol needs at least 6",
+    ]
+
+
+def test_memory_failures_make_a_file_without_dreaming_rows_invalid_not_incomplete(write_json):
+    data = _memcoder_file(10, THREE)
+    data["runs"][1]["memory_calls_failed"] = ["prepare"]
+    result = _evaluate_cli(write_json, data, "--holdouts", "t1,t2,t3,t4,t5,t6")
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.output)["decision"]["verdict"] == "invalid"
 
 
 def test_dreaming_rows_missing_for_some_tasks_only_are_still_refused(write_json):
@@ -68,11 +90,16 @@ def test_dreaming_rows_missing_for_some_tasks_only_are_still_refused(write_json)
 
 
 def test_without_holdout_flags_holdouts_come_from_the_holdouts_option(write_json):
-    data = _memcoder_file(8, FOUR)
-    insufficient = json.loads(_evaluate_cli(write_json, data).output)
+    data = _memcoder_file(10, FOUR)
+    unknown = _evaluate_cli(write_json, data)
+    assert unknown.exit_code == 1, unknown.output
+    insufficient = json.loads(unknown.output)
     assert insufficient["decision"]["verdict"] == "insufficient"
     assert insufficient["holdoutSource"] == "all-tasks"
-    decided = json.loads(_evaluate_cli(write_json, data, "--holdouts", "t3,t4,t5,t6,t7,t8").output)
+    assert "holdouts are not known" in insufficient["decision"]["reasons"][0]
+    given = _evaluate_cli(write_json, data, "--holdouts", "t3,t4,t5,t6,t7,t8")
+    assert given.exit_code == 0, given.output
+    decided = json.loads(given.output)
     assert decided["holdoutSource"] == "option"
     assert decided["holdouts"] == ["t3", "t4", "t5", "t6", "t7", "t8"]
     assert decided["decision"]["verdict"] in ("advance", "do-not-advance", "inconclusive")

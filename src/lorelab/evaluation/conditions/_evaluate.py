@@ -436,14 +436,20 @@ class _Basis:
 def _decision(paired: list[PairedComparison], basis: _Basis) -> Decision:
     """The decision: invalid, then incomplete (no dreaming runs: nothing to pair), else the
     rule applied to the dreaming comparison."""
-    if basis.incomplete and not basis.invalid:
-        return Decision(
-            condition=DECIDED_CONDITION,
-            verdict="incomplete",
-            reasons=[*basis.incomplete, *basis.insufficient],
-            thresholds=basis.thresholds,
-            thresholds_source=basis.source,
-        )
+    incomplete = [*basis.incomplete, *basis.insufficient] if basis.incomplete else []
+    stops: tuple[tuple[Verdict, list[str]], ...] = (
+        ("invalid", basis.invalid),
+        ("incomplete", incomplete),
+    )
+    for verdict, reasons in stops:
+        if reasons:
+            return Decision(
+                condition=DECIDED_CONDITION,
+                verdict=verdict,
+                reasons=reasons,
+                thresholds=basis.thresholds,
+                thresholds_source=basis.source,
+            )
     decided = next(p for p in paired if p.condition == DECIDED_CONDITION)
     return decide(
         decided,
