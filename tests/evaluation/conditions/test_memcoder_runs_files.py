@@ -148,3 +148,14 @@ def test_evaluate_reports_the_same_with_the_holdouts_option_as_with_flags(write_
     )
     assert by_option.decision.verdict == by_flags.decision.verdict
     assert by_option.paired == by_flags.paired
+
+
+def test_the_readable_report_of_a_file_without_dreaming_rows_says_incomplete(write_json):
+    path = write_json(_memcoder_file(10, THREE))
+    result = CliRunner().invoke(
+        app, ["evaluate", "--input", str(path), "--holdouts", "t1,t2,t3,t4,t5,t6"]
+    )
+    assert result.exit_code == 1, result.output
+    assert "decision for dreaming: incomplete" in result.output
+    assert "no dreaming runs" in result.output
+    assert "skill_planned" in result.output
