@@ -355,6 +355,9 @@ def test_memcoder_dream_candidates_are_checked_by_the_runner_and_promoted_as_pri
         "python -m compileall -q .",
     ]
     assert all(item["exitCode"] == 0 for item in check["results"])
+    # Run as verify commands are, each says the confinement it really got.
+    assert all(item["sandbox"] in ("bubblewrap", "partial", "none") for item in check["results"])
+    assert all(len(item["outputSha256"]) == 64 for item in check["results"])
     assert check["passed"] is True
     assert check["promotedKind"] == "principle"
     assert dream["promoted"][check["candidateId"]].startswith("mem_")
@@ -365,6 +368,7 @@ def test_every_unsupported_memcoder_operation_is_named_in_the_receipts(memcoder_
     named = {entry["operation"] for entry in preflight["memory"]["unsupported"]}
     assert named == {"check", "promote_candidate", "show", "list", "lock_set", "lock_clear"}
     assert preflight["memory"]["agentId"] == "lorelab-eval"
+    assert "run by the runner" in preflight["memory"]["dreamChecks"]
     assert preflight["seedsInMemory"]["checked"] is False
     assert preflight["lock"]["method"] == "none"
     finalize = _read(memcoder_run, "finalize.json")

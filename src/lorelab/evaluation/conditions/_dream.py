@@ -23,8 +23,9 @@ from lorelab.evaluation.conditions._verify import run_verify
 
 CHECK_TIMEOUT_S: Final = 120.0
 RUNNER_CHECKS: Final = (
-    "run by the runner as verify commands are (argv without a shell, own process group, "
-    "timeout), in a disposable copy of the project snapshot; the evidence is handed to the memory"
+    "run by the runner as verify commands are (in bubblewrap as far as the machine allows, "
+    "each result saying the sandbox it got; argv without a shell, own process group, timeout), "
+    "in a disposable copy of the project snapshot; the evidence is handed to the memory"
 )
 
 
@@ -126,6 +127,7 @@ class RunnerChecks:
                         exit_code=done.exit_code,
                         status="passed" if done.exit_code == 0 else "failed",
                         output_sha256=done.output_sha256,
+                        sandbox=done.sandbox,
                     )
                 )
         finally:

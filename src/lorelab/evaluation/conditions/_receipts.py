@@ -23,6 +23,7 @@ from lorelab.evaluation.conditions._manifest import Condition, ConditionsManifes
 from lorelab.evaluation.conditions._memory import LockReceipt
 from lorelab.evaluation.conditions._profiles import UnsupportedOperation
 from lorelab.evaluation.conditions._verify import VerifyReceipt
+from lorelab.io import SandboxKind
 from lorelab.workers import RoleReceipt, WorkerIdentity
 
 BYTE_ACCOUNTING: Final[dict[str, str]] = {
@@ -214,15 +215,16 @@ class VerifySnapshot(OutputModel):
 
 class DreamCheckResult(_OmitUnset, RecordModel):
     """One command of a candidate's check, as the memory reported it (or, when the runner ran
-    it, with the SHA-256 of its output)."""
+    it, with the SHA-256 of its output and the confinement it really ran in)."""
 
-    _OMIT_UNSET: ClassVar[tuple[str, ...]] = ("output_sha256",)
+    _OMIT_UNSET: ClassVar[tuple[str, ...]] = ("output_sha256", "sandbox")
 
     command: Any
     expected_exit_code: Any
     exit_code: Any
     status: Any
     output_sha256: str | None = None
+    sandbox: SandboxKind | None = None
 
 
 class DreamCheck(_OmitUnset, RecordModel):
