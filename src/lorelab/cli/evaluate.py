@@ -12,6 +12,7 @@ import click
 
 from lorelab.cli._common import echo_json, exit_with, stdout_console
 from lorelab.cli._options import json_option
+from lorelab.errors import UsageError
 
 
 @click.command(
@@ -31,14 +32,25 @@ from lorelab.cli._options import json_option
     default=None,
     help="The conditions manifest: holdouts and decision thresholds come from it.",
 )
+@click.option(
+    "--holdouts",
+    "holdouts",
+    default=None,
+    metavar="ID,...",
+    help="The holdout task ids, comma-separated, for a runs file without holdout flags.",
+)
 @json_option("Print the report as JSON.")
-def evaluate_command(input_path: Path, manifest_path: Path | None, as_json: bool) -> None:
+def evaluate_command(
+    input_path: Path, manifest_path: Path | None, holdouts: str | None, as_json: bool
+) -> None:
     """Report per condition, pair each memory condition with baseline on the holdouts, and
-    decide whether dreaming advances (advance, do-not-advance, inconclusive, or invalid and
-    insufficient when the runs cannot decide it).
+    decide whether dreaming advances (advance, do-not-advance, inconclusive; or invalid,
+    incomplete and insufficient when the runs cannot decide it).
 
-    Without --manifest the holdouts are the tasks whose runs say "holdout": true; when no run
-    states it every task is paired and the decision is inconclusive (holdouts unknown). The
+    Without --manifest the holdouts are those --holdouts names, else the tasks whose runs say
+    "holdout": true; when none of these says it every task is paired and the decision is
+    insufficient (holdouts unknown). A runs file without dreaming runs (as MemCoder's own
+    evaluation writes) is reported on the other three conditions, decision incomplete. The
     default thresholds apply, except that a runs file recording the manifest it was made
     under needs that --manifest (the decision is inconclusive without it, and a manifest with
     other bytes is refused).
@@ -47,13 +59,20 @@ def evaluate_command(input_path: Path, manifest_path: Path | None, as_json: bool
     invalid. Without --manifest, fewer than 10 tasks or 6 holdouts make it insufficient.
 
     Exit codes: 0 when a report is produced with the decision advance, do-not-advance or
-    inconclusive; 1 when it is produced with the decision invalid or insufficient; 2 for a
-    runs file that is incomplete, repeated or malformed, a baseline run that saw memory, or a
-    manifest that is not the one the runs were made under.
+    inconclusive; 1 when it is produced with the decision invalid, incomplete or
+    insufficient; 2 for --holdouts with --manifest, a --holdouts naming a task without runs, a
+    runs file missing task x condition pairs (other than all of dreaming), repeated or
+    malformed, a baseline run that saw memory, or a manifest that is not the one the runs
+    were made under.
     """
     from lorelab.evaluation.conditions import evaluate_file, print_report
 
-    report = evaluate_file(input_path, manifest_path)
+    named = None
+    if holdouts is not None:
+        named = [task.strip() for task in holdouts.split(",") if task.strip()]
+        if not named:
+            raise UsageError(f"--holdouts {holdouts!r}: names no task id")
+    report = evaluate_file(input_path, manifest_path, named)
     if as_json:
         echo_json(report)
     else:

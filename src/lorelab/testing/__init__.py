@@ -5,5 +5,7 @@
 ``lorelab.worker/1`` protocol from the payload alone. Their answers carry
 ``evidenceKind: "protocol-fixture"``: they exercise the protocol and never count as evidence
 about a real agent. ``lorelab.testing.quality`` holds the helpers the retrieval benchmarks use to
-load labelled retrieval sets into a store.
+load labelled retrieval sets into a store. ``lorelab.testing.memcoder`` is a stand-in for
+MemCoder's MCP server (``python -m lorelab.testing.memcoder``): it serves MemCoder's captured
+tool schemas and answers in its shapes, for exercising the ``memcoder`` conditions profile.
 """

@@ -492,12 +492,13 @@ def test_a_malformed_manifest_digest_in_the_runs_file_is_refused(write_json):
         read_runs(write_json(data))
 
 
-def test_without_known_holdouts_the_decision_is_inconclusive_even_when_it_would_advance(
+def test_without_known_holdouts_the_decision_is_insufficient_even_when_it_would_advance(
     write_json,
 ):
     report = evaluate(read_runs(write_json(_runs(_uniform(10, False, True)))))
     assert report.holdout_source == "all-tasks"
-    assert report.decision.verdict == "inconclusive"
+    assert report.decision.verdict == "insufficient"
+    assert "--holdouts" in report.decision.reasons[-1]
     assert "holdouts are not known" in report.decision.reasons[0]
     assert "seeds included" in report.decision.reasons[0]
 

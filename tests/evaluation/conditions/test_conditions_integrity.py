@@ -29,7 +29,6 @@ from lorelab.evaluation.conditions._runner import resolve_host, with_model
 from lorelab.workers import adapter_argv
 
 STANDIN = DATA / "lorelab_standin.py"
-MEMCODER = DATA / "memcoder_standin.py"
 MINI_HOST = DATA / "mini_host.py"
 
 
@@ -58,14 +57,14 @@ def _seeded_items(**override):
     return items
 
 
-def _with_standin(tmp_path, scenario, action, profile=LORELAB_PROFILE, server=STANDIN):
+def _with_standin(tmp_path, scenario, action, profile=LORELAB_PROFILE, argv=None):
     scenario_path = tmp_path / "scenario.json"
     scenario_path.write_text(json.dumps(scenario))
 
     async def go():
         async with open_memory(
             profile,
-            [sys.executable, str(server), str(scenario_path)],
+            argv or [sys.executable, str(STANDIN), str(scenario_path)],
             home=None,
             cwd=tmp_path,
             stderr_path=tmp_path / "standin.err",
@@ -267,7 +266,7 @@ def test_without_a_show_operation_provenance_stays_unknown_but_leaks_are_found_b
             m, mini_loaded, mini_loaded.task("h2"), ["mc-exp-1", "mc-skill-1"], brief_items
         ),
         profile=MEMCODER_PROFILE,
-        server=MEMCODER,
+        argv=[sys.executable, "-m", "lorelab.testing.memcoder"],
     )
     assert found.checked is False
     assert found.unchecked_served is None

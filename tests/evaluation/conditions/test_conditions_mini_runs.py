@@ -115,8 +115,8 @@ def finalized_a(run_a):
     original = MemoryUnderTest.call
     records = {"n": 0}
 
-    async def dies_after_fifth_record(self, operation, arguments):
-        result = await original(self, operation, arguments)
+    async def dies_after_fifth_record(self, operation, arguments, context=None):
+        result = await original(self, operation, arguments, context)
         if operation == "record":
             records["n"] += 1
             if records["n"] == 5:

@@ -22,7 +22,6 @@ from lorelab.evaluation.conditions._manifest import load_manifest
 from lorelab.evaluation.conditions._memory import (
     LORELAB_PROFILE,
     MEMCODER_PROFILE,
-    MemoryToolError,
     open_memory,
 )
 from lorelab.evaluation.conditions._relevance import is_relevant, relevance_keys
@@ -33,7 +32,6 @@ from lorelab.workers import adapter_argv
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parents[2] / "examples" / "conditions"
-STANDIN = HERE / "data" / "memcoder_standin.py"
 
 
 @pytest.fixture
@@ -154,7 +152,7 @@ def test_a_memory_server_lacking_required_tools_is_refused(tmp_path):
     async def attempt():
         async with open_memory(
             MEMCODER_PROFILE,
-            [sys.executable, str(STANDIN), "--only-prepare"],
+            [sys.executable, "-m", "lorelab.testing.memcoder", "--only", "memcoder_prepare"],
             home=None,
             cwd=tmp_path,
             stderr_path=tmp_path / "err",
@@ -163,35 +161,6 @@ def test_a_memory_server_lacking_required_tools_is_refused(tmp_path):
 
     with pytest.raises(PreflightError, match=r"lacks required tools: start \(memcoder_start\)"):
         anyio.run(attempt)
-
-
-def test_the_memcoder_profile_reaches_a_server_with_memcoders_tool_names(tmp_path):
-    async def exercise():
-        async with open_memory(
-            MEMCODER_PROFILE,
-            [sys.executable, str(STANDIN)],
-            home=None,
-            cwd=tmp_path,
-            stderr_path=tmp_path / "err",
-        ) as memory:
-            brief = await memory.call(
-                "prepare", {"task": "round totals", "include_skills": False, "budget_tokens": 300}
-            )
-            plan = await memory.call("start", {"task": "round totals"})
-            lock = await memory.set_lock("eval-1", ["t1"])
-            with pytest.raises(MemoryToolError, match="does not offer it"):
-                await memory.call("dream", {})
-            with pytest.raises(MemoryToolError, match="memcoder_record"):
-                await memory.call("record", {"task": "only a task"})
-            return memory.supports("dream"), brief, plan, lock
-
-    supports_dream, brief, plan, lock = anyio.run(exercise)
-    assert supports_dream is False
-    assert brief["text"].endswith("(budget 300).")
-    assert brief["skills"] == []
-    assert plan["plan_id"] is None
-    assert lock.method == "none"
-    assert lock.active is None
 
 
 def test_a_snapshot_leaves_out_memory_homes_and_caches(tmp_path):

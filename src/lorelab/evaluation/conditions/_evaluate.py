@@ -6,12 +6,11 @@ from __future__ import annotations
 import os
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final, Literal
 
-from pydantic import Field
-
-from lorelab._model import PROTOCOL_FIXTURE, ReceiptModel, RecordModel
-from lorelab.errors import InvalidInput, SchemaError
+from lorelab._model import PROTOCOL_FIXTURE
+from lorelab.errors import InvalidInput, SchemaError, UsageError
 from lorelab.evaluation.conditions._manifest import (
     CONDITIONS,
     MEMORY_CONDITIONS,
@@ -21,191 +20,28 @@ from lorelab.evaluation.conditions._manifest import (
     Thresholds,
     load_manifest,
 )
+from lorelab.evaluation.conditions._report import (
+    CANNOT_PROVE,
+    DECIDED_CONDITION,
+    FIXTURE_STATEMENT,
+    MEMCODER_CONDITIONS,
+    ConditionsReport,
+    ConditionSummary,
+    Decision,
+    FlaggedRun,
+    HoldoutSource,
+    PairedComparison,
+    ReviewRequired,
+    SignTestResult,
+    TaskPair,
+    TokenCost,
+    Verdict,
+)
 from lorelab.evaluation.conditions._runs import LoadedRuns, RunRecord, read_runs
 from lorelab.evaluation.stats import min_units_for_significance, power_note, sign_test
 from lorelab.io import SCRIPT_HASH_CAP, sha256_file
 
-DECIDED_CONDITION: Final = "dreaming"
 _SHOWN_RUNS: Final = 8
-
-Verdict = Literal["advance", "do-not-advance", "inconclusive", "invalid", "insufficient"]
-FAILED_VERDICTS: Final[tuple[Verdict, ...]] = ("invalid", "insufficient")
-HoldoutSource = Literal["manifest", "runs", "all-tasks"]
-
-CANNOT_PROVE: Final = (
-    "Causality from a small sample: with few holdout tasks a difference can be chance; the "
-    "exact sign test's p-value says how likely, and the power note says what the sample can "
-    "reach at all.",
-    "Task quality: whether the tasks are representative, and whether each expected behaviour "
-    "was written well, is not measured.",
-    "Anything the verify command does not measure: a pass means only that one command exited "
-    "0 after the host's edits.",
-    "Generalisation beyond this host, model, settings, project and memory contents.",
-    "Usefulness of guidance: retrieval_relevant is a mechanical rule (the guidance names the "
-    "task's declared files, commands or verify command), not a judgement that it helped.",
-)
-FIXTURE_STATEMENT: Final = (
-    "These runs were produced by the deterministic protocol-fixture host; they exercise the "
-    "protocol end to end and are never evidence that memory helps."
-)
-
-
-class ConditionSummary(RecordModel):
-    """Figures for one condition over all its runs."""
-
-    condition: str
-    runs: int
-    memory_failures: int = Field(
-        description="Runs whose memory call failed: left out of every figure below."
-    )
-    passed: int
-    pass_rate: float | None = Field(description="Over the measured runs; null when none.")
-    mean_rework: float | None
-    retrieval_relevance_rate: float | None = Field(
-        description="Share of runs with retrieval_relevant true, over runs that state it."
-    )
-    relevance_known: int = Field(description="Runs that state retrieval_relevant.")
-    mean_guidance_tokens: float | None = Field(
-        description="Mean estimated guidance tokens, over runs that state it."
-    )
-    guidance_tokens_known: int
-
-
-class TaskPair(RecordModel):
-    """One holdout task: baseline against the condition."""
-
-    task_id: str
-    baseline_passed: bool
-    condition_passed: bool
-    baseline_rework: int
-    condition_rework: int
-    difference: int = Field(
-        description=(
-            "+1 when the condition did better (passed where baseline failed, or both passed "
-            "and it needed less rework), -1 when worse, 0 for a tie (both failed is always a "
-            "tie: rework of a failed run is no improvement)."
-        )
-    )
-    polluted: bool
-    retrieval_relevant: bool | None
-
-
-class SignTestResult(RecordModel):
-    """Exact two-sided sign test over per-task differences; ties excluded."""
-
-    positive: int
-    negative: int
-    ties: int
-    p_value: float
-
-
-class TokenCost(RecordModel):
-    """Estimated guidance tokens on the holdouts."""
-
-    mean_guidance_tokens: float | None
-    total_guidance_tokens: int | None
-    known: int
-    baseline_mean_guidance_tokens: float | None
-
-
-class PairedComparison(RecordModel):
-    """A memory condition paired with baseline on the holdout tasks."""
-
-    condition: str
-    holdouts: int = Field(description="Holdout tasks paired (memory failures left out).")
-    memory_failures: list[str] = Field(
-        description="Holdout tasks left out: the condition's run could not call the memory."
-    )
-    baseline_pass_rate: float | None
-    condition_pass_rate: float | None
-    pass_rate_delta: float | None
-    baseline_mean_rework: float | None
-    condition_mean_rework: float | None
-    rework_delta: float | None
-    rework_delta_both_passed: float | None = Field(
-        description=(
-            "Mean rework of the condition minus baseline's over the holdouts both passed; "
-            "null when there are none. Only this rework delta can show an improvement."
-        )
-    )
-    negative_transfer: list[str] = Field(
-        description="Holdout tasks baseline passed and the condition failed."
-    )
-    pollution_rate: float | None
-    polluted: list[str] = Field(
-        description="Holdout tasks served irrelevant guidance or unchecked items."
-    )
-    irrelevance_rate: float | None = Field(
-        description="Share of holdout runs whose retrieval_relevant is false."
-    )
-    token_cost: TokenCost
-    sign_test: SignTestResult
-    tasks: list[TaskPair]
-
-
-class Decision(RecordModel):
-    """The decision for the dreaming condition, with the thresholds it used."""
-
-    condition: str
-    verdict: Verdict
-    reasons: list[str]
-    thresholds: Thresholds
-    thresholds_source: Literal["manifest", "defaults"]
-
-
-class FlaggedRun(RecordModel):
-    """A run whose outcome is not a clean measurement, with what flagged it."""
-
-    task_id: str
-    condition: str
-    holdout: bool
-    flags: list[str] = Field(
-        description=(
-            "host-failure, verify-files-edited, host-model-mismatch, own-solution-served, "
-            "unchecked-items-served"
-        )
-    )
-
-
-class ReviewRequired(RecordModel):
-    """A Skill whose runs failed repeatedly; it needs a review before further use."""
-
-    skill_id: str
-    failed_runs: int
-    runs: int
-    failed_tasks: list[str]
-
-
-class ConditionsReport(ReceiptModel):
-    """The report of ``lorelab evaluate``; the same runs file always gives the same report."""
-
-    input_sha256: str
-    evidence_kind: str | None = Field(
-        description="'protocol-fixture' when any run came from the fixture host, else null."
-    )
-    tasks: int
-    runs: int
-    holdout_source: HoldoutSource
-    holdouts: list[str]
-    manifest_sha256: str | None = Field(
-        description="The manifest SHA-256 the runs file records (the runner writes it), if any."
-    )
-    manifest_checked: bool = Field(
-        description="True when --manifest was given and matched the recorded SHA-256."
-    )
-    conditions: list[ConditionSummary]
-    paired: list[PairedComparison]
-    flagged_runs: list[FlaggedRun] = Field(
-        description="Runs whose outcome is not a clean measurement; they are kept and counted."
-    )
-    decision: Decision
-    review_required: list[ReviewRequired]
-    power_note: str
-    cannot_prove: list[str]
-
-    def exit_code(self) -> int:
-        """1 when the decision is ``invalid`` or ``insufficient``; 0 for any other decision."""
-        return 1 if self.decision.verdict in FAILED_VERDICTS else 0
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -240,9 +76,10 @@ def _difference(baseline: RunRecord, other: RunRecord) -> int:
 
 
 def resolve_holdouts(
-    runs: LoadedRuns, manifest: ConditionsManifest | None
+    runs: LoadedRuns, manifest: ConditionsManifest | None, given: Sequence[str] | None = None
 ) -> tuple[list[str], HoldoutSource]:
-    """The holdout tasks: the manifest's, else the runs' ``holdout`` field, else every task."""
+    """The holdout tasks: the manifest's, else ``given`` (``--holdouts``), else the runs'
+    ``holdout`` field, else every task (and the decision is insufficient)."""
     flags: dict[str, set[bool]] = defaultdict(set)
     stated = [run for run in runs.runs if run.holdout is not None]
     for run in stated:
@@ -260,6 +97,20 @@ def resolve_holdouts(
                 f"{runs.source}: holdout flags disagree with the manifest for: {', '.join(wrong)}"
             )
         return holdouts, "manifest"
+    if given is not None:
+        chosen = list(dict.fromkeys(given))
+        known = set(runs.task_ids())
+        unknown = [task for task in chosen if task not in known]
+        if unknown:
+            raise SchemaError(
+                f"{runs.source}: --holdouts names tasks without runs: {', '.join(unknown)}"
+            )
+        wrong = sorted(task for task, values in flags.items() if values != {task in chosen})
+        if wrong:
+            raise SchemaError(
+                f"{runs.source}: holdout flags disagree with --holdouts for: {', '.join(wrong)}"
+            )
+        return chosen, "option"
     if not stated:
         return runs.task_ids(), "all-tasks"
     if len(stated) != len(runs.runs):
@@ -376,7 +227,7 @@ def decide(
     significantly worse, or when no holdout improved although the sample could have shown it;
     ``advance`` when it improved pass rate or rework and the sign test is significant with
     every threshold met; ``inconclusive`` otherwise. ``unknown`` names what the decision
-    needs and does not have (the holdouts, the declared thresholds): any verdict becomes
+    needs and does not have (the declared thresholds): any verdict becomes
     ``inconclusive``. ``untrusted`` names flagged holdout runs: ``advance`` becomes
     ``inconclusive``.
     """
@@ -539,54 +390,122 @@ def _memory_failures(runs: LoadedRuns) -> list[str]:
     ]
 
 
-def _insufficient(runs: LoadedRuns, holdouts: list[str]) -> list[str]:
-    """The protocol's minimums the runs do not reach (checked when no manifest vouches)."""
+def _insufficient(runs: LoadedRuns, holdouts: list[str], source: HoldoutSource) -> list[str]:
+    """What a decision needs and the runs do not give (checked when no manifest vouches): the
+    holdouts, or the protocol's minimum numbers of tasks and holdouts."""
     tasks = len(runs.task_ids())
     short = []
+    if source == "all-tasks":
+        short.append(
+            "the holdouts are not known (no --manifest, no --holdouts and no holdout field on "
+            "the runs), so every task, seeds included, was paired as a holdout"
+        )
     if tasks < MIN_TASKS:
         short.append(f"{tasks} task(s); the protocol needs at least {MIN_TASKS}")
-    if len(holdouts) < MIN_HOLDOUTS:
+    if source != "all-tasks" and len(holdouts) < MIN_HOLDOUTS:
         short.append(f"{len(holdouts)} holdout task(s); the protocol needs at least {MIN_HOLDOUTS}")
+    if source == "all-tasks":
+        short.append("give the holdouts (--holdouts ID,... or --manifest) to decide")
     return short
 
 
-def evaluate(
-    runs: LoadedRuns, manifest: ConditionsManifest | None = None, *, manifest_checked: bool = False
-) -> ConditionsReport:
-    """The full report for checked runs, optionally bound to the manifest they came from."""
-    holdouts, holdout_source = resolve_holdouts(runs, manifest)
-    thresholds = manifest.thresholds if manifest is not None else Thresholds()
-    threshold_source: Literal["manifest", "defaults"] = (
-        "manifest" if manifest is not None else "defaults"
+def _incomplete(runs: LoadedRuns) -> list[str]:
+    """Why the decided condition cannot be decided at all: the runs file has no run of it."""
+    if not runs.dreaming_missing:
+        return []
+    return [
+        "the runs file has no dreaming runs: only baseline, memory_guided and skill_planned are "
+        "reported (the three conditions MemCoder's evaluate summarizes); dreaming cannot be "
+        "decided"
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Basis:
+    """What the decision rests on besides the paired figures."""
+
+    thresholds: Thresholds
+    source: Literal["manifest", "defaults"]
+    unknown: list[str]
+    untrusted: list[str]
+    invalid: list[str]
+    incomplete: list[str]
+    insufficient: list[str]
+
+
+def _decision(paired: list[PairedComparison], basis: _Basis) -> Decision:
+    """The decision: invalid, then incomplete (no dreaming runs: nothing to pair), else the
+    rule applied to the dreaming comparison."""
+    incomplete = [*basis.incomplete, *basis.insufficient] if basis.incomplete else []
+    stops: tuple[tuple[Verdict, list[str]], ...] = (
+        ("invalid", basis.invalid),
+        ("incomplete", incomplete),
     )
+    for verdict, reasons in stops:
+        if reasons:
+            return Decision(
+                condition=DECIDED_CONDITION,
+                verdict=verdict,
+                reasons=reasons,
+                thresholds=basis.thresholds,
+                thresholds_source=basis.source,
+            )
+    decided = next(p for p in paired if p.condition == DECIDED_CONDITION)
+    return decide(
+        decided,
+        basis.thresholds,
+        basis.source,
+        unknown=basis.unknown,
+        untrusted=basis.untrusted,
+        invalid=basis.invalid,
+        insufficient=basis.insufficient,
+    )
+
+
+def evaluate(
+    runs: LoadedRuns,
+    manifest: ConditionsManifest | None = None,
+    *,
+    manifest_checked: bool = False,
+    holdouts_given: Sequence[str] | None = None,
+) -> ConditionsReport:
+    """The full report for checked runs, optionally bound to the manifest they came from.
+
+    Without known holdouts (no manifest, no ``holdouts_given``, no holdout field) the decision
+    is ``insufficient``; a runs file without dreaming runs is reported on the three other
+    conditions and decided ``incomplete``."""
+    holdouts, holdout_source = resolve_holdouts(runs, manifest, holdouts_given)
+    thresholds = manifest.thresholds if manifest is not None else Thresholds()
     by_condition: dict[str, list[RunRecord]] = defaultdict(list)
     for run in runs.runs:
         by_condition[run.condition].append(run)
-    paired = [_paired(runs, condition, holdouts) for condition in MEMORY_CONDITIONS]
-    decided = next(p for p in paired if p.condition == DECIDED_CONDITION)
+    present = [c for c in MEMORY_CONDITIONS if c in by_condition]
+    paired = [_paired(runs, condition, holdouts) for condition in present]
     flagged = _flagged(runs, holdouts)
     unknown: list[str] = []
-    if holdout_source == "all-tasks":
-        unknown.append(
-            "the holdouts are not known (no --manifest and no holdout field on the runs), so "
-            "every task, seeds included, was paired as a holdout"
-        )
     if manifest is None and runs.manifest_sha256 is not None:
         unknown.append(
             f"the runs were made under manifest sha256 {runs.manifest_sha256}, whose declared "
             "thresholds were not given (--manifest); defaults are not the declared thresholds"
         )
-    untrusted = [
-        f"{flag.task_id} x {flag.condition} ({', '.join(flag.flags)})"
-        for flag in flagged
-        if flag.holdout and flag.condition in ("baseline", DECIDED_CONDITION)
-    ]
+    basis = _Basis(
+        thresholds=thresholds,
+        source="manifest" if manifest is not None else "defaults",
+        unknown=unknown,
+        untrusted=[
+            f"{flag.task_id} x {flag.condition} ({', '.join(flag.flags)})"
+            for flag in flagged
+            if flag.holdout and flag.condition in ("baseline", DECIDED_CONDITION)
+        ],
+        invalid=_memory_failures(runs),
+        incomplete=_incomplete(runs),
+        insufficient=_insufficient(runs, holdouts, holdout_source) if manifest is None else [],
+    )
     fixture = any(run.evidence_kind == PROTOCOL_FIXTURE for run in runs.runs)
-    invalid = _memory_failures(runs)
-    insufficient = _insufficient(runs, holdouts) if manifest is None else []
     cannot_prove = list(CANNOT_PROVE)
     if fixture:
         cannot_prove.append(FIXTURE_STATEMENT)
+    reported = MEMCODER_CONDITIONS if runs.dreaming_missing else CONDITIONS
     return ConditionsReport(
         input_sha256=runs.sha256,
         evidence_kind=PROTOCOL_FIXTURE if fixture else None,
@@ -596,18 +515,10 @@ def evaluate(
         holdouts=holdouts,
         manifest_sha256=runs.manifest_sha256,
         manifest_checked=manifest_checked,
-        conditions=[_summary(c, by_condition[c]) for c in CONDITIONS],
+        conditions=[_summary(c, by_condition[c]) for c in reported],
         paired=paired,
         flagged_runs=flagged,
-        decision=decide(
-            decided,
-            thresholds,
-            threshold_source,
-            unknown=unknown,
-            untrusted=untrusted,
-            invalid=invalid,
-            insufficient=insufficient,
-        ),
+        decision=_decision(paired, basis),
         review_required=_review_required(runs, thresholds.review_required_failures),
         power_note=power_note(len(holdouts), thresholds.alpha, unit_name="holdout task"),
         cannot_prove=cannot_prove,
@@ -615,12 +526,16 @@ def evaluate(
 
 
 def evaluate_file(
-    path: str | os.PathLike[str], manifest_path: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    manifest_path: str | os.PathLike[str] | None = None,
+    holdouts: Sequence[str] | None = None,
 ) -> ConditionsReport:
-    """Read a runs file (and optionally its manifest) and report on it.
+    """Read a runs file (and optionally its manifest, or the holdout task ids) and report on it.
 
     When the runs file records the SHA-256 of the manifest it was made under, a ``--manifest``
     with other bytes is refused: thresholds and holdouts are declared before the run."""
+    if manifest_path is not None and holdouts is not None:
+        raise UsageError("give --holdouts or --manifest, not both: the manifest declares them")
     manifest = load_manifest(manifest_path) if manifest_path is not None else None
     expected = [task.id for task in manifest.tasks] if manifest is not None else None
     runs = read_runs(path, expected_tasks=expected)
@@ -634,4 +549,4 @@ def evaluate_file(
                 "cannot change after the run"
             )
         checked = True
-    return evaluate(runs, manifest, manifest_checked=checked)
+    return evaluate(runs, manifest, manifest_checked=checked, holdouts_given=holdouts)

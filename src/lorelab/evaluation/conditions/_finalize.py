@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from pydantic import Field
+
 from lorelab._model import ReceiptModel, RecordModel, timestamp
 from lorelab.errors import IntegrityFailure, InvalidInput, OutputExistsError, PreflightError
 from lorelab.evaluation.conditions._async import run_async
@@ -31,9 +33,11 @@ from lorelab.evaluation.conditions._memory import (
     LockReceipt,
     MemoryToolError,
     MemoryUnderTest,
+    MemoryUnsupported,
     lorelab_server_argv,
     open_memory,
 )
+from lorelab.evaluation.conditions._profiles import UnsupportedOperation
 from lorelab.evaluation.conditions._runner import (
     ABORTED_FILE,
     MANIFEST_FILE,
@@ -54,6 +58,16 @@ class _LockEntry(RecordModel):
     lock: LockReceipt
 
 
+class UnsupportedWrite(RecordModel):
+    """A finalize write for one run that the memory cannot express, and why (its profile's
+    reason): recorded as unsupported, never as an error of the memory."""
+
+    task_id: str
+    condition: str
+    operation: str
+    reason: str
+
+
 class FinalizeReceipt(ReceiptModel):
     """``finalize.json``: how the evaluation was ended, and every record finalize wrote."""
 
@@ -67,7 +81,13 @@ class FinalizeReceipt(ReceiptModel):
     recorded: list[dict[str, Any]]
     outcomes: list[dict[str, Any]]
     skipped: list[dict[str, Any]]
+    unsupported: list[UnsupportedWrite] = Field(
+        description="Writes the memory cannot express (its profile says why); not errors."
+    )
     errors: list[dict[str, Any]]
+    unsupported_operations: list[UnsupportedOperation] = Field(
+        description="Every protocol operation the memory's profile cannot perform, and why."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +226,15 @@ async def _outcome_reported(memory: MemoryUnderTest, plan_id: str) -> bool:
     return isinstance(item, Mapping) and item.get("outcome") is not None
 
 
+def _unsupported(key: Mapping[str, Any], exc: MemoryUnsupported) -> UnsupportedWrite:
+    return UnsupportedWrite(
+        task_id=str(key["taskId"]),
+        condition=str(key["condition"]),
+        operation=exc.operation,
+        reason=exc.reason,
+    )
+
+
 def _unless_interrupted(exc: MemoryToolError) -> None:
     """A refused write is an error in finalize.json; a lost memory stops finalize unfinished."""
     if exc.transport:
@@ -238,6 +267,14 @@ async def _record_one(
         else:
             answer = await memory.call("record", arguments)
             result = {"experienceId": answer.get("id"), "verified": answer.get("verified")}
+            if answer.get("rejected"):
+                # The memory answered but stored no experience (MemCoder's QA, say).
+                result["notStored"] = answer["rejected"]
+            if answer.get("plan_outcome"):
+                result["planOutcome"] = answer["plan_outcome"]
+    except MemoryUnsupported as exc:
+        state["unsupported"].append(_unsupported(key, exc))
+        return
     except MemoryToolError as exc:
         _unless_interrupted(exc)
         state["errors"].append({**key, "operation": "record", "error": str(exc)})
@@ -278,6 +315,7 @@ async def _report_one(
             outcome = await memory.call(
                 "report_outcome",
                 {"plan_id": run.plan_id, "passed": run.passed, "rework_count": run.rework_count},
+                {"skill_id": run.skill_id},
             )
             result = {
                 "planId": run.plan_id,
@@ -285,6 +323,11 @@ async def _report_one(
                 "health": outcome.get("health"),
                 "state": outcome.get("state"),
             }
+            if outcome.get("credit") is not None:
+                result["credit"] = outcome["credit"]
+    except MemoryUnsupported as exc:
+        state["unsupported"].append(_unsupported(key, exc))
+        return
     except MemoryToolError as exc:
         _unless_interrupted(exc)
         state["errors"].append({**key, "operation": "report_outcome", "error": str(exc)})
@@ -408,7 +451,9 @@ def finalize_conditions(output: str | os.PathLike[str]) -> FinalizeSummary:
         "recorded": [],
         "outcomes": [],
         "skipped": [],
+        "unsupported": [],
         "errors": [],
+        "unsupported_operations": PROFILES[preflight["memory"]["profile"]].unsupported_operations(),
     }
     resumed = False
     if "lock" not in preflight and not preflight.get("lockRequested"):

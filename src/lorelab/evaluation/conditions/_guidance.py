@@ -42,7 +42,7 @@ def _opt_str(value: Any) -> str | None:
 def _brief_items(brief: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {
         str(item["id"]): item
-        for key in ("experiences", "skills")
+        for key in ("experiences", "skills", "principles")
         for item in items(brief.get(key))
         if item.get("id") is not None
     }
@@ -63,9 +63,17 @@ def _text_of_brief(brief: Mapping[str, Any]) -> tuple[str | None, list[str]]:
 
 
 def _plan_text(result: Mapping[str, Any]) -> str:
-    lines = [f"Plan {result.get('plan_id')} from Skill {result.get('skill_id')}:"]
+    skill = result.get("skill_id")
+    source = f"from Skill {skill}" if skill else "(no Skill: the memory's generic plan)"
+    lines = [f"Plan {result.get('plan_id')} {source}:"]
     steps = result.get("steps")
     for number, step in enumerate(steps if isinstance(steps, list) else [], start=1):
+        if isinstance(step, Mapping) and "command" not in step and step.get("action"):
+            # An instruction rather than a command (MemCoder's plans).
+            checks = step.get("verification")
+            extra = f" (verify: {'; '.join(map(str, checks))})" if isinstance(checks, list) else ""
+            lines.append(f"{number}. {step['action']}{extra}")
+            continue
         command = step.get("command") if isinstance(step, Mapping) else str(step)
         expected = step.get("expected_exit_code", 0) if isinstance(step, Mapping) else 0
         lines.append(f"{number}. `{command}` (expect exit {expected})")

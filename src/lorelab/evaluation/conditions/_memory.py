@@ -1,10 +1,8 @@
-"""The memory under test, reached as an MCP client over stdio through a tool-name profile.
+"""The memory under test, reached as an MCP client over stdio through a profile.
 
-A profile maps the protocol's operations (prepare, start, record, dream, ...) to one memory
-server's tool names, so any server exposing the same operations can be evaluated the same
-way. Two profiles are built in: ``lorelab`` (our own ``lorelab mcp``) and ``memcoder``
-(``memcoder_prepare``, ``memcoder_start``, ``memcoder_record``; its argument and result
-shapes are assumed to follow lorelab's, since no other description of them was available).
+A profile (``_profiles``) adapts the protocol's operations (prepare, start, record, dream, ...)
+to one memory server's tools: it maps each request to the server's arguments and decodes each
+answer into lorelab's Brief, Plan and ids, so any server can be evaluated the same way.
 """
 
 from __future__ import annotations
@@ -27,22 +25,29 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from lorelab.errors import IntegrityFailure, LorelabError, PreflightError
+from lorelab.evaluation.conditions._profiles import (
+    LORELAB_PROFILE,
+    MEMCODER_PROFILE,
+    OPERATIONS,
+    PROFILES,
+    MemoryDecodeError,
+    MemoryProfile,
+    MemoryUnsupported,
+)
 from mcp import Client
 
-OPERATIONS: Final = (
-    "prepare",
-    "start",
-    "record",
-    "dream",
-    "check",
-    "promote_candidate",
-    "promote_skill",
-    "report_outcome",
-    "show",
-    "list",
-    "lock_set",
-    "lock_clear",
-)
+__all__ = [
+    "LORELAB_PROFILE",
+    "MEMCODER_PROFILE",
+    "OPERATIONS",
+    "PROFILES",
+    "MemoryProfile",
+    "MemoryToolError",
+    "MemoryUnderTest",
+    "MemoryUnsupported",
+    "open_memory",
+]
+
 REQUIRED_OPERATIONS: Final = ("prepare", "start", "record")
 TOOL_TIMEOUT_S: Final = 600.0
 HANDSHAKE_TIMEOUT_S: Final = 60.0
@@ -50,49 +55,6 @@ CLI_TIMEOUT_S: Final = 120.0
 # The most items one list call may return (lorelab's lore_list caps ``limit`` here).
 LIST_LIMIT: Final = 10_000
 _STDERR_TAIL: Final = 4000
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryProfile:
-    """How the protocol's operations map to one memory server's MCP tools."""
-
-    name: str
-    tools: Mapping[str, str]
-    lock_via_lorelab_cli: bool = False
-
-    def tool(self, operation: str) -> str | None:
-        """The tool name for ``operation``, or ``None`` when the profile has none."""
-        return self.tools.get(operation)
-
-
-LORELAB_PROFILE: Final = MemoryProfile(
-    name="lorelab",
-    tools={
-        "prepare": "lore_prepare",
-        "start": "lore_start",
-        "record": "lore_record",
-        "dream": "lore_dream",
-        "check": "lore_check_candidate",
-        "promote_candidate": "lore_promote_candidate",
-        "promote_skill": "lore_promote_skill",
-        "report_outcome": "lore_report_outcome",
-        "show": "lore_show",
-        "list": "lore_list",
-        "lock_set": "lore_lock_set",
-        "lock_clear": "lore_lock_clear",
-    },
-    # lorelab's MCP server does not serve the evaluation lock; its own CLI writes it to the
-    # same store (``lorelab memory --home HOME lock set|clear``).
-    lock_via_lorelab_cli=True,
-)
-MEMCODER_PROFILE: Final = MemoryProfile(
-    name="memcoder",
-    tools={"prepare": "memcoder_prepare", "start": "memcoder_start", "record": "memcoder_record"},
-)
-PROFILES: Final[Mapping[str, MemoryProfile]] = {
-    LORELAB_PROFILE.name: LORELAB_PROFILE,
-    MEMCODER_PROFILE.name: MEMCODER_PROFILE,
-}
 
 
 class MemoryToolError(Exception):
@@ -177,15 +139,24 @@ class MemoryUnderTest:
         except OSError:
             return ""
 
-    async def call(self, operation: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Call the tool of ``operation``; a tool error raises :class:`MemoryToolError`."""
+    async def call(
+        self,
+        operation: str,
+        arguments: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Call the tool of ``operation`` with the profile's translation of lorelab's
+        ``arguments`` and decode its answer into lorelab's shape.
+
+        A tool error, or an answer the profile cannot decode, raises :class:`MemoryToolError`;
+        a request the memory cannot express raises :class:`MemoryUnsupported` before any call.
+        """
         tool = self.profile.tool(operation)
         if tool is None or tool not in self.listed:
             raise MemoryToolError(operation, tool, "the memory server does not offer it")
+        request = self.profile.request(operation, arguments, context)
         try:
-            result = await self.client.call_tool(
-                tool, dict(arguments), read_timeout_seconds=TOOL_TIMEOUT_S
-            )
+            result = await self.client.call_tool(tool, request, read_timeout_seconds=TOOL_TIMEOUT_S)
         except (
             MCPError,
             TimeoutError,
@@ -196,12 +167,10 @@ class MemoryUnderTest:
         self.calls.append({"operation": operation, "tool": tool, "isError": result.is_error})
         if result.is_error:
             raise MemoryToolError(operation, tool, _error_text(result))
-        value = _result_value(result)
-        if not isinstance(value, dict):
-            raise MemoryToolError(
-                operation, tool, f"returned a JSON {type(value).__name__}, expected an object"
-            )
-        return value
+        try:
+            return self.profile.decode(operation, _result_value(result))
+        except MemoryDecodeError as exc:
+            raise MemoryToolError(operation, tool, f"unreadable answer: {exc}") from None
 
     async def set_lock(self, evaluation_id: str, holdout_tasks: Sequence[str]) -> LockReceipt:
         """Lock the holdout tasks so the memory refuses to record them."""

@@ -261,9 +261,13 @@ def _record(
     flags, mismatch, edited = _flags(ctx, task, seen)
     attempts, guidance = seen.attempts, seen.guidance
     memory_condition = condition != "baseline"
+    named = named_keys(guidance.text, relevance_keys(task))
     fixture = ctx.fixture or attempts.evidence_kind == PROTOCOL_FIXTURE
     extra: dict[str, Any] = {}
     if memory_condition:
+        # Baseline rows leave retrieval_relevant out (no retrieval happened): null would be
+        # refused by other readers of the same runs file (MemCoder's evaluate).
+        extra["retrieval_relevant"] = bool(named)
         extra["unchecked_items_served"] = seen.served.unchecked_served
         extra["own_solutions_served"] = list(seen.served.own_solutions)
     failed_calls = [guidance.failed_call] if guidance.failed_call else []
@@ -278,13 +282,11 @@ def _record(
         extra["dream_items_served"] = sorted(set(guidance.served_ids) & promoted)
     if failed_calls:
         extra["memory_calls_failed"] = list(dict.fromkeys(failed_calls))
-    named = named_keys(guidance.text, relevance_keys(task))
     record = ConditionRun(
         task_id=task.id,
         condition=condition,
         passed=attempts.passed and attempts.failure is None,
         rework_count=max(0, len(attempts.calls) - 1),
-        retrieval_relevant=bool(named) if memory_condition else None,
         guidance_tokens=estimate_tokens(guidance.text),
         notes="; ".join(seen.notes),
         holdout=task.holdout,

@@ -21,7 +21,9 @@ from pydantic import (
 from lorelab._model import OutputModel, ReceiptModel, RecordModel
 from lorelab.evaluation.conditions._manifest import Condition, ConditionsManifest, HostSpec
 from lorelab.evaluation.conditions._memory import LockReceipt
+from lorelab.evaluation.conditions._profiles import UnsupportedOperation
 from lorelab.evaluation.conditions._verify import VerifyReceipt
+from lorelab.io import SandboxKind
 from lorelab.workers import RoleReceipt, WorkerIdentity
 
 BYTE_ACCOUNTING: Final[dict[str, str]] = {
@@ -104,7 +106,9 @@ class EnvironmentReceipt(RecordModel):
 
 
 class MemoryReceipt(RecordModel):
-    """The memory under test: profile, server argv, home, and the tools it listed."""
+    """The memory under test: profile, server argv, home, the tools it listed, what the
+    profile cannot do, the one ``agent_id`` it sends (when it sends one) and who runs the
+    Dream checks."""
 
     profile: str
     argv: list[str]
@@ -116,27 +120,48 @@ class MemoryReceipt(RecordModel):
         "a pristine copy of the project snapshot (the default lorelab server's --project), "
         "removed when the run ends"
     )
+    unsupported: list[UnsupportedOperation] = Field(
+        description="Protocol operations the profile cannot perform, each with the reason."
+    )
+    agent_id: str | None = Field(
+        default=None, description="The agent_id sent on every call; null when none is sent."
+    )
+    dream_checks: str = Field(description="Who runs Dream candidates' checks, and how.")
 
 
-class SeededExperience(RecordModel):
-    """One seed experience as the memory recorded it."""
+class SeededExperience(_OmitUnset, RecordModel):
+    """One seed experience as the memory recorded it (and, when the memory assigns its own
+    ids, the id the manifest declares for it)."""
+
+    _OMIT_UNSET: ClassVar[tuple[str, ...]] = ("declared_id",)
 
     id: Any
     verified: Any
+    declared_id: str | None = None
 
 
-class SeededSkill(RecordModel):
-    """The seed Skill as the memory promoted it."""
+class SeededSkill(_OmitUnset, RecordModel):
+    """The seed Skill as the memory promoted it (and, when the memory assigns its own ids, the
+    declared id and the name the seed file gave it)."""
+
+    _OMIT_UNSET: ClassVar[tuple[str, ...]] = ("declared_id", "seed_name")
 
     id: Any
     name: Any
+    declared_id: str | None = None
+    seed_name: Any = None
 
 
-class SeedingReceipt(RecordModel):
-    """What seeding the memory recorded."""
+class SeedingReceipt(_OmitUnset, RecordModel):
+    """What seeding the memory recorded; for a memory that assigns its own ids, the map from
+    each declared id to the memory's and the rule it follows."""
+
+    _OMIT_UNSET: ClassVar[tuple[str, ...]] = ("ids", "ids_rule")
 
     experiences: list[SeededExperience]
     skill: SeededSkill
+    ids: dict[str, str] | None = None
+    ids_rule: str | None = None
 
 
 class PreflightReceipt(_OmitUnset, ReceiptModel):
@@ -188,31 +213,46 @@ class VerifySnapshot(OutputModel):
     output_sha256: str
 
 
-class DreamCheckResult(RecordModel):
-    """One command of a candidate's sandbox check, as the memory reported it."""
+class DreamCheckResult(_OmitUnset, RecordModel):
+    """One command of a candidate's check, as the memory reported it (or, when the runner ran
+    it, with the SHA-256 of its output and the confinement it really ran in)."""
+
+    _OMIT_UNSET: ClassVar[tuple[str, ...]] = ("output_sha256", "sandbox")
 
     command: Any
     expected_exit_code: Any
     exit_code: Any
     status: Any
+    output_sha256: str | None = None
+    sandbox: SandboxKind | None = None
 
 
 class DreamCheck(_OmitUnset, RecordModel):
-    """One Dream candidate's sandbox check and, when it passed, its promotion."""
+    """One Dream candidate's check and, when it passed, its promotion. When the runner ran the
+    checks, ``memoryStatus`` is the status the memory gave the candidate on the evidence, and
+    ``promotedKind`` what the promotion made (MemCoder: a Principle, not a Skill)."""
 
-    _OMIT_UNSET: ClassVar[tuple[str, ...]] = ("check_run_id", "error")
+    _OMIT_UNSET: ClassVar[tuple[str, ...]] = (
+        "check_run_id",
+        "error",
+        "memory_status",
+        "promoted_kind",
+    )
 
     candidate_id: str
     passed: bool = False
     results: list[DreamCheckResult] = Field(default_factory=list)
     check_run_id: Any = None
     error: str | None = None
+    memory_status: Any = None
+    promoted_kind: Any = None
 
 
 class ConditionRun(_OmitUnset, OutputModel):
     """One task x condition in the runs file: the protocol's snake_case keys, then lorelab's."""
 
     _OMIT_UNSET: ClassVar[tuple[str, ...]] = (
+        "retrieval_relevant",
         "memory_calls_failed",
         "unchecked_items_served",
         "own_solutions_served",
@@ -226,7 +266,9 @@ class ConditionRun(_OmitUnset, OutputModel):
     condition: Condition
     passed: bool
     rework_count: int
-    retrieval_relevant: bool | None
+    # Left out of baseline rows (no retrieval happened), never null: MemCoder's evaluate
+    # refuses a null retrieval_relevant, and absent is true for both readers.
+    retrieval_relevant: bool | None = None
     guidance_tokens: int
     notes: str
     holdout: bool

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lorelab.evaluation.conditions._evaluate import ConditionsReport
+from lorelab.evaluation.conditions._report import ConditionsReport
 from lorelab.io import escape_control
 
 

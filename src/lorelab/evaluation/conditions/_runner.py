@@ -14,14 +14,15 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from lorelab._model import PROTOCOL_FIXTURE, timestamp
 from lorelab.errors import IntegrityFailure, LorelabError, PreflightError, UsageError
 from lorelab.evaluation.conditions._async import run_async
-from lorelab.evaluation.conditions._dream import run_dream
+from lorelab.evaluation.conditions._dream import RUNNER_CHECKS, RunnerChecks, run_dream
 from lorelab.evaluation.conditions._integrity import check_memory_clean, check_seeds, lock_tasks
 from lorelab.evaluation.conditions._manifest import (
     MAX_HOST_CALL_MS,
@@ -194,6 +195,8 @@ class _Memory:
     seed: SeedMemory | None
     clean: Path
     preflight: PreflightReceipt
+    # Seed experiences by the ids the memory gave them (the runner checks Dreams with them).
+    seeded: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 async def _execute(ctx: RunContext, mem: _Memory) -> None:
@@ -209,7 +212,7 @@ async def _execute(ctx: RunContext, mem: _Memory) -> None:
         listed = mem.preflight.memory.model_copy(update={"tools": sorted(memory.listed)})
         mem.preflight = mem.preflight.model_copy(update={"memory": listed})
         if mem.seed is not None:
-            seeding = await seed_memory(memory, mem.seed)
+            seeding, mem.seeded = await seed_memory(memory, mem.seed, ctx.manifest)
             mem.preflight = mem.preflight.model_copy(update={"seeding": seeding})
         try:
             seeds = await check_seeds(memory, ctx.manifest)
@@ -228,7 +231,8 @@ async def _execute(ctx: RunContext, mem: _Memory) -> None:
         for task in ctx.manifest.tasks:
             for condition in FIRST_PHASE:
                 ctx.records.append(await one_run(ctx, task, condition))
-        ctx.dream = await run_dream(memory)
+        checks = RunnerChecks(ctx.snapshot, ctx.root, ctx.env, mem.seeded)
+        ctx.dream = await run_dream(memory, checks)
         ctx.memory_failures += ctx.dream.tool_errors
         ctx.log.write(DREAM_FILE, ctx.dream.receipt())
         for task in ctx.manifest.tasks:
@@ -298,6 +302,9 @@ def _preflight(
                 if profile.name == "lorelab"
                 else None
             ),
+            unsupported=profile.unsupported_operations(),
+            agent_id=profile.sent_agent_id(),
+            dream_checks=RUNNER_CHECKS if profile.checks_by_runner else "run by the memory server",
         ),
     )
 
@@ -362,7 +369,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
     source = project_dir(manifest, options.manifest_path)
     argv, model_passed = with_model(resolve_host(manifest, options.host), manifest.host.model)
     profile, memory_argv, home = resolve_memory(manifest, options, source)
-    seed = read_seed(options.seed_memory, profile) if options.seed_memory else None
+    seed = read_seed(options.seed_memory) if options.seed_memory else None
     snapshot = take_snapshot(source)
     env = command_env()
     root = Path(tempfile.mkdtemp(prefix="lorelab-conditions-"))

@@ -165,6 +165,9 @@ class LoadedRuns:
     sha256: str
     runs: tuple[RunRecord, ...]
     manifest_sha256: str | None = None
+    # True when no run is a dreaming run (a runs file of the three conditions MemCoder's own
+    # evaluate summarizes): read, reported, and decided as incomplete.
+    dreaming_missing: bool = False
 
     def task_ids(self) -> list[str]:
         """Task ids in order of first appearance."""
@@ -190,7 +193,8 @@ def check_runs(
     """Refuse repeated or missing task x condition pairs and memory runs without relevance.
 
     ``expected_tasks`` (from a manifest) must be exactly the tasks the runs name; without it
-    the tasks are those the runs name.
+    the tasks are those the runs name. A file with no dreaming run at all is accepted (its
+    report is incomplete); dreaming runs missing for some tasks only are refused.
     """
     if not runs.runs:
         raise SchemaError(f"{source}: runs is empty")
@@ -204,11 +208,12 @@ def check_runs(
         if unknown:
             raise SchemaError(f"{source}: runs name tasks not in the manifest: {_listing(unknown)}")
     tasks = expected_tasks if expected_tasks is not None else named
+    no_dreaming = not any(run.condition == "dreaming" for run in runs.runs)
     missing = [
         f"{task} x {condition}"
         for task in tasks
         for condition in CONDITIONS
-        if (task, condition) not in counts
+        if (task, condition) not in counts and not (no_dreaming and condition == "dreaming")
     ]
     if missing:
         raise SchemaError(f"{source}: missing task x condition: {_listing(missing)}")
@@ -245,11 +250,13 @@ def _manifest_sha(runs: RunsFile, source: str) -> str | None:
 def parse_runs(data: bytes, source: str, *, expected_tasks: list[str] | None = None) -> LoadedRuns:
     """Parse and check runs-file bytes."""
     model = validate_model(RunsFile, loads_strict(data, source), source)
+    checked = check_runs(model, source, expected_tasks=expected_tasks)
     return LoadedRuns(
         source,
         sha256_bytes(data),
-        check_runs(model, source, expected_tasks=expected_tasks),
+        checked,
         _manifest_sha(model, source),
+        dreaming_missing=not any(run.condition == "dreaming" for run in checked),
     )
 
 
