@@ -1,6 +1,6 @@
 """The four-condition protocol: manifest, runs file, ``lorelab evaluate`` and the runner."""
 
-from lorelab.evaluation.conditions._evaluate import ConditionsReport, evaluate, evaluate_file
+from lorelab.evaluation.conditions._evaluate import evaluate, evaluate_file
 from lorelab.evaluation.conditions._finalize import finalize_conditions
 from lorelab.evaluation.conditions._manifest import manifest_schema
 from lorelab.evaluation.conditions._receipts import (
@@ -12,6 +12,7 @@ from lorelab.evaluation.conditions._receipts import (
     RunReceipt,
 )
 from lorelab.evaluation.conditions._render import print_report
+from lorelab.evaluation.conditions._report import ConditionsReport
 from lorelab.evaluation.conditions._runner import RunOptions, RunSummary, run_conditions
 from lorelab.evaluation.conditions._runs import RUNS_FILE, read_runs
 

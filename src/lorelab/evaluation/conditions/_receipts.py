@@ -120,13 +120,18 @@ class MemoryReceipt(RecordModel):
         "a pristine copy of the project snapshot (the default lorelab server's --project), "
         "removed when the run ends"
     )
+    # Defaults keep output directories written before profiles were adapters readable
+    # (``lorelab report`` renders them): nothing was recorded then, and they say so.
     unsupported: list[UnsupportedOperation] = Field(
-        description="Protocol operations the profile cannot perform, each with the reason."
+        default_factory=list,
+        description="Protocol operations the profile cannot perform, each with the reason.",
     )
     agent_id: str | None = Field(
         default=None, description="The agent_id sent on every call; null when none is sent."
     )
-    dream_checks: str = Field(description="Who runs Dream candidates' checks, and how.")
+    dream_checks: str = Field(
+        default="not recorded", description="Who runs Dream candidates' checks, and how."
+    )
 
 
 class SeededExperience(_OmitUnset, RecordModel):
