@@ -121,10 +121,11 @@ class MemoryReceipt(RecordModel):
         "removed when the run ends"
     )
     # Defaults keep output directories written before profiles were adapters readable
-    # (``lorelab report`` renders them): nothing was recorded then, and they say so.
-    unsupported: list[UnsupportedOperation] = Field(
-        default_factory=list,
-        description="Protocol operations the profile cannot perform, each with the reason.",
+    # (``lorelab report`` renders them): nothing was recorded then, so unknown stays null.
+    unsupported: list[UnsupportedOperation] | None = Field(
+        default=None,
+        description="Protocol operations the profile cannot perform, each with the reason "
+        "(null: not recorded, in receipts written before profiles were adapters).",
     )
     agent_id: str | None = Field(
         default=None, description="The agent_id sent on every call; null when none is sent."
