@@ -7,15 +7,9 @@ import pytest
 
 from lorelab.workers import adapter_argv, bind_identity, call_worker, is_fixture_agent
 from lorelab.workers.adapters._agent import AdapterFailure
-from lorelab.workers.adapters.static import (
-    RULES_VERSION,
-    defined_names,
-    module_name,
-    plan,
-    review,
-    spec_items,
-    spec_signatures,
-)
+from lorelab.workers.adapters._static_review import review
+from lorelab.workers.adapters._static_rules import RULES_VERSION, defined_names, module_name
+from lorelab.workers.adapters.static import plan, spec_items, spec_signatures
 from lorelab.workers.roles import Task
 from lorelab.workspace import FileEntry
 from tests.workers.support import architect_payload, author_payload, reviewer_payload
@@ -616,5 +610,6 @@ def test_the_static_worker_is_no_protocol_fixture_and_binds_as_a_shipped_adapter
     assert not is_fixture_agent(argv)
     identity = bind_identity(argv, cwd=trial, operator_identity=None)
     assert identity.tool is None
-    assert "lorelab/workers/adapters/static.py" in identity.implementation_hashes
+    for module in ("static.py", "_static_rules.py", "_static_review.py"):
+        assert f"lorelab/workers/adapters/{module}" in identity.implementation_hashes
     assert identity.declared_argv == argv

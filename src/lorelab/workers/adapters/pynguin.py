@@ -37,7 +37,7 @@ from lorelab.workers.adapters._agent import (
     stderr_excerpt,
     tool_executable,
 )
-from lorelab.workers.adapters.static import defined_names
+from lorelab.workers.adapters._static_rules import defined_names
 from lorelab.workers.roles import AuthorPayload, Lesson, count_test_cases
 
 TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.pynguin"]
@@ -445,6 +445,38 @@ def _check_options(request: Request) -> None:
         )
 
 
+def _search_note(request: Request) -> str:
+    """What bounds the search and fixes its result, for the role receipt's stderr."""
+    options = request.options
+    bound = (
+        f"{options.iterations} iterations"
+        if options.search_seconds is None
+        else f"{options.iterations} iterations or {options.search_seconds} s, whichever first "
+        "(wall time: not repeatable)"
+    )
+    return (
+        f"pynguin search: seed {options.seed}, PYTHONHASHSEED={HASH_SEED}, {bound}, "
+        f"assertions {options.assertion_generation}, float precision {options.float_precision:g}"
+    )
+
+
+def _seed_dir(
+    root: Path, payload: AuthorPayload, module: str, content: str, notes: list[str]
+) -> Path | None:
+    """The directory of ``module``'s lesson seed (None: no lessons, or none fits); notes why."""
+    if not payload.lessons:
+        return None
+    seed, report = seed_source(payload, module, content)
+    notes += report.notes(module)
+    if seed is None:
+        notes.append(f"no lesson statement fits src.{module}: Pynguin runs unseeded")
+        return None
+    seed_dir = root / f"seed-{module}"
+    seed_dir.mkdir()
+    (seed_dir / f"test_{module}.py").write_text(seed, encoding="utf-8")
+    return seed_dir
+
+
 def _author(request: Request) -> Answer:
     payload = AuthorPayload.model_validate(request.payload)
     if payload.task.runner != "pytest":
@@ -463,16 +495,7 @@ def _author(request: Request) -> Answer:
     if not modules:
         raise AdapterFailure("no-module", "task.source holds no src/<name>.py module")
     options = request.options
-    bound = (
-        f"{options.iterations} iterations"
-        if options.search_seconds is None
-        else f"{options.iterations} iterations or {options.search_seconds} s, whichever first "
-        "(wall time: not repeatable)"
-    )
-    notes: list[str] = [
-        f"pynguin search: seed {options.seed}, PYTHONHASHSEED={HASH_SEED}, {bound}, "
-        f"assertions {options.assertion_generation}, float precision {options.float_precision:g}"
-    ]
+    notes: list[str] = [_search_note(request)]
     if len(modules) > payload.limits.max_files:
         notes.append(
             f"{len(modules)} modules, limits.maxFiles {payload.limits.max_files}: "
@@ -492,16 +515,7 @@ def _author(request: Request) -> Answer:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(entry.content, encoding="utf-8")
         for module, entry in modules:
-            seed_dir: Path | None = None
-            if payload.lessons:
-                seed, report = seed_source(payload, module, entry.content)
-                notes += report.notes(module)
-                if seed is not None:
-                    seed_dir = root / f"seed-{module}"
-                    seed_dir.mkdir()
-                    (seed_dir / f"test_{module}.py").write_text(seed, encoding="utf-8")
-                else:
-                    notes.append(f"no lesson statement fits src.{module}: Pynguin runs unseeded")
+            seed_dir = _seed_dir(root, payload, module, entry.content, notes)
             output = root / f"out-{module}"
             output.mkdir()
             result = run_tool(
