@@ -182,6 +182,36 @@ def test_a_run_records_every_role_in_manifest_trials_and_summary(tmp_path):
         assert trial["status"] == "qualified", trial["reason"]
 
 
+def test_both_arms_call_the_same_worker_in_each_role(tmp_path):
+    out = tmp_path / "out"
+    run_learning(_request(agent=FIXTURE, architect_agent=STATIC, reviewer_agent=STATIC), out)
+    trials = [json.loads(path.read_text()) for path in sorted((out / "trials").iterdir())]
+    assert sorted(trial["arm"] for trial in trials) == ["memory", "no-memory"]
+    assert trials[0]["roleWorkers"] == trials[1]["roleWorkers"]
+    for trial in trials:
+        stderr = [receipt["stderrTail"] for receipt in trial["generation"]["roles"]]
+        # The static worker answered architect and reviewer in both arms, the fixture the author.
+        assert "rule-based worker" in stderr[0]
+        assert "rule-based worker" not in stderr[1]
+        assert "rule-based worker" in stderr[2]
+
+
+def test_a_role_whose_worker_cannot_be_bound_stops_the_run_in_preflight_naming_it(tmp_path):
+    out = tmp_path / "out"
+    missing = (sys.executable, str(tmp_path / "absent-reviewer.py"))
+    outcome = run_learning(_request(agent=FIXTURE, reviewer_agent=missing), out)
+    assert outcome.exit_code == 3
+    assert outcome.message.startswith("preflight failed: reviewer worker: ")
+    preflight = json.loads((out / "preflight.json").read_text())
+    assert preflight["ok"] is False
+    assert preflight["error"].startswith("reviewer worker: ")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["roleIdentities"] is None
+    assert manifest["workerIdentity"] is None
+    assert manifest["settings"]["roles"]["reviewer"]["argv"] == list(missing)
+    assert not (out / "trials").exists()
+
+
 CHANGING_REVIEWER = textwrap.dedent(
     """
     import subprocess, sys
@@ -212,6 +242,14 @@ def test_a_reviewer_that_changes_during_its_call_invalidates_the_trial_by_role(t
     assert all(change.startswith("reviewer: ") for change in second["identityChecks"])
 
 
+def test_the_cli_help_names_every_role_option():
+    result = CliRunner().invoke(app, ["eval", "learning", "--help"])
+    assert result.exit_code == 0
+    for flag in ("--architect-agent", "--author-agent", "--reviewer-agent"):
+        assert flag in result.output
+    assert "static" in result.output
+
+
 def test_the_cli_hands_roles_to_other_workers(tmp_path):
     out = tmp_path / "out"
     manifest = tmp_path / "manifest.json"
@@ -238,6 +276,7 @@ def test_the_cli_hands_roles_to_other_workers(tmp_path):
             str(out),
         ],
     )
+    assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["roles"]["architect"]["argv"] == resolve_agent("static")
     assert summary["roles"]["author"]["kind"] == "protocol-fixture"
