@@ -4,8 +4,6 @@ Every package that writes a receipt or reads a wire format builds on these bases
 disk, refused unknown keys and the receipt schema version are decided in one place.
 """
 
-from __future__ import annotations
-
 import math
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
@@ -30,12 +28,19 @@ RECEIPT_SCHEMA_VERSION: Final = 1
 DEFAULT_TIMEOUT_MS: Final = 115_000
 """How long one worker call may take by default."""
 
+DEFAULT_MAX_OUTPUT_BYTES: Final = 65_536
+"""How many bytes of output one worker call may write by default."""
+
 
 class RecordModel(BaseModel):
     """Base of every receipt, manifest and wire model: camelCase on disk, frozen, strict keys."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        defer_build=True,
     )
 
     def to_json(self) -> dict[str, Any]:
@@ -64,13 +69,13 @@ class InputModel(BaseModel):
     JSON type itself.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class OutputModel(BaseModel):
     """A result handed back to an agent or a user: snake_case, unknown keys refused."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 def utc_now() -> datetime:

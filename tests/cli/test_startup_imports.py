@@ -113,3 +113,81 @@ def test_a_hook_command_loads_no_mcp_sdk_scipy_or_evaluation_package(tmp_path):
     assert "lorelab.hooks._handle" in modules
     heavy = [m for m in _heavy(modules) if not m.startswith(("pydantic", "rich"))]
     assert heavy == []
+
+
+# What an agent's hot path (a hook on every prompt, ``memory prepare``) must not load: the
+# worker transport (only a worker-based Dream needs it), the process supervisor (only checks
+# and test runs start processes), rich's tables (only listings print them), the MCP SDK.
+HOT_PATH_FORBIDDEN = (
+    "lorelab.workers",
+    "lorelab.io._process",
+    "lorelab.io._sandbox",
+    "lorelab.memory._dream_worker",
+    "rich.table",
+    "mcp",
+    "scipy",
+    "lorelab.evaluation",
+)
+
+
+def _run_cli(args: list[str], stdin: str, env_home: str) -> list[str]:
+    code = (
+        "import io, os, sys\n"
+        f"os.environ['LORELAB_HOME'] = {env_home!r}\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({stdin.encode()!r}))\n"
+        "from lorelab.cli.main import app\n"
+        f"sys.argv = ['lorelab', *{args!r}]\n"
+        "try:\n"
+        "    app(prog_name='lorelab')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+    return _modules_after(code)
+
+
+def _forbidden(modules: list[str]) -> list[str]:
+    return [
+        name
+        for name in modules
+        if any(name == prefix or name.startswith(f"{prefix}.") for prefix in HOT_PATH_FORBIDDEN)
+    ]
+
+
+def test_memory_prepare_loads_no_worker_transport_supervisor_or_table(tmp_path):
+    modules = _run_cli(["memory", "prepare", "fix the flaky parser test"], "", str(tmp_path))
+    assert "lorelab.memory._sqlite" in modules  # the store really was opened
+    assert _forbidden(modules) == []
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"hook_event_name": "SessionStart", "source": "startup"},
+        {"hook_event_name": "UserPromptSubmit", "prompt": "fix the flaky parser test"},
+        {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "pytest -q"},
+            "tool_response": {"exit_code": 1},
+        },
+    ],
+    ids=lambda payload: payload["hook_event_name"],
+)
+def test_a_hook_loads_no_worker_transport_supervisor_or_table(tmp_path, payload):
+    # Claude Code's hook input shape (code.claude.com/docs/en/hooks: session_id,
+    # transcript_path, cwd, hook_event_name, then the event's own fields).
+    project = tmp_path / "project"
+    project.mkdir()
+    full = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        **payload,
+    }
+    modules = _run_cli(
+        ["hook", payload["hook_event_name"], "--agent", "claude-code"],
+        json.dumps(full),
+        str(tmp_path / "home"),
+    )
+    assert "lorelab.hooks._handle" in modules
+    assert _forbidden(modules) == []

@@ -263,3 +263,33 @@ def test_a_program_that_cannot_start_is_still_an_os_error(tmp_path):
         run_process(
             ["no-such-program-lorelab"], cwd=tmp_path, env={"PATH": "/usr/bin"}, timeout_s=30
         )
+
+
+@needs_bubblewrap
+def test_a_program_and_interpreter_path_under_tmp_stay_readable_in_the_sandbox(tmp_path):
+    # The sandbox mounts a private, empty /tmp. A program kept under /tmp (here pytest's
+    # tmp_path), like lorelab or its virtual environment checked out there, is bound back
+    # read-only so the run can start; the rest of /tmp stays hidden and nothing there is
+    # writable.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program = bin_dir / "hello"
+    program.write_text('#!/bin/sh\necho hello from $0\ntouch "$0.written" 2>/dev/null\n')
+    program.chmod(0o755)
+    secret = tmp_path / "elsewhere.txt"
+    secret.write_text("hidden\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    result = run_process(
+        [str(program), str(secret)], cwd=project, env=ENV, timeout_s=60, sandbox=True
+    )
+    output = result.output_tail.decode()
+    assert result.sandbox == "bubblewrap"
+    assert result.exit_code == 0, output
+    assert "hello from" in output
+    # Bound back read-only: a write beside it lands in the private /tmp, never out here.
+    assert not (bin_dir / "hello.written").exists()
+    hidden = run_process(
+        ["/bin/cat", str(secret)], cwd=project, env=ENV, timeout_s=60, sandbox=True
+    )
+    assert hidden.exit_code != 0  # the rest of /tmp is still private

@@ -71,3 +71,23 @@ def test_checks_run_in_a_copy_and_stop_at_the_first_failure(tmp_path):
     assert [r.status for r in outcome.results] == ["passed", "passed", "failed", "not_run"]
     assert (project / "data.txt").read_text() == "original"
     assert sorted(p.name for p in Path(project).iterdir()) == ["data.txt"]
+
+
+def test_a_dream_check_cannot_write_outside_its_copy_and_records_its_confinement(tmp_path):
+    from lorelab.io import probe_sandbox
+
+    support = probe_sandbox()
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    code = f"import os\ntry:\n    os.remove({str(victim)!r})\nexcept OSError:\n    pass\n"
+    (copy / "hostile.py").write_text(code)
+    result = run_check(SkillStep(command=f"{PY} hostile.py"), copy, 30)
+    assert result.status == "passed"
+    # What the receipt says is what this machine gave, never more.
+    assert result.sandbox == support.kind
+    if support.kind == "bubblewrap":
+        assert victim.read_text() == "keep me\n"
+    else:
+        assert not victim.exists()

@@ -422,3 +422,11 @@ def test_recover_creates_nothing_and_an_unwritable_home_refuses_a_checkpoint(tmp
     assert refused.exit_code == 2
     [line] = refused.stderr.strip().splitlines()
     assert line.startswith(f"lorelab: error: {tmp_path / 'file'}")
+
+
+def test_exporting_no_skills_says_how_a_skill_comes_to_exist(run, tmp_path):
+    run("prepare", "anything")  # the README's sequence: a store with no Skill yet
+    out = run("skills", "export", str(tmp_path / "skills"), code=0).stdout
+    assert out.startswith("no Skills to export")
+    assert "lorelab memory promote" in out
+    assert "memory promote-candidate" in out

@@ -387,13 +387,21 @@ def test_a_worker_that_changes_during_the_call_exits_3_and_stores_nothing(run, t
 # ---------------------------------------------------------------- refusals before anything runs
 
 
-def test_fewer_than_two_verified_experiences_runs_nothing(run, tmp_path):
+def test_fewer_than_two_verified_experiences_calls_no_worker_and_is_not_an_error(run, tmp_path):
+    # As mining does on the same store ("0 new candidates", exit 0): too little to dream on is
+    # a result, not a usage error.
     _record(run, FIRST)
     _record(run, SECOND, exit_code=1)
     agent, seen = _standin(tmp_path, {"candidates": []})
-    out = run("dream", "--agent", agent, code=2)
-    assert "needs at least two verified experiences; the store has 1" in out.stderr
+    out = run("dream", "--agent", agent, code=0)
+    assert "needs at least two verified experiences; the store has 1" in out.stdout
+    assert "--bin" not in out.stdout + out.stderr
     assert not seen.exists()
+    result = _json(run("dream", "--agent", agent, "--json", code=0))
+    assert result["receipt"] is None
+    assert result["stored"] == 0
+    assert "worker was not called" in result["skipped"]
+    assert run("dream", code=0).stdout.startswith("0 new candidate(s)")
 
 
 def test_a_payload_over_the_cap_is_refused_before_anything_runs(run, tmp_path, monkeypatch):

@@ -219,13 +219,13 @@ def test_author_writing_source_or_configuration_is_refused(project, tmp_path, pa
 
 
 def test_flaky_generated_test_is_caught_by_the_repeated_runs(project, tmp_path):
-    counter = tmp_path / "counter"
+    # The counter lives in the project copy: outside it, a sandboxed run may not write.
     flaky = PASSING_TEST + textwrap.dedent(
-        f"""
+        """
 
         def test_flaky_every_other_run():
             from pathlib import Path
-            counter = Path({str(counter)!r})
+            counter = Path(__file__).parent / "flaky-counter"
             count = int(counter.read_text()) if counter.exists() else 0
             counter.write_text(str(count + 1))
             assert count % 2 == 0
@@ -496,3 +496,29 @@ def test_a_project_named_through_a_symlink_gets_its_tests_written_in_the_real_di
     assert json.loads(result.stdout)["apply"]["written"] == ["tests/test_clip.py"]
     assert (project / "tests" / "test_clip.py").read_text() == PASSING_TEST
     assert link.is_symlink()
+
+
+def test_a_generated_test_cannot_touch_files_outside_its_project_copy(project, tmp_path):
+    from lorelab.io import probe_sandbox
+
+    support = probe_sandbox()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    hostile = PASSING_TEST + textwrap.dedent(
+        f"""
+
+        def test_deletes_a_file_it_does_not_own():
+            import os
+            try:
+                os.remove({str(victim)!r})
+            except OSError:
+                pass
+        """
+    )
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", hostile)])
+    result = generate_for_project(_options(project, tmp_path, agent))
+    runs = result.validation.stability.runs
+    # Every run records the confinement it really had.
+    assert {run.sandbox for run in runs} == {support.kind}
+    if support.kind == "bubblewrap":
+        assert victim.read_text() == "keep me\n"

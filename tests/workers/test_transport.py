@@ -452,3 +452,22 @@ def test_a_number_beyond_the_float_range_is_invalid_json_with_a_receipt(trial):
     assert "1e999 is out of range" in (call.receipt.failure_detail or "")
     assert "1e999" in (call.receipt.raw_response or "")
     assert call.response is None
+
+
+def test_a_response_under_the_bound_on_stdout_but_over_it_as_canonical_json_fails(trial):
+    # 400 numbers written as "1e9" (3 bytes each) are "1000000000.0" (12 bytes) once parsed:
+    # the bound applies to what is kept and counted, the canonical JSON.
+    numbers = ",".join(["1e9"] * 400)
+    raw = '{"cases": [{"name": "upper", "intent": "clamp(5, 0, 3) == 3"}], "n": [' + numbers + "]}"
+    bound = len(raw) + 100
+    argv = _worker(trial, f"sys.stdout.write({raw!r})\n")
+    call = call_worker(
+        argv, "architect", architect_payload(), cwd=trial, max_output_bytes=bound, timeout_ms=20_000
+    )
+    receipt = call.receipt
+    assert receipt.stdout_bytes == len(raw) < bound
+    assert receipt.output_bytes is not None
+    assert receipt.output_bytes > bound
+    assert receipt.failure == "output-too-large"
+    assert "canonical JSON" in (receipt.failure_detail or "")
+    assert not call.ok

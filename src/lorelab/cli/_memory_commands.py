@@ -349,7 +349,11 @@ def _print_paths(request: Any, result: SkillsExportResult) -> None:
     for path in result.paths:
         views.echo(path)
     if not result.paths:
-        views.echo("no Skills to export")
+        views.echo(
+            "no Skills to export: a Skill is promoted from two or more verified experiences "
+            "(`lorelab memory promote`), or from a mined candidate whose checks passed "
+            "(`lorelab memory dream`, `memory check CAND`, `memory promote-candidate CAND`)"
+        )
 
 
 _EXPORT = Command(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 from lorelab.cli import _memory_views as views
 from lorelab.cli._common import echo_json, exit_with
 from lorelab.cli._memory_commands import (
@@ -20,8 +21,7 @@ from lorelab.cli._memory_commands import (
 )
 from lorelab.errors import UsageError
 from lorelab.io import validate_model
-from lorelab.memory import HOME_ENV, WorkerDreamRequest, dream_with_worker
-from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolve_agent
+from lorelab.memory import HOME_ENV, WorkerDreamRequest
 
 
 def _worker_cwd(where: Where) -> Path | None:
@@ -62,6 +62,10 @@ def _dream_divert(ctx: click.Context, options: Options, as_json: bool) -> bool:
         "dream arguments",
     )
     timeout_ms, max_output_bytes = options["timeout_ms"], options["max_output_bytes"]
+    # Loaded here: a worker-based Dream is the only memory command that needs the workers.
+    from lorelab.memory._dream_worker import dream_with_worker
+    from lorelab.workers import resolve_agent
+
     result = dream_with_worker(
         store_for(ctx, create=False),
         request,
@@ -75,7 +79,7 @@ def _dream_divert(ctx: click.Context, options: Options, as_json: bool) -> bool:
         echo_json(result)
     else:
         views.print_worker_dream(result)
-    if result.receipt.failure == "identity-changed":
+    if result.receipt is not None and result.receipt.failure == "identity-changed":
         exit_with(3)
     if not result.ok:
         exit_with(1)

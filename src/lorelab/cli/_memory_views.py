@@ -6,11 +6,9 @@ Stored text is printed as plain text, never as console markup.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
-from rich.text import Text
 
 from lorelab.cli._common import stdout_console
 from lorelab.errors import UsageError
@@ -30,8 +28,19 @@ from lorelab.memory import (
     Skill,
     SkillHealthResult,
     StartResult,
-    WorkerDreamResult,
 )
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from lorelab.memory import WorkerDreamResult
+
+
+def _table(*columns: str, **options: Any) -> Table:
+    """A rich table; rich's table module is loaded only by the commands that print one."""
+    from rich.table import Table
+
+    return Table(*columns, **options)
 
 
 def read_input(source: str) -> Any:
@@ -68,6 +77,8 @@ def add_row(table: Table, *cells: str) -> None:
     """One table row of plain text cells, control characters escaped."""
     # Plain Text, never console markup: stored text such as "fix [/tmp] paths" or
     # "[REDACTED:api_key]" is shown as written (as markup the first would even crash rich).
+    from rich.text import Text
+
     table.add_row(*(Text(escape_control(cell), overflow="fold") for cell in cells))
 
 
@@ -118,7 +129,7 @@ def print_outcome(request: Any, result: OutcomeResult) -> None:
 
 
 def health_table(result: SkillHealthResult) -> None:
-    table = Table("skill", "name", "health", "state", "passed", "failed", "unreported")
+    table = _table("skill", "name", "health", "state", "passed", "failed", "unreported")
     for item in result.skills:
         add_row(
             table,
@@ -144,6 +155,9 @@ def print_dream(request: Any, result: DreamResult) -> None:
 
 def print_worker_dream(result: WorkerDreamResult) -> None:
     receipt = result.receipt
+    if receipt is None:
+        echo(f"0 new candidate(s): {result.skipped}")
+        return
     if not result.ok:
         echo(
             f"the dreamer call failed ({receipt.failure}: {receipt.failure_detail}); "
@@ -162,7 +176,7 @@ def print_worker_dream(result: WorkerDreamResult) -> None:
         f"prompt {receipt.prompt_hash[:12]}"
     )
     if result.proposals:
-        table = Table("#", "name", "status", "candidate / refusal", "reason")
+        table = _table("#", "name", "status", "candidate / refusal", "reason")
         for outcome in result.proposals:
             add_row(
                 table,
@@ -183,7 +197,7 @@ def print_check(run: CheckRun) -> None:
 
 
 def list_table(result: ListResult) -> None:
-    table = Table("id", "kind", "state", "summary", title=f"{result.kind}s ({result.total})")
+    table = _table("id", "kind", "state", "summary", title=f"{result.kind}s ({result.total})")
     for item in result.items:
         data = item.model_dump()
         ident = str(data.get("id") or data.get("evaluation_id"))
@@ -225,14 +239,16 @@ def _field_rows(prefix: str, value: Any) -> list[tuple[str, str]]:
 
 def item_table(item: Item) -> None:
     title = escape_control(f"{item.kind} {getattr(item, 'id', '')}".strip())
-    table = Table("field", "value", title=Text(title))
+    from rich.text import Text
+
+    table = _table("field", "value", title=Text(title))
     for field, value in _field_rows("", item.model_dump(mode="json")):
         add_row(table, field, value)
     stdout_console().print(table)
 
 
 def locks_table(result: LocksResult) -> None:
-    table = Table("evaluation", "active", "holdout tasks", "created", "cleared")
+    table = _table("evaluation", "active", "holdout tasks", "created", "cleared")
     for lock in result.locks:
         add_row(
             table,

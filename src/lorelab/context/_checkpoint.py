@@ -1,14 +1,13 @@
 """The checkpoint: durable context written at a compaction, restart or child-handoff boundary."""
 
-from __future__ import annotations
-
 import re
 import secrets
 from datetime import UTC, datetime
 from typing import Final, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import AwareDatetime, Field, field_validator
+
+from lorelab._model import RecordModel
 
 BoundaryKind = Literal["compaction", "restart", "child_handoff"]
 Author = Literal["user", "agent", "tool", "system"]
@@ -18,13 +17,7 @@ CHECKPOINT_ID: Final = re.compile(r"ckpt-[0-9]{8}T[0-9]{12}Z-[0-9a-f]{12}")
 MAX_SCOPE_LENGTH: Final = 512
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
-    )
-
-
-class FailedCommand(_Model):
+class FailedCommand(RecordModel):
     """A command that already failed before the boundary: the next context must not rerun it."""
 
     command: str = Field(min_length=1, description="The exact command string that was run.")
@@ -41,7 +34,7 @@ class FailedCommand(_Model):
         return value
 
 
-class RequestMessage(_Model):
+class RequestMessage(RecordModel):
     """One turn of the request the work was answering, as recovered at the boundary."""
 
     index: int | None = Field(
@@ -51,7 +44,7 @@ class RequestMessage(_Model):
     text: str = Field(description="The turn's text.")
 
 
-class RequestContext(_Model):
+class RequestContext(RecordModel):
     """What the user asked for: the task and the request turns, recovered verbatim."""
 
     task: str | None = Field(default=None, description="The task statement, if there is one.")
@@ -60,7 +53,7 @@ class RequestContext(_Model):
     )
 
 
-class Checkpoint(_Model):
+class Checkpoint(RecordModel):
     """Durable context written at a boundary; immutable once written (a new one gets a new id)."""
 
     schema_version: Literal[1] = Field(default=1, description="Version of this file format.")

@@ -1,6 +1,13 @@
 """Input and output with guarantees: bounded reads, strict and canonical JSON, hashes, receipts,
-and the one process supervisor (bounded output, deadlines, no orphans)."""
+and the one process supervisor (bounded output, deadlines, no orphans).
 
+The supervisor, the sandbox probe and receipt directories are loaded on first use: commands
+that never start a process (``memory prepare``, every hook) do not pay for them.
+"""
+
+import typing as _typing
+
+from lorelab._lazy import lazy_exports as _lazy_exports
 from lorelab.io._bounded import (
     FIXTURE_LIMIT,
     LIMITS,
@@ -19,15 +26,6 @@ from lorelab.io._json import (
     pretty_json,
 )
 from lorelab.io._models import describe_validation_error, read_json, read_model, validate_model
-from lorelab.io._process import (
-    ExecutionCancelled,
-    ProcessResult,
-    ProcessScope,
-    run_bounded,
-    run_process,
-)
-from lorelab.io._receipts import ReceiptDir, create_output_dir
-from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
 from lorelab.io._text import escape_control
 
 __all__ = [
@@ -64,3 +62,31 @@ __all__ = [
     "sha256_file",
     "validate_model",
 ]
+
+if _typing.TYPE_CHECKING:
+    from lorelab.io._process import (
+        ExecutionCancelled,
+        ProcessResult,
+        ProcessScope,
+        run_bounded,
+        run_process,
+    )
+    from lorelab.io._receipts import ReceiptDir, create_output_dir
+    from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
+
+_WHERE: _typing.Final = {
+    "ExecutionCancelled": "lorelab.io._process",
+    "ProcessResult": "lorelab.io._process",
+    "ProcessScope": "lorelab.io._process",
+    "run_bounded": "lorelab.io._process",
+    "run_process": "lorelab.io._process",
+    "ReceiptDir": "lorelab.io._receipts",
+    "create_output_dir": "lorelab.io._receipts",
+    "SandboxKind": "lorelab.io._sandbox",
+    "SandboxSupport": "lorelab.io._sandbox",
+    "probe_sandbox": "lorelab.io._sandbox",
+    "sandbox_kind": "lorelab.io._sandbox",
+}
+
+
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _WHERE)

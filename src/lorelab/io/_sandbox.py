@@ -103,6 +103,25 @@ def _bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
+# Mounted empty and private inside the sandbox.
+PRIVATE_DIRS: Final = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def _under_private_dir(path: str) -> bool:
+    # Strictly below: a private directory itself is never re-exposed.
+    return any(path.startswith(f"{root}/") for root in PRIVATE_DIRS)
+
+
+def runtime_paths(program: str) -> list[Path]:
+    """What a sandboxed run must still read: the program, the interpreter with its libraries
+    and import path (an editable or ``PYTHONPATH`` checkout included), and lorelab itself, whose
+    launcher and pytest plugin run inside."""
+    found = [Path(program), Path(sys.executable).parent, Path(sys.prefix), Path(sys.base_prefix)]
+    found.append(Path(__file__).resolve().parents[1])
+    found += [Path(entry) for entry in sys.path if entry]
+    return found
+
+
 def bwrap_argv(
     bwrap: str,
     *,
@@ -110,8 +129,13 @@ def bwrap_argv(
     writable: Sequence[Path],
     pid: bool,
     network: bool,
+    readable: Sequence[Path] = (),
 ) -> list[str]:
-    """The bubblewrap prefix: read-only root, private /tmp, ``writable`` bound read-write."""
+    """The bubblewrap prefix: read-only root, private /tmp, ``writable`` bound read-write.
+
+    A ``readable`` path that lies in a directory the sandbox makes private (lorelab or its
+    virtual environment under ``/tmp``, say) is bound back read-only, or nothing could run.
+    """
     argv = [bwrap, "--die-with-parent", "--unshare-ipc"]
     if pid:
         argv.append("--unshare-pid")
@@ -119,6 +143,9 @@ def bwrap_argv(
         argv.append("--unshare-net")
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     argv += ["--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
+    for place in dict.fromkeys(os.path.realpath(path) for path in readable):
+        if _under_private_dir(place) and os.path.exists(place):
+            argv += ["--ro-bind", place, place]
     for place in dict.fromkeys(str(Path(path).resolve()) for path in (cwd, *writable)):
         argv += ["--bind", place, place]
     argv += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(Path(cwd).resolve()), "--"]
@@ -235,7 +262,12 @@ def contained_argv(
     if support.bwrap is None or support.kind == "none":
         return Launch(inner, "none", pid_namespace=False)
     prefix = bwrap_argv(
-        support.bwrap, cwd=cwd, writable=writable, pid=support.pid, network=support.network
+        support.bwrap,
+        cwd=cwd,
+        writable=writable,
+        pid=support.pid,
+        network=support.network,
+        readable=runtime_paths(program),
     )
     return Launch([*prefix, *inner], support.kind, pid_namespace=support.pid)
 

@@ -4,85 +4,177 @@ Callers depend on :class:`MemoryStore`; :func:`open_store` returns the embedded 
 at the documented location. :data:`OPERATIONS` is the table of operations that ``lorelab mcp``
 and ``lorelab memory`` are both built from. Every store operation takes one request model and
 returns one result model.
+
+Every public name is loaded on first use: importing one submodule (the redaction that a hook
+needs, say) does not load the store, the models of every operation and the worker-based Dream.
 """
 
-from lorelab.memory._context import (
-    CheckpointRequest,
-    CheckpointResult,
-    RecoverRequest,
-    RecoverResult,
-)
-from lorelab.memory._dream_worker import WorkerDreamResult, dream_with_worker
-from lorelab.memory._location import HOME_ENV, memory_home, open_store, store_path
-from lorelab.memory._models import (
-    Brief,
-    Candidate,
-    CandidateProposal,
-    CheckRequest,
-    CheckRun,
-    ClaimedModel,
-    CommandRun,
-    DreamRequest,
-    DreamResult,
-    EvaluationLock,
-    Experience,
-    Item,
-    Lesson,
-    ListRequest,
-    ListResult,
-    OutcomeRequest,
-    OutcomeResult,
-    PrepareRequest,
-    PromoteCandidateRequest,
-    PromoteRequest,
-    RecordRequest,
-    RecordResult,
-    ShowRequest,
-    ShowResult,
-    Skill,
-    SkillHealthRequest,
-    SkillHealthResult,
-    SkillStep,
-    StartRequest,
-    StartResult,
-    Verification,
-    WorkerDreamRequest,
-    WorkerProvenance,
-)
-from lorelab.memory._operations import ALLOW_CHECKS_ENV, OPERATIONS, Operation, Target
-from lorelab.memory._protocol import MemoryStore
-from lorelab.memory._redact import redact
-from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
-from lorelab.memory._requests import (
-    AddLessonRequest,
-    AddLessonResult,
-    CandidateCheckRequest,
-    CandidateRequest,
-    ExperiencesResult,
-    LessonHit,
-    LessonRequest,
-    LessonSearchRequest,
-    LessonSearchResult,
-    LessonsRequest,
-    LessonsResult,
-    LockClearRequest,
-    LockRequest,
-    LocksRequest,
-    LocksResult,
-    ProposalsRequest,
-    ProposalsResult,
-    RecordManyRequest,
-    RecordManyResult,
-    SkillsExportRequest,
-    SkillsExportResult,
-    SkillsRequest,
-    SkillsResult,
-    SnapshotRequest,
-    SnapshotResult,
-    VerifiedExperiencesRequest,
-)
-from lorelab.memory._sqlite import SqliteMemoryStore
-from lorelab.memory._text import unique_terms
+from __future__ import annotations
+
+import typing
+
+from lorelab._lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from lorelab.memory._context import (
+        CheckpointRequest,
+        CheckpointResult,
+        RecoverRequest,
+        RecoverResult,
+    )
+    from lorelab.memory._dream_worker import WorkerDreamResult, dream_with_worker
+    from lorelab.memory._location import HOME_ENV, memory_home, open_store, store_path
+    from lorelab.memory._models import (
+        Brief,
+        Candidate,
+        CandidateProposal,
+        CheckRequest,
+        CheckRun,
+        ClaimedModel,
+        CommandRun,
+        DreamRequest,
+        DreamResult,
+        EvaluationLock,
+        Experience,
+        Item,
+        Lesson,
+        ListRequest,
+        ListResult,
+        OutcomeRequest,
+        OutcomeResult,
+        PrepareRequest,
+        PromoteCandidateRequest,
+        PromoteRequest,
+        RecordRequest,
+        RecordResult,
+        ShowRequest,
+        ShowResult,
+        Skill,
+        SkillHealthRequest,
+        SkillHealthResult,
+        SkillStep,
+        StartRequest,
+        StartResult,
+        Verification,
+        WorkerDreamRequest,
+        WorkerProvenance,
+    )
+    from lorelab.memory._operations import ALLOW_CHECKS_ENV, OPERATIONS, Operation, Target
+    from lorelab.memory._protocol import MemoryStore
+    from lorelab.memory._redact import redact
+    from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
+    from lorelab.memory._requests import (
+        AddLessonRequest,
+        AddLessonResult,
+        CandidateCheckRequest,
+        CandidateRequest,
+        ExperiencesResult,
+        LessonHit,
+        LessonRequest,
+        LessonSearchRequest,
+        LessonSearchResult,
+        LessonsRequest,
+        LessonsResult,
+        LockClearRequest,
+        LockRequest,
+        LocksRequest,
+        LocksResult,
+        ProposalsRequest,
+        ProposalsResult,
+        RecordManyRequest,
+        RecordManyResult,
+        SkillsExportRequest,
+        SkillsExportResult,
+        SkillsRequest,
+        SkillsResult,
+        SnapshotRequest,
+        SnapshotResult,
+        VerifiedExperiencesRequest,
+    )
+    from lorelab.memory._sqlite import SqliteMemoryStore
+    from lorelab.memory._text import unique_terms
+
+_WHERE: typing.Final = {
+    "CheckpointRequest": "lorelab.memory._context",
+    "CheckpointResult": "lorelab.memory._context",
+    "RecoverRequest": "lorelab.memory._context",
+    "RecoverResult": "lorelab.memory._context",
+    "WorkerDreamResult": "lorelab.memory._dream_worker",
+    "dream_with_worker": "lorelab.memory._dream_worker",
+    "HOME_ENV": "lorelab.memory._location",
+    "memory_home": "lorelab.memory._location",
+    "open_store": "lorelab.memory._location",
+    "store_path": "lorelab.memory._location",
+    "Brief": "lorelab.memory._models",
+    "Candidate": "lorelab.memory._models",
+    "CandidateProposal": "lorelab.memory._models",
+    "CheckRequest": "lorelab.memory._models",
+    "CheckRun": "lorelab.memory._models",
+    "ClaimedModel": "lorelab.memory._models",
+    "CommandRun": "lorelab.memory._models",
+    "DreamRequest": "lorelab.memory._models",
+    "DreamResult": "lorelab.memory._models",
+    "EvaluationLock": "lorelab.memory._models",
+    "Experience": "lorelab.memory._models",
+    "Item": "lorelab.memory._models",
+    "Lesson": "lorelab.memory._models",
+    "ListRequest": "lorelab.memory._models",
+    "ListResult": "lorelab.memory._models",
+    "OutcomeRequest": "lorelab.memory._models",
+    "OutcomeResult": "lorelab.memory._models",
+    "PrepareRequest": "lorelab.memory._models",
+    "PromoteCandidateRequest": "lorelab.memory._models",
+    "PromoteRequest": "lorelab.memory._models",
+    "RecordRequest": "lorelab.memory._models",
+    "RecordResult": "lorelab.memory._models",
+    "ShowRequest": "lorelab.memory._models",
+    "ShowResult": "lorelab.memory._models",
+    "Skill": "lorelab.memory._models",
+    "SkillHealthRequest": "lorelab.memory._models",
+    "SkillHealthResult": "lorelab.memory._models",
+    "SkillStep": "lorelab.memory._models",
+    "StartRequest": "lorelab.memory._models",
+    "StartResult": "lorelab.memory._models",
+    "Verification": "lorelab.memory._models",
+    "WorkerDreamRequest": "lorelab.memory._models",
+    "WorkerProvenance": "lorelab.memory._models",
+    "ALLOW_CHECKS_ENV": "lorelab.memory._operations",
+    "OPERATIONS": "lorelab.memory._operations",
+    "Operation": "lorelab.memory._operations",
+    "Target": "lorelab.memory._operations",
+    "MemoryStore": "lorelab.memory._protocol",
+    "redact": "lorelab.memory._redact",
+    "DEFAULT_POLICY": "lorelab.memory._relevance",
+    "RelevancePolicy": "lorelab.memory._relevance",
+    "AddLessonRequest": "lorelab.memory._requests",
+    "AddLessonResult": "lorelab.memory._requests",
+    "CandidateCheckRequest": "lorelab.memory._requests",
+    "CandidateRequest": "lorelab.memory._requests",
+    "ExperiencesResult": "lorelab.memory._requests",
+    "LessonHit": "lorelab.memory._requests",
+    "LessonRequest": "lorelab.memory._requests",
+    "LessonSearchRequest": "lorelab.memory._requests",
+    "LessonSearchResult": "lorelab.memory._requests",
+    "LessonsRequest": "lorelab.memory._requests",
+    "LessonsResult": "lorelab.memory._requests",
+    "LockClearRequest": "lorelab.memory._requests",
+    "LockRequest": "lorelab.memory._requests",
+    "LocksRequest": "lorelab.memory._requests",
+    "LocksResult": "lorelab.memory._requests",
+    "ProposalsRequest": "lorelab.memory._requests",
+    "ProposalsResult": "lorelab.memory._requests",
+    "RecordManyRequest": "lorelab.memory._requests",
+    "RecordManyResult": "lorelab.memory._requests",
+    "SkillsExportRequest": "lorelab.memory._requests",
+    "SkillsExportResult": "lorelab.memory._requests",
+    "SkillsRequest": "lorelab.memory._requests",
+    "SkillsResult": "lorelab.memory._requests",
+    "SnapshotRequest": "lorelab.memory._requests",
+    "SnapshotResult": "lorelab.memory._requests",
+    "VerifiedExperiencesRequest": "lorelab.memory._requests",
+    "SqliteMemoryStore": "lorelab.memory._sqlite",
+    "unique_terms": "lorelab.memory._text",
+}
 
 __all__ = [
     "ALLOW_CHECKS_ENV",
@@ -165,3 +257,6 @@ __all__ = [
     "store_path",
     "unique_terms",
 ]
+
+
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _WHERE)

@@ -16,7 +16,6 @@ from typing import Final
 
 from lorelab.memory._models import CheckResult, SkillStep
 from lorelab.memory._redact import Redactor
-from lorelab.runners import run_process
 from lorelab.workspace import RunRoot
 
 OUTPUT_TAIL_BYTES: Final = 2048
@@ -51,10 +50,19 @@ def run_check(step: SkillStep, cwd: Path, timeout_seconds: float) -> CheckResult
         return refused(f"cannot split the command into arguments: {exc}")
     if not argv:
         return refused("empty command")
+    # The process supervisor is loaded by the commands that run checks, not by every store user.
+    from lorelab.io import run_process
+
     try:
-        # A check may leave children behind; they die with its process group.
+        # A Dream check is a command a worker proposed: it runs sandboxed as far as this machine
+        # allows, and nothing it starts outlives it.
         result = run_process(
-            argv, cwd=cwd, env=os.environ, timeout_s=timeout_seconds, tail_bytes=OUTPUT_TAIL_BYTES
+            argv,
+            cwd=cwd,
+            env=os.environ,
+            timeout_s=timeout_seconds,
+            tail_bytes=OUTPUT_TAIL_BYTES,
+            sandbox=True,
         )
     except OSError as exc:
         return refused(f"cannot start {argv[0]!r}: {exc.strerror or exc}")
@@ -67,6 +75,7 @@ def run_check(step: SkillStep, cwd: Path, timeout_seconds: float) -> CheckResult
             exit_code=None,
             duration_ms=result.duration_ms,
             output_tail=tail,
+            sandbox=result.sandbox,
             error=f"timed out after {timeout_seconds:g} s; process group killed",
         )
     passed = result.exit_code == step.expected_exit_code
@@ -77,6 +86,7 @@ def run_check(step: SkillStep, cwd: Path, timeout_seconds: float) -> CheckResult
         exit_code=result.exit_code,
         duration_ms=result.duration_ms,
         output_tail=tail,
+        sandbox=result.sandbox,
         error=None if result.signal is None else f"killed by {result.signal}",
     )
 

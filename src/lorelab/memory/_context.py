@@ -5,8 +5,6 @@ Checkpoints live under the memory home (``<home>/checkpoints``), beside ``memory
 is redacted before it is written, like everything else the memory stores.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Any, Literal
 

@@ -53,8 +53,18 @@ class WorkerDreamResult(OutputModel):
     )
     considered_experiences: int = Field(description="Verified experiences given to the worker.")
     offered_experience_ids: list[str] = Field(description="Their ids, newest first.")
-    receipt: RoleReceipt = Field(description="The role receipt of the one call (camelCase).")
-    ok: bool = Field(description="Whether the call succeeded; nothing is stored when it failed.")
+    receipt: RoleReceipt | None = Field(
+        description="The role receipt of the one call (camelCase); null when no call was made."
+    )
+    ok: bool = Field(
+        description="Whether nothing failed: the call succeeded, or no call was needed; nothing "
+        "is stored when it failed."
+    )
+    skipped: str | None = Field(
+        default=None,
+        description="Why the worker was not called (too few verified experiences); null when "
+        "it was.",
+    )
     proposals: list[ProposalOutcome] = Field(
         description="Each proposal in the response's order, stored or refused with its reason."
     )
@@ -125,9 +135,10 @@ def dream_with_worker(
 
     The worker runs in ``cwd`` (the project directory), or in a private temporary directory
     removed afterwards when ``cwd`` is ``None``. Raises before anything runs for bad bounds, a
-    missing ``cwd``, fewer than two verified experiences (no proposal could be sound), a payload
-    over :data:`MAX_PAYLOAD_BYTES` or an argv that cannot be bound; everything after the launch
-    is in the result.
+    missing ``cwd``, a payload over :data:`MAX_PAYLOAD_BYTES` or an argv that cannot be bound;
+    everything after the launch is in the result. With fewer than two verified experiences no
+    proposal could be sound, so the worker is not called: the result says why (``skipped``),
+    as mining says "0 new candidates" on the same store.
     """
     check_bounds(timeout_ms, max_output_bytes)
     cwd = Path(os.path.abspath(cwd)) if cwd is not None else None
@@ -138,9 +149,21 @@ def dream_with_worker(
     ).experiences
     if len(experiences) < 2:
         scope = f" of project {request.project!r}" if request.project is not None else ""
-        raise UsageError(
-            f"a Dream needs at least two verified experiences{scope}; the store has "
-            f"{len(experiences)}; nothing was run"
+        return WorkerDreamResult(
+            worker=list(argv),
+            cwd=str(cwd) if cwd is not None else None,
+            considered_experiences=len(experiences),
+            offered_experience_ids=[],
+            receipt=None,
+            ok=True,
+            proposals=[],
+            candidates=[],
+            stored=0,
+            refused=0,
+            skipped=(
+                f"a Dream needs at least two verified experiences{scope}; the store has "
+                f"{len(experiences)}; the worker was not called"
+            ),
         )
     payload = dreamer_payload(experiences, request.max_candidates)
     size = json_bytes(payload)

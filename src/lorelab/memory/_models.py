@@ -4,8 +4,6 @@ Field names are spelled as issue 5 spells them (``exit_code``, ``plan_id``,
 ``budget_tokens``), so a tool call and a ``--json`` CLI output carry the same keys.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Any, Final, Literal
 
@@ -345,6 +343,14 @@ class CheckResult(OutputModel):
     duration_ms: int | None
     output_tail: str = Field(description="Last bytes of stdout+stderr, redacted.")
     error: str | None
+    sandbox: Literal["bubblewrap", "partial", "none"] | None = Field(
+        default=None,
+        description=(
+            "The confinement the check really ran in: 'bubblewrap' (no network, writes only to "
+            "the disposable copy and a private /tmp, own PID namespace), 'partial', or 'none' "
+            "(descendants still killed); null when it never started."
+        ),
+    )
 
 
 class CheckRun(OutputModel):

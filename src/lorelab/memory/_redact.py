@@ -24,10 +24,31 @@ def marker(kind: str) -> str:
     return f"{MARKER_PREFIX}{kind}]"
 
 
+class _Pattern:
+    """A regular expression compiled on first use.
+
+    Most texts hold no hint of a secret, so most detectors never run: compiling all of them at
+    import would cost every command that merely loads the store (a hook, ``memory prepare``).
+    """
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+
 @dataclass(frozen=True, slots=True)
 class _Detector:
     kind: str
-    pattern: re.Pattern[str]
+    pattern: _Pattern
     # Lower-case substrings every match contains: a text holding none of them skips the
     # pattern entirely (almost every text holds no secret).
     hints: tuple[str, ...]
@@ -73,7 +94,7 @@ def _random_looking(value: str, min_entropy: float) -> bool:
 _DETECTORS: Final = (
     _Detector(
         "private_key",
-        re.compile(
+        _Pattern(
             r"-----BEGIN (?P<label>[A-Z0-9 ]*?)PRIVATE KEY(?: BLOCK)?-----"
             r"(?:.*?-----END (?P=label)PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
             re.DOTALL,
@@ -82,17 +103,17 @@ _DETECTORS: Final = (
     ),
     _Detector(
         "jwt",
-        re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
+        _Pattern(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
         ("eyj",),
     ),
     _Detector(
         "aws_access_key_id",
-        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
+        _Pattern(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
         ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
     ),
     _Detector(
         "aws_secret_access_key",
-        re.compile(
+        _Pattern(
             r"(?i)\baws_?secret_?access_?key\b[\"']?\s*[:=]\s*[\"']?"
             r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
@@ -101,33 +122,33 @@ _DETECTORS: Final = (
     ),
     _Detector(
         "github_token",
-        re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b"),
+        _Pattern(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b"),
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
     ),
-    _Detector("github_token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), ("github_pat_",)),
-    _Detector("slack_token", re.compile(r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}"), ("xox",)),
+    _Detector("github_token", _Pattern(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), ("github_pat_",)),
+    _Detector("slack_token", _Pattern(r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}"), ("xox",)),
     _Detector(
         "slack_webhook",
-        re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/-]{20,}"),
+        _Pattern(r"https://hooks\.slack\.com/services/[A-Za-z0-9_/-]{20,}"),
         ("hooks.slack.com",),
     ),
-    _Detector("api_key", re.compile(r"\bsk-(?:ant-|proj-|live-)?[A-Za-z0-9_-]{20,}"), ("sk-",)),
+    _Detector("api_key", _Pattern(r"\bsk-(?:ant-|proj-|live-)?[A-Za-z0-9_-]{20,}"), ("sk-",)),
     _Detector(
         "api_key",
-        re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b"),
+        _Pattern(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b"),
         ("k_live_", "k_test_"),
     ),
-    _Detector("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), ("aiza",)),
+    _Detector("google_api_key", _Pattern(r"\bAIza[0-9A-Za-z_-]{35}\b"), ("aiza",)),
     _Detector(
         "gitlab_token",
-        re.compile(r"\bgl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|oas|agent)-[A-Za-z0-9_-]{20,}"),
+        _Pattern(r"\bgl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|oas|agent)-[A-Za-z0-9_-]{20,}"),
         tuple(f"gl{kind}-" for kind in _GITLAB_PREFIXES),
     ),
-    _Detector("huggingface_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), ("hf_",)),
-    _Detector("npm_token", re.compile(r"\bnpm_[A-Za-z0-9]{36,}\b"), ("npm_",)),
+    _Detector("huggingface_token", _Pattern(r"\bhf_[A-Za-z0-9]{30,}\b"), ("hf_",)),
+    _Detector("npm_token", _Pattern(r"\bnpm_[A-Za-z0-9]{36,}\b"), ("npm_",)),
     _Detector(
         "basic_auth",
-        re.compile(
+        _Pattern(
             r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+(?P<value>[A-Za-z0-9+/=._~-]{4,})"
         ),
         ("basic",),
@@ -137,7 +158,7 @@ _DETECTORS: Final = (
     # spelling is a secret_assignment), and curl's -u/--user NAME:SECRET.
     _Detector(
         "cli_secret",
-        re.compile(
+        _Pattern(
             r"\b(?i:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|"
             r"mariadb|mariadb-dump|mariadb-admin)\b[^\n;|&]*?\s-p(?P<value>" + _ARG + ")"
         ),
@@ -145,7 +166,7 @@ _DETECTORS: Final = (
     ),
     _Detector(
         "cli_secret",
-        re.compile(
+        _Pattern(
             r"(?i)(?<![\w-])--(?:password|passwd|pass|token|api[-_]?key|access[-_]?key|"
             r"auth[-_]?token|client[-_]?secret)\s+(?P<value>(?!-)" + _ARG + ")"
         ),
@@ -153,7 +174,7 @@ _DETECTORS: Final = (
     ),
     _Detector(
         "cli_secret",
-        re.compile(
+        _Pattern(
             r"(?i)\bcurl\b[^\n;|&]*?\s(?:-u\s*|--user(?:\s+|=))[\"']?[^\s:\"']*:"
             r"(?P<value>[^\s\"']+)"
         ),
@@ -161,7 +182,7 @@ _DETECTORS: Final = (
     ),
     _Detector(
         "bearer_token",
-        re.compile(r"(?i)\b(?:authorization:\s*)?bearer\s+([A-Za-z0-9._~+/=-]{16,})"),
+        _Pattern(r"(?i)\b(?:authorization:\s*)?bearer\s+([A-Za-z0-9._~+/=-]{16,})"),
         ("bearer",),
         group=1,
     ),
@@ -171,7 +192,7 @@ _DETECTORS: Final = (
     # github_token detector); brackets are no part of a user name otherwise.
     _Detector(
         "url_password",
-        re.compile(
+        _Pattern(
             r"\b[A-Za-z][A-Za-z0-9+.-]*://(?:\[REDACTED:[a-z_]+\]|[^/\s:@\[\]]*):([^/\s?#]+)@"
         ),
         ("://",),
@@ -181,7 +202,7 @@ _DETECTORS: Final = (
     # random-looking (upper, lower and digits; high entropy), so paths and hashes are left alone.
     _Detector(
         "aws_secret_access_key",
-        re.compile(r"(?<![A-Za-z0-9+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+        _Pattern(r"(?<![A-Za-z0-9+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
         (),
         accept=lambda value: _random_looking(value, 4.2) and "//" not in value,
     ),
@@ -190,7 +211,7 @@ _DETECTORS: Final = (
     # secrets or tokens key (secrets: inherit, max_tokens=100) names a setting, not a secret.
     _Detector(
         "secret_assignment",
-        re.compile(
+        _Pattern(
             r"(?i)(?<![A-Za-z0-9_.-])(?:"
             r"[A-Za-z0-9_.-]*?(?:(?:secret|token)(?!s(?![A-Za-z0-9_.-]))|password|passwd|pwd|"
             r"passphrase|api[_-]?key|access[_-]?key|credential|private[_-]?key)[A-Za-z0-9_.-]*"
@@ -206,7 +227,7 @@ _DETECTORS: Final = (
     # A random-looking token right after a word that names a secret ("the API key is ...").
     _Detector(
         "secret_near_word",
-        re.compile(
+        _Pattern(
             r"(?i)\b(?:secret|password|passwd|passphrase|token|api[ _-]?key|apikey|credential|"
             r"access[ _-]key|private[ _-]key)s?\b[\"'`]?[ \t]*(?:[:=]|is|was|of|for)?[ \t]*"
             r"(?:is[ \t]+|was[ \t]+)?[\"'`]?(?P<value>[A-Za-z0-9+/=_.~!@#%^*-]{12,})"
@@ -256,7 +277,7 @@ class Redactor:
             return any(start < m_end and m_start < end for m_start, m_end in markers)
 
         def replace(match: re.Match[str]) -> str:
-            if "value" in detector.pattern.groupindex:
+            if "value" in detector.pattern.compiled.groupindex:
                 value = match.group("value").strip("\"'")
                 if value.startswith((MARKER_PREFIX, *_REFERENCE)):
                     # Already redacted, or a reference, not a secret: left as written.
@@ -279,7 +300,7 @@ class Redactor:
             whole = match.group(0)
             return whole[: start - offset] + marker(detector.kind) + whole[end - offset :]
 
-        return detector.pattern.sub(replace, text)
+        return detector.pattern.compiled.sub(replace, text)
 
     def summary(self) -> dict[str, int]:
         """Redaction counts by kind, sorted by kind."""

@@ -4,8 +4,6 @@ Batches, locks, lessons, worker proposals, candidate checks and snapshots: each 
 takes one request model and returns one result model, like the operations in ``_models``.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import Field

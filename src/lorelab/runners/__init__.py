@@ -8,8 +8,9 @@ The process supervisor they run on lives in :mod:`lorelab.io`; ``run_process`` a
 
 from __future__ import annotations
 
-import importlib
 import typing
+
+from lorelab._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from lorelab.io._process import (
@@ -99,14 +100,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> typing.Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _WHERE)

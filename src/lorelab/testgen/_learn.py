@@ -37,7 +37,7 @@ def validate_example(
 ) -> ExampleValidation:
     """Run the example's tests against its own source ``runs`` times in a disposable project."""
     project = root.create_project(f"example-{len(root.projects)}", [*example.files, *example.tests])
-    runner = get_runner(example.runner, plugin_autoload=plugin_autoload)
+    runner = get_runner(example.runner, plugin_autoload=plugin_autoload, sandbox=True)
     stability = run_stability(runner, project, runs=runs, timeout_s=timeout_s)
     if not stability.stable:
         reason = f"unstable: {stability.first_difference}"

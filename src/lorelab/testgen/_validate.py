@@ -145,7 +145,8 @@ def validate_candidates(
     if not tests:
         return done(False, "no test files to validate", []), None
     project = root.create_project(name, [*base, *tests])
-    test_runner = get_runner(runner, plugin_autoload=plugin_autoload)
+    # Generated tests are untrusted code: sandboxed as far as this machine allows.
+    test_runner = get_runner(runner, plugin_autoload=plugin_autoload, sandbox=True)
     stability = run_stability(test_runner, project, runs=runs, timeout_s=timeout_s)
     if not stability.stable:
         return done(False, f"unstable: {stability.first_difference}", [], stability), project

@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, ValidationError
 
+from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES as DEFAULT_MAX_OUTPUT_BYTES
 from lorelab._model import DEFAULT_TIMEOUT_MS as DEFAULT_TIMEOUT_MS
 from lorelab._model import RecordModel
 from lorelab.errors import JSONInputError, SchemaError, UsageError
@@ -35,7 +36,6 @@ from lorelab.workers.roles import (
     validate_response,
 )
 
-DEFAULT_MAX_OUTPUT_BYTES: Final = 65_536
 MAX_OUTPUT_BYTES_CAP: Final = 16 * MIB
 RAW_RESPONSE_CAP: Final = 8192
 STDERR_TAIL_CAP: Final = 4096
@@ -386,6 +386,14 @@ def _finish(
             detail = f"the bound identity changed during the call; response rejected{before}"
 
     value = parsed.value
+    if failure is None and value is not None and json_bytes(value) > base["max_output_bytes"]:
+        # The bound is on what lorelab keeps and counts (the canonical JSON), not only on the
+        # raw stdout: "1e9" is 3 bytes written and 12 kept.
+        failure = "output-too-large"
+        detail = (
+            f"the parsed response is {json_bytes(value)} bytes of canonical JSON, over the "
+            f"{base['max_output_bytes']}-byte bound"
+        )
     if failure is None and value is not None:
         try:
             validate_response(role, value, payload=payload)

@@ -1,7 +1,5 @@
 """Canonical relative paths, and the ``{path, content}`` file entry that carries them."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -59,7 +57,7 @@ def check_distinct(paths: Iterable[str]) -> None:
 class FileEntry(BaseModel):
     """One file of a project: a canonical relative path and its UTF-8 text."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     path: str = Field(description="Canonical relative path ('/'-separated, no '..').")
     content: str = Field(description="The file's full UTF-8 text.")

@@ -754,3 +754,26 @@ def test_at_the_protocols_minimums_the_rule_decides(write_json):
     report = evaluate(read_runs(write_json(_enough_to_advance(10, 6))))
     assert report.decision.verdict == "advance"
     assert report.exit_code() == 0
+
+
+def test_control_characters_and_markup_in_task_ids_are_printed_escaped(write_json):
+    hostile = "t\x1b[31mred\x07\u202eevil[bold]x[/bold]"
+    outcomes = _uniform(3, False, True)
+    outcomes[hostile] = outcomes.pop("t1")
+    result = CliRunner().invoke(app, ["evaluate", "--input", str(write_json(_runs(outcomes)))])
+    assert "Traceback" not in result.output
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in result.output
+    # The id is shown, escaped, and its brackets are text, not markup.
+    assert "[bold]x[/bold]" in result.output
+    assert "\\x1b" in result.output
+
+
+def test_json_output_keeps_task_ids_exact(write_json):
+    hostile = "t\x1b[31mred"
+    outcomes = _uniform(3, False, True)
+    outcomes[hostile] = outcomes.pop("t1")
+    result = CliRunner().invoke(
+        app, ["evaluate", "--input", str(write_json(_runs(outcomes))), "--json"]
+    )
+    assert hostile in json.loads(result.stdout)["holdouts"]

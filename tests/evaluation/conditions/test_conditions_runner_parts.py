@@ -6,6 +6,7 @@ import os
 import stat
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import anyio
@@ -245,22 +246,41 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _running_with(token: str) -> list[int]:
+    """Host pids of live processes whose command line holds ``token`` (pids seen from inside
+    a sandbox's PID namespace mean nothing out here, so the processes are found by name)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if token.encode() in handle.read() and _alive(int(entry)):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
 def test_a_verify_command_past_its_timeout_is_killed_with_its_group(tmp_path):
+    token = f"lorelab-verify-grandchild-{uuid.uuid4().hex}"
     (tmp_path / "slow.py").write_text(
         "import pathlib, subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        "pathlib.Path('child.pid').write_text(str(child.pid))\n"
+        "child = subprocess.Popen(\n"
+        f"    [sys.executable, '-c', 'import time; time.sleep(60)', {token!r}]\n"
+        ")\n"
+        "pathlib.Path('child.started').write_text('1')\n"
         "time.sleep(60)\n"
     )
     result = run_verify("python slow.py", tmp_path, command_env(), timeout_s=5)
     assert result.timed_out
     assert result.exit_code is None
     assert "timed out" in (result.error or "")
-    grandchild = int((tmp_path / "child.pid").read_text())
+    assert (tmp_path / "child.started").exists()  # the grandchild was started
     deadline = time.monotonic() + 10
-    while _alive(grandchild) and time.monotonic() < deadline:
+    while _running_with(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(grandchild)
+    assert _running_with(token) == []
 
 
 def test_a_verify_command_keeps_a_tail_and_hashes_all_of_its_output(tmp_path):
@@ -314,3 +334,26 @@ def test_relevance_needs_the_whole_file_or_command_not_a_part_of_a_longer_one(ma
     assert is_relevant("The bug is in `shop/pricing.py`.", task)
     assert is_relevant("The bug is in shop/pricing.py.", task)
     assert is_relevant("(shop/pricing.py)", task)
+
+
+def test_a_verify_command_cannot_write_outside_its_project_copy_and_says_how_it_was_confined(
+    tmp_path,
+):
+    from lorelab.io import probe_sandbox
+
+    support = probe_sandbox()
+    project = tmp_path / "copy"
+    project.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (project / "hostile.py").write_text(
+        f"import os\ntry:\n    os.remove({str(victim)!r})\nexcept OSError:\n    pass\n"
+    )
+    result = run_verify("python hostile.py", project, command_env(), timeout_s=30)
+    assert result.exit_code == 0
+    # The receipt states the confinement this machine really gave, never more.
+    assert result.sandbox == support.kind
+    if support.kind == "bubblewrap":
+        assert victim.read_text() == "keep me\n"
+    else:
+        assert not victim.exists()  # unconfined here, and the receipt says "partial" or "none"

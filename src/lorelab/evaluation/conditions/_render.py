@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from lorelab.evaluation.conditions._evaluate import ConditionsReport
+from lorelab.io import escape_control
+
+
+def _safe(text: str) -> str:
+    """Text from a runs file, printable: control characters escaped, never read as markup."""
+    return escape(escape_control(text))
+
+
+def _safe_join(texts: Iterable[str]) -> str:
+    return ", ".join(_safe(text) for text in texts)
 
 
 def _rate(value: float | None) -> str:
@@ -26,7 +39,7 @@ def print_report(report: ConditionsReport, console: Console) -> None:
         console.print(f"[bold]evidence kind: {report.evidence_kind} (not evidence)[/bold]")
     console.print(
         f"{report.tasks} tasks, {report.runs} runs; holdouts ({report.holdout_source}): "
-        f"{', '.join(report.holdouts)}"
+        f"{_safe_join(report.holdouts)}"
     )
     if report.manifest_sha256:
         state = "checked against --manifest" if report.manifest_checked else "no --manifest given"
@@ -48,7 +61,7 @@ def _conditions_table(report: ConditionsReport) -> Table:
             else _rate(row.retrieval_relevance_rate)
         )
         table.add_row(
-            row.condition,
+            _safe(row.condition),
             str(row.runs),
             str(row.memory_failures),
             _rate(row.pass_rate),
@@ -97,7 +110,8 @@ def _print_tail(report: ConditionsReport, console: Console) -> None:
         for flagged in report.flagged_runs:
             where = "holdout" if flagged.holdout else "not a holdout"
             console.print(
-                f"  - {flagged.task_id} x {flagged.condition} ({where}): {', '.join(flagged.flags)}"
+                f"  - {_safe(flagged.task_id)} x {_safe(flagged.condition)} ({where}): "
+                f"{_safe_join(flagged.flags)}"
             )
     decision = report.decision
     console.print(
@@ -105,13 +119,13 @@ def _print_tail(report: ConditionsReport, console: Console) -> None:
         f"(thresholds: {decision.thresholds_source})"
     )
     for reason in decision.reasons:
-        console.print(f"  - {reason}")
+        console.print(f"  - {_safe(reason)}")
     if report.review_required:
         console.print("Skills marked review_required:")
         for skill in report.review_required:
             console.print(
-                f"  - {skill.skill_id}: {skill.failed_runs} of {skill.runs} runs failed "
-                f"({', '.join(skill.failed_tasks)})"
+                f"  - {_safe(skill.skill_id)}: {skill.failed_runs} of {skill.runs} runs failed "
+                f"({_safe_join(skill.failed_tasks)})"
             )
     console.print(report.power_note)
     console.print("What this protocol cannot prove:")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from lorelab._model import RecordModel
-from lorelab.runners import run_process
+from lorelab.io import SandboxKind, run_process
 
 TAIL_CHARS: Final = 4000
 
@@ -31,6 +31,8 @@ class VerifyReceipt(RecordModel):
     output_tail: str
     duration_ms: int
     error: str | None = None
+    # The confinement the command really ran in (bubblewrap, partial, none); null if not started.
+    sandbox: SandboxKind | None = None
 
 
 def command_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -53,8 +55,14 @@ def run_verify(command: str, cwd: Path, env: Mapping[str, str], timeout_s: float
     """Run ``command`` (split with shlex) in ``cwd``; kill its whole group at the timeout."""
     started = time.monotonic()
     try:
+        # Verify commands run the project's tests, which the host under evaluation edited.
         result = run_process(
-            shlex.split(command), cwd=cwd, env=env, timeout_s=timeout_s, tail_bytes=TAIL_CHARS * 4
+            shlex.split(command),
+            cwd=cwd,
+            env=env,
+            timeout_s=timeout_s,
+            tail_bytes=TAIL_CHARS * 4,
+            sandbox=True,
         )
     except OSError as exc:
         return VerifyReceipt(
@@ -73,6 +81,7 @@ def run_verify(command: str, cwd: Path, env: Mapping[str, str], timeout_s: float
         output_sha256=result.output_sha256,
         output_tail=result.output_tail.decode("utf-8", "replace")[-TAIL_CHARS:],
         duration_ms=result.duration_ms,
+        sandbox=result.sandbox,
         error=(
             f"timed out after {timeout_s:g} s; the process group was killed"
             if result.timed_out

@@ -120,8 +120,10 @@ class LearningRun:
     runner: TestRunner = field(init=False)
 
     def __post_init__(self) -> None:
-        # Installed pytest plugins must not change an evaluation's outcomes.
-        self.runner = get_runner(self.manifest.runner, plugin_autoload=False)
+        # Installed pytest plugins must not change an evaluation's outcomes; generated and
+        # reference suites run sandboxed as far as this machine allows (each execution records
+        # what it got).
+        self.runner = get_runner(self.manifest.runner, plugin_autoload=False, sandbox=True)
 
     @property
     def manifest(self) -> LearningManifest:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
-from lorelab._model import DEFAULT_TIMEOUT_MS
+from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 from lorelab.errors import JSONInputError, LorelabError
 from lorelab.io import MIB, ProcessResult, canonical_bytes, loads_strict, run_bounded
 from lorelab.workers._tools import (
@@ -32,7 +32,6 @@ from lorelab.workers.roles import MAX_TIMEOUT_MS, Usage, validate_payload
 
 PAYLOAD_LIMIT: Final = 32 * MIB
 TOOL_STDOUT_LIMIT: Final = 64 * MIB
-DEFAULT_MAX_OUTPUT_BYTES: Final = 65_536
 # Leave the adapter time to report before the transport kills the process group.
 TIMEOUT_MARGIN_MS: Final = 5_000
 MIN_TOOL_TIMEOUT_MS: Final = 1_000
