@@ -13,6 +13,12 @@ The API, in the order a run uses it::
     log.finish("summary.json", receipt)   # the run completed
     log.abort("aborted.json", exc, build) # the run stopped: build(RunError) is its receipt
 
+Workspace paths are normalized: ``log.normalize_paths({workspace: "$WORKSPACE"})`` makes
+every receipt written afterwards say ``$WORKSPACE/...`` where the run's disposable directories
+would leave a random temporary name, and a test runner's per-execution temporary directory
+is written ``$RUNNER_TMP`` (see :data:`RUNNER_TMP`). A run is then compared with another by
+its receipts, not by the names its temporary directories happened to get.
+
 ``finish`` and ``abort`` each end the log; after either, nothing more is written. An aborted
 run is the same log ended with a :class:`RunError` (how it stopped and why), so whatever
 receipts it had written stay as they are, next to the one that says it did not complete.
@@ -21,7 +27,9 @@ receipts it had written stay as they are, next to the one that says it did not c
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import re
+import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
@@ -29,7 +37,7 @@ from typing import Final, Literal
 from pydantic import BaseModel
 
 from lorelab.errors import LorelabError
-from lorelab.io import ReceiptDir, create_output_dir
+from lorelab.io import ReceiptDir, create_output_dir, pretty_json
 
 Outcome = Literal["interrupted", "failed", "crashed"]
 """How a run stopped: Ctrl-C or SIGTERM, a lorelab or OS error, or anything else (a bug)."""
@@ -37,6 +45,12 @@ Outcome = Literal["interrupted", "failed", "crashed"]
 STARTED: Final = "started"
 FINISHED: Final = "finished"
 ABORTED: Final = "aborted"
+
+RUNNER_TMP: Final = "$RUNNER_TMP"
+"""How a test runner's per-execution temporary directory (``lorelab-pytest-*``, ...) is written."""
+_RUNNER_TMP_DIR: Final = re.compile(
+    re.escape(tempfile.gettempdir().rstrip("/")) + r"/lorelab-(?:pytest|node)-[A-Za-z0-9_]+"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +79,7 @@ class RunLog:
     status: Literal["started", "finished", "aborted"] = STARTED
     error: RunError | None = None
     _groups: dict[str, ReceiptDir] = field(default_factory=dict)
+    _paths: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def start(cls, output: str | os.PathLike[str]) -> RunLog:
@@ -76,10 +91,23 @@ class RunLog:
         """The output directory."""
         return self.receipts.path
 
+    def normalize_paths(self, places: Mapping[str | os.PathLike[str], str]) -> None:
+        """From now on write each directory in ``places`` as its placeholder (``$WORKSPACE``)."""
+        for place, placeholder in places.items():
+            self._paths[os.path.realpath(place)] = placeholder
+            self._paths[os.path.abspath(place)] = placeholder
+
+    def _json(self, receipt: BaseModel) -> str:
+        text = pretty_json(receipt)
+        # Longest first, so a directory inside another gets its own placeholder.
+        for place in sorted(self._paths, key=len, reverse=True):
+            text = text.replace(place, self._paths[place])
+        return _RUNNER_TMP_DIR.sub(RUNNER_TMP, text)
+
     def write(self, name: str, receipt: BaseModel) -> Path:
         """Write ``receipt`` as ``name`` now (0600, atomic, never replaced)."""
         self._check_open(name)
-        return self.receipts.write_json(name, receipt)
+        return self.receipts.write_text(name, self._json(receipt))
 
     def write_bytes(self, name: str, data: bytes) -> Path:
         """Write an opaque receipt (a store snapshot, say) as ``name`` now."""
@@ -100,7 +128,7 @@ class RunLog:
     def unit(self, group: str, name: str, receipt: BaseModel) -> Path:
         """Write one unit's receipt ``group/name`` the moment the unit has ended."""
         self._check_open(f"{group}/{name}")
-        return self.group(group).write_json(name, receipt)
+        return self.group(group).write_text(name, self._json(receipt))
 
     def contains(self, name: str) -> bool:
         """Whether receipt ``name`` has been written."""
@@ -119,7 +147,7 @@ class RunLog:
         error = RunError.of(exc)
         self.error = error
         if self.status == STARTED:
-            self.receipts.write_json(name, build(error))
+            self.receipts.write_text(name, self._json(build(error)))
         self.status = ABORTED
         return error
 

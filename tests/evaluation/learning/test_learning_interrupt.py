@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -69,10 +70,27 @@ def test_an_interrupted_run_kills_its_worker_and_records_the_interruption(tmp_pa
     assert controller["outcome"] == "interrupted"
 
 
+def _running_with(token: str) -> list[int]:
+    """Host pids of live processes whose command line holds ``token``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if token.encode() in handle.read() and _alive(int(entry)):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
 def test_an_interrupt_during_ground_truth_kills_the_running_tests_at_once(tmp_path):
-    # A reference test that announces its pid and then runs far past any wait below: only
-    # killing it on the interrupt lets the run exit in time.
-    marker = tmp_path / "pytest.pid"
+    # A reference test that starts a long sleeper carrying a unique token and then runs far
+    # past any wait below: only killing it on the interrupt lets the run exit in time. The
+    # tests run sandboxed (no writes outside the copy, their own PID namespace), so the
+    # sleeper is found from out here by its token in /proc, not by a pid it reports.
+    token = f"lorelab-gt-sleeper-{uuid.uuid4().hex}"
     manifest = get_dataset("default")
     fixture = manifest.fixtures[0]
     [reference, *rest] = fixture.reference_tests
@@ -80,8 +98,10 @@ def test_an_interrupt_during_ground_truth_kills_the_running_tests_at_once(tmp_pa
         update={
             "content": reference.content
             + "\n\ndef test_zz_slow():\n"
-            + "    import os, time\n"
-            + f"    open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+            + "    import subprocess, sys, time\n"
+            + "    subprocess.Popen(\n"
+            + f"        [sys.executable, '-c', 'import time; time.sleep(300)', {token!r}]\n"
+            + "    )\n"
             + "    time.sleep(300)\n"
         }
     )
@@ -94,15 +114,17 @@ def test_an_interrupt_during_ground_truth_kills_the_running_tests_at_once(tmp_pa
     output = tmp_path / "out"
     process = _start(path, output, "fixture")
     deadline = time.monotonic() + 120
-    while not marker.exists() or not marker.read_text():
+    while not _running_with(token):
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "the reference tests never started"
         time.sleep(0.05)
-    test_pid = int(marker.read_text())
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
-    assert not _alive(test_pid)
+    deadline = time.monotonic() + 10
+    while _running_with(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _running_with(token) == []
     controller = json.loads((output / "controller.json").read_text())
     assert controller["outcome"] == "interrupted"

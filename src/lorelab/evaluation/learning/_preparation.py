@@ -187,7 +187,7 @@ Variant = tuple[Fixture, str | None, Path]
 
 def _ground_truth_runs(run: LearningRun) -> dict[str, list[tuple[str | None, list[Execution]]]]:
     """Run every fixture variant's reference tests ``stabilityRuns`` times, receipts as they end."""
-    directory = run.log.group("ground-truth")
+    run.log.group("ground-truth")  # created before the pool's threads write into it
     with RunRoot(run.scratch) as root:
         variants: list[Variant] = []
         for fixture in run.manifest.fixtures:
@@ -202,7 +202,7 @@ def _ground_truth_runs(run: LearningRun) -> dict[str, list[tuple[str | None, lis
             for number in range(1, run.settings.stability_runs + 1):
                 execution = run.runner.run(project, timeout_s=run.settings.test_timeout_s)
                 name = f"{fixture.id}.{defect_id or 'reference'}.run{number}.json"
-                directory.write_json(name, execution)
+                run.log.unit("ground-truth", name, execution)
                 runs.append(execution)
             return runs
 

@@ -161,6 +161,8 @@ def run_learning(
         phases=Phases(started=started),
     )
     phases = run.phases
+    # Receipts say $WORKSPACE and $PRIVATE, not the random temporary names of this run.
+    log.normalize_paths({run.scratch: "$WORKSPACE", run.private: "$PRIVATE"})
     try:
         outcome = _run(run, plan, executor or SequentialExecutor())
     except BaseException as exc:
