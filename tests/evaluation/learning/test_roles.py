@@ -170,6 +170,8 @@ def test_a_run_records_every_role_in_manifest_trials_and_summary(tmp_path):
         assert workers["architect"]["argv"] == list(STATIC)
         for role, binding in workers.items():
             identity = identities[role]
+            # The digest is of the identity as manifest.json holds it (paths normalized).
+            assert binding["identitySha256"] == identity_digest(identity)
             assert binding["identitySha256"] == identity_digest(
                 WorkerIdentity.model_validate(identity)
             )

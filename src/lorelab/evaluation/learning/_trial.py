@@ -8,6 +8,7 @@ recalled lesson; a trial that ends early is kept in the record and counts zero.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -200,19 +201,22 @@ def _identities(run: LearningRun) -> PerRole[WorkerIdentity]:
 
 
 def _role_workers(run: LearningRun) -> PerRole[RoleWorkerBinding]:
-    """Each role's argv and the digest of the identity it is held to, for the trial's record."""
+    """Each role's argv and the digest of the identity it is held to, for the trial's record.
+
+    The digest is of the identity as ``manifest.json`` holds it (workspace paths normalized),
+    so a reader can check it against ``roleIdentities`` alone.
+    """
     identities = _identities(run)
     roles = run.request.roles
+
+    def binding(argv: tuple[str, ...], identity: WorkerIdentity) -> RoleWorkerBinding:
+        written = json.loads(run.log.as_written(identity))
+        return RoleWorkerBinding(argv=list(argv), identity_sha256=identity_digest(written))
+
     return PerRole[RoleWorkerBinding](
-        architect=RoleWorkerBinding(
-            argv=list(roles.architect), identity_sha256=identity_digest(identities.architect)
-        ),
-        author=RoleWorkerBinding(
-            argv=list(roles.author), identity_sha256=identity_digest(identities.author)
-        ),
-        reviewer=RoleWorkerBinding(
-            argv=list(roles.reviewer), identity_sha256=identity_digest(identities.reviewer)
-        ),
+        architect=binding(roles.architect, identities.architect),
+        author=binding(roles.author, identities.author),
+        reviewer=binding(roles.reviewer, identities.reviewer),
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 from lorelab._model import RecordModel
 from lorelab.errors import LorelabError
@@ -158,6 +158,12 @@ def check_roles(identities: PerRole[WorkerIdentity], *, cwd: Path) -> list[str]:
     return changes
 
 
-def identity_digest(identity: WorkerIdentity) -> str:
-    """SHA-256 of an identity's canonical JSON, to tie a trial's roles to the manifest's."""
-    return sha256_bytes(canonical_bytes(identity.model_dump(mode="json", by_alias=True)))
+def identity_digest(identity: WorkerIdentity | dict[str, Any]) -> str:
+    """SHA-256 of an identity's canonical JSON (a model, or its JSON as a receipt holds it),
+    to tie a trial's roles to the manifest's."""
+    value = (
+        identity.model_dump(mode="json", by_alias=True)
+        if isinstance(identity, WorkerIdentity)
+        else identity
+    )
+    return sha256_bytes(canonical_bytes(value))
