@@ -30,7 +30,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lorelab.evaluation.learning.records import Arm, TrialRecord
+from lorelab.evaluation.learning.records import Arm, RoleWorkerBinding, TrialRecord
+from lorelab.evaluation.learning.roles import PerRole
 from lorelab.evaluation.learning.summary import compare_arms
 
 DEFECTS = 3
@@ -41,6 +42,11 @@ POWER_Q = (0.6, 0.7, 0.8, 0.9, 0.95)
 POWER_SPECS = tuple(range(6, 13))
 POWER_REPETITIONS = (3, 4, 5)
 LIMIT = 0.05
+# Simulated trials name a worker no one ran; only the recall fields are read.
+_SIMULATED = RoleWorkerBinding(argv=["simulated"], identity_sha256="0" * 64)
+SIMULATED_ROLES = PerRole[RoleWorkerBinding](
+    architect=_SIMULATED, author=_SIMULATED, reviewer=_SIMULATED
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +71,7 @@ def _trial(spec: str, repetition: int, arm: Arm, detected: int) -> TrialRecord:
         complete=True,
         reason=None,
         identity_checks=[],
+        role_workers=SIMULATED_ROLES,
         memory_store_sha256=None,
         lessons_recalled=[],
         lessons_below_floor=[],

@@ -36,10 +36,31 @@ from lorelab.evaluation.learning.records import Summary
 from lorelab.io import progress_bar
 from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolve_agent
 
+_ADAPTERS = ("fixture", "claude", "codex", "gemini", "pynguin", "static")
+
 
 @click.group(name="learning", cls=LorelabGroup, invoke_without_command=True)
 @output_option(help_text="Fresh receipt directory.")
-@agent_option(adapters=("fixture", "claude", "codex", "gemini", "pynguin"))
+@agent_option(adapters=_ADAPTERS)
+@agent_option(
+    flag="--architect-agent",
+    name="architect_agent",
+    prefix="Worker of the architect role (default: --agent; the same in both arms), e.g. static:",
+    adapters=_ADAPTERS,
+)
+@agent_option(
+    flag="--author-agent",
+    name="author_agent",
+    prefix="Worker of the author role (default: --agent; the same in both arms):",
+    adapters=_ADAPTERS,
+)
+@agent_option(
+    flag="--reviewer-agent",
+    name="reviewer_agent",
+    prefix="Worker of the reviewer role (default: --agent; the same in both arms), e.g. static "
+    "for a pynguin author:",
+    adapters=_ADAPTERS,
+)
 @identity_option("Operator's identity text for receipts.")
 @click.option("--repeat", type=int, default=DEFAULT_REPEAT, show_default=True, help="1 to 5.")
 @click.option("--seed", type=int, default=None, help="Order seed (drawn and recorded if absent).")
@@ -69,6 +90,9 @@ def learning_group(
     ctx: click.Context,
     output: Path | None,
     agent: str | None,
+    architect_agent: str | None,
+    author_agent: str | None,
+    reviewer_agent: str | None,
     operator_identity: str | None,
     repeat: int,
     seed: int | None,
@@ -84,10 +108,12 @@ def learning_group(
     """Paired memory vs no-memory test generation, scored by planted-defect recall.
 
     Without a subcommand, runs the evaluation into the fresh directory --output with the
-    worker --agent. Exit 0 when every trial qualified; 1 when ground truth failed or some
-    trial did not qualify (the summary is still written); 2 for bad input; 3 when the
-    worker's identity fails preflight or reference-test or defect content would reach a
-    worker; 130/143 when interrupted (the worker is killed, controller.json says so).
+    worker --agent in every role, except the roles --architect-agent, --author-agent and
+    --reviewer-agent hand to another worker (the same in both arms). Exit 0 when every trial
+    qualified; 1 when ground truth failed or some trial did not qualify (the summary is still
+    written); 2 for bad input; 3 when a worker's identity fails preflight or reference-test or
+    defect content would reach a worker; 130/143 when interrupted (the worker is killed,
+    controller.json says so).
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -99,6 +125,9 @@ def learning_group(
         manifest=manifest,
         dataset=label,
         agent=tuple(resolve_agent(agent)),
+        architect_agent=_role_agent(architect_agent, "--architect-agent"),
+        author_agent=_role_agent(author_agent, "--author-agent"),
+        reviewer_agent=_role_agent(reviewer_agent, "--reviewer-agent"),
         operator_identity=operator_identity,
         repeat=repeat,
         seed=seed,
@@ -121,6 +150,10 @@ def learning_group(
             _print_summary(outcome.summary)
     click.echo(f"lorelab: {outcome.message} (receipts in {output})", err=True)
     exit_with(outcome.exit_code)
+
+
+def _role_agent(value: str | None, flag: str) -> tuple[str, ...] | None:
+    return tuple(resolve_agent(value, flag)) if value is not None else None
 
 
 @contextmanager
@@ -151,6 +184,16 @@ def _print_summary(summary: Summary) -> None:
             f"{data.attempted_calls}/{data.calls}",
         )
     console.print(table)
+    console.print(
+        "roles: "
+        + "; ".join(f"{role} {worker.kind}" for role, worker in summary.roles.pairs())
+        + (
+            f" (the protocol fixture plays the {', '.join(summary.fixture_roles)} role)"
+            if summary.fixture_roles
+            else ""
+        ),
+        markup=False,
+    )
     specs = Table(title="paired by specification (memory minus no-memory)")
     for column in ("specification", "memory", "no-memory", "difference"):
         specs.add_column(column)

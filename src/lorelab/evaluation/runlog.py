@@ -104,6 +104,10 @@ class RunLog:
             text = text.replace(place, self._paths[place])
         return _RUNNER_TMP_DIR.sub(RUNNER_TMP, text)
 
+    def as_written(self, receipt: BaseModel) -> str:
+        """``receipt``'s JSON text as :meth:`write` puts it on disk (paths normalized)."""
+        return self._json(receipt)
+
     def write(self, name: str, receipt: BaseModel) -> Path:
         """Write ``receipt`` as ``name`` now (0600, atomic, never replaced)."""
         self._check_open(name)

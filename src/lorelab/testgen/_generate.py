@@ -48,6 +48,9 @@ class CallSettings:
     # A separate reviewer keeps review independent of an author that cannot review (Pynguin).
     reviewer_agent: tuple[str, ...] | None = None
     reviewer_identity: WorkerIdentity | None = None
+    # A separate architect: a worker that plans but cannot write tests (the static worker).
+    architect_agent: tuple[str, ...] | None = None
+    architect_identity: WorkerIdentity | None = None
 
 
 def _task_json(task: GenerationTask) -> dict[str, Any]:
@@ -99,15 +102,19 @@ class _Session:
         if self.sent is not None:
             self.sent.append(payload)
         settings = self.settings
-        reviewer = settings.reviewer_agent if role == "reviewer" else None
+        agent, identity = settings.agent, settings.identity
+        if role == "reviewer" and settings.reviewer_agent:
+            agent, identity = settings.reviewer_agent, settings.reviewer_identity
+        elif role == "architect" and settings.architect_agent:
+            agent, identity = settings.architect_agent, settings.architect_identity
         result = call_worker(
-            list(reviewer or settings.agent),
+            list(agent),
             role,
             payload,
             cwd=settings.cwd,
             timeout_ms=settings.timeout_ms,
             max_output_bytes=settings.max_output_bytes,
-            identity=settings.reviewer_identity if reviewer else settings.identity,
+            identity=identity,
         )
         self.receipts.append(result.receipt)
         return result.response

@@ -19,6 +19,7 @@ SHIPPED_ADAPTERS: Final[dict[str, str]] = {
     "codex": f"{ADAPTER_PACKAGE}.codex",
     "gemini": f"{ADAPTER_PACKAGE}.gemini",
     "pynguin": f"{ADAPTER_PACKAGE}.pynguin",
+    "static": f"{ADAPTER_PACKAGE}.static",
 }
 """Each shipped adapter's name and the module ``python -m`` runs: the protocol fixtures are test
 doubles in :mod:`lorelab.testing`, the agent adapters live in :mod:`lorelab.workers.adapters`."""

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from lorelab.evaluation.learning import get_dataset
-from lorelab.evaluation.learning.records import Settings
+from lorelab.evaluation.learning.records import RoleWorker, Settings
+from lorelab.evaluation.learning.roles import PerRole
 from lorelab.evaluation.learning.summary import build_summary
 
 SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "null_campaigns.py"
@@ -52,8 +53,10 @@ def test_the_simulation_labels_exactly_as_a_run_summary_does():
     for q in (None, 0.95):
         for _ in range(20):
             records = CAMPAIGNS.campaign_records(rng, specs, 3, q)
+            worker = RoleWorker(argv=["w"], kind="external")
             settings = Settings(
                 agent=["w"],
+                roles=PerRole[RoleWorker](architect=worker, author=worker, reviewer=worker),
                 repeat=3,
                 seed=1,
                 seed_given=True,

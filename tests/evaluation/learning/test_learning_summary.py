@@ -5,16 +5,27 @@ from __future__ import annotations
 import pytest
 
 from lorelab.evaluation.learning import get_dataset
-from lorelab.evaluation.learning.records import Settings, TrialRecord
+from lorelab.evaluation.learning.records import (
+    RoleWorker,
+    RoleWorkerBinding,
+    Settings,
+    TrialRecord,
+)
+from lorelab.evaluation.learning.roles import PerRole
 from lorelab.evaluation.learning.summary import build_summary
 
 MANIFEST = get_dataset("qualification")  # six specifications, three defects each
 SPECS = [fixture.id for fixture in MANIFEST.fixtures]
 
 
-def _settings(repeat: int) -> Settings:
+WORKER = RoleWorker(argv=["worker"], kind="external")
+BINDING = RoleWorkerBinding(argv=["worker"], identity_sha256="0" * 64)
+
+
+def _settings(repeat: int, roles: PerRole[RoleWorker] | None = None) -> Settings:
     return Settings(
         agent=["worker"],
+        roles=roles or PerRole[RoleWorker](architect=WORKER, author=WORKER, reviewer=WORKER),
         repeat=repeat,
         seed=1,
         seed_given=True,
@@ -37,6 +48,9 @@ def _trial(spec: str, rep: int, arm: str, detected: int, *, complete: bool = Tru
         complete=complete,
         reason=None,
         identity_checks=[],
+        role_workers=PerRole[RoleWorkerBinding](
+            architect=BINDING, author=BINDING, reviewer=BINDING
+        ),
         memory_store_sha256=None,
         lessons_recalled=[],
         lessons_below_floor=[],
@@ -175,3 +189,47 @@ def test_the_markdown_summary_shows_the_effect_size():
     text = summary_markdown(_summary(_records([3, 3, 3], [1, 1, 1])))
     assert "Effect size: mean per-specification recall difference +0.667" in text
     assert "95% interval [+0.667, +0.667]" in text
+
+
+def test_a_fixture_role_makes_a_run_declared_live_not_evidence_and_is_named():
+    fixture = RoleWorker(argv=["python", "-m", "lorelab.testing.fixture"], kind="protocol-fixture")
+    static = RoleWorker(argv=["python", "-m", "lorelab.workers.adapters.static"], kind="rule-based")
+    roles = PerRole[RoleWorker](architect=static, author=fixture, reviewer=static)
+    summary = build_summary(
+        MANIFEST,
+        "0" * 64,
+        "live",
+        _settings(3, roles),
+        _records([3, 3, 3], [0, 0, 0]),
+        frozen_lessons=1,
+    )
+    assert summary.evidence_kind == "protocol-fixture"
+    assert summary.fixture_roles == ["author"]
+    assert summary.paired.label == "not-evidence"
+    assert "(the protocol fixture plays the author role)" in summary.paired.label_reason
+
+
+def test_the_markdown_summary_names_each_roles_worker_and_kind():
+    from lorelab.evaluation.learning.summary import summary_markdown
+
+    static = RoleWorker(argv=["static-worker"], kind="rule-based")
+    pynguin = RoleWorker(argv=["pynguin-worker"], kind="search-based")
+    roles = PerRole[RoleWorker](architect=static, author=pynguin, reviewer=static)
+    summary = build_summary(
+        MANIFEST,
+        "0" * 64,
+        "live",
+        _settings(3, roles),
+        _records([3, 3, 3], [1, 1, 1]),
+        frozen_lessons=1,
+    )
+    text = summary_markdown(summary)
+    assert (
+        "- roles: architect `static-worker` (rule-based); author `pynguin-worker` "
+        "(search-based); reviewer `static-worker` (rule-based)"
+    ) in text
+    assert "plays the" not in text
+    assert summary.to_json()["roles"]["author"] == {
+        "argv": ["pynguin-worker"],
+        "kind": "search-based",
+    }

@@ -5,16 +5,26 @@ The stand-in imitates Pynguin's command line (``--project-path``, ``--module-nam
 was given, and writes ``test_<module>.py`` into the output path, as Pynguin does.
 """
 
+import ast
 import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from lorelab.workers import adapter_argv, bind_identity, call_worker
-from lorelab.workers.adapters.pynguin import keep_first_tests, seed_source
+from lorelab.workers.adapters.pynguin import (
+    SeedReport,
+    asserts_nothing,
+    clean_generated,
+    is_xfail,
+    keep_first_tests,
+    seed_source,
+    tighten_floats,
+)
 from lorelab.workers.roles import AuthorPayload
 from tests.workers.support import (
     architect_payload,
@@ -25,7 +35,7 @@ from tests.workers.support import (
 )
 
 GENERATED = "import src.clamp\n\n" + "".join(
-    "@pytest.mark.xfail(strict=True)\n"
+    '@pytest.mark.filterwarnings("ignore")\n'
     f"def test_{i}():\n    assert src.clamp.clamp({i}, 0, 3) >= 0\n\n\n"
     for i in range(6)
 )
@@ -34,7 +44,12 @@ STANDIN = """
 import json, os, sys
 args = sys.argv[1:]
 value = lambda flag: args[args.index(flag) + 1] if flag in args else None
-record = {"argv": args, "cwd": os.getcwd(), "seed": None}
+record = {
+    "argv": args,
+    "cwd": os.getcwd(),
+    "seed": None,
+    "hashseed": os.environ.get("PYTHONHASHSEED"),
+}
 data = value("--initial-population-data")
 if data:
     record["seed"] = {name: open(os.path.join(data, name)).read() for name in os.listdir(data)}
@@ -45,10 +60,10 @@ with open(os.path.join(value("--output-path"), "test_" + module + ".py"), "w") a
 """
 
 
-def _call(trial, tmp_path, payload, *, danger=True, extra=()):
+def _call(trial, tmp_path, payload, *, danger=True, extra=(), generated=GENERATED):
     pynguin = write_script(tmp_path / "fake" / "pynguin", STANDIN)
     tests = tmp_path / "generated.py"
-    tests.write_text(GENERATED)
+    tests.write_text(generated)
     record = tmp_path / "record.json"
     env = {
         **os.environ,
@@ -88,7 +103,7 @@ def test_pynguin_output_is_trimmed_to_max_cases_whole_tests_at_a_time(trial, tmp
     content = call.response["files"][0]["content"]
     assert content.count("def test_") == 5
     assert "def test_5" not in content
-    assert content.count("@pytest.mark.xfail") == 5
+    assert content.count("@pytest.mark.filterwarnings") == 5
     assert "dropped 1 generated tests" in call.receipt.stderr_tail
 
 
@@ -154,7 +169,7 @@ def test_pynguin_refuses_to_review(trial, tmp_path):
 
 def test_seed_source_is_none_without_lessons():
     payload = AuthorPayload.model_validate(author_payload())
-    assert seed_source(payload, "clamp") is None
+    assert seed_source(payload, "clamp") == (None, SeedReport())
 
 
 def test_keep_first_tests_leaves_a_small_suite_untouched():
@@ -167,7 +182,238 @@ def test_keep_first_tests_drops_whole_decorated_functions():
     assert dropped == 4
     compile(kept, "kept.py", "exec")
     assert kept.count("def test_") == 2
-    assert kept.count("@pytest.mark.xfail") == 2
+    assert kept.count("@pytest.mark.filterwarnings") == 2
+
+
+def test_pynguin_runs_a_repeatable_search_counted_in_iterations_with_fixed_seeds(trial, tmp_path):
+    call, seen = _call(trial, tmp_path, author_payload())
+    assert call.ok, call.receipt.failure_detail
+    args = seen["argv"]
+    assert args[args.index("--maximum-iterations") + 1] == "40"
+    assert "--maximum-search-time" not in args
+    assert args[args.index("--no_xfail") + 1] == "True"
+    assert args[args.index("--assertion-generation") + 1] == "SIMPLE"
+    assert "--float-precision" not in args  # Pynguin 0.48 ignores it; the adapter applies it
+    assert seen["hashseed"] == "0"
+    assert (
+        "pynguin search: seed 20240601, PYTHONHASHSEED=0, 40 iterations, assertions SIMPLE, "
+        "float precision 1e-06"
+    ) in call.receipt.stderr_tail
+
+
+def test_pynguin_options_set_iterations_seed_assertions_and_an_optional_wall_time_bound(
+    trial, tmp_path
+):
+    extra = (
+        "--iterations",
+        "7",
+        "--seed",
+        "3",
+        "--search-seconds",
+        "9",
+        "--assertion-generation",
+        "MUTATION_ANALYSIS",
+        "--float-precision",
+        "0.001",
+    )
+    call, seen = _call(trial, tmp_path, author_payload(), extra=extra)
+    assert call.ok, call.receipt.failure_detail
+    args = seen["argv"]
+    assert args[args.index("--maximum-iterations") + 1] == "7"
+    assert args[args.index("--seed") + 1] == "3"
+    assert args[args.index("--maximum-search-time") + 1] == "9"
+    assert args[args.index("--assertion-generation") + 1] == "MUTATION_ANALYSIS"
+    assert "wall time: not repeatable" in call.receipt.stderr_tail
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (("--iterations", "0"), "--iterations 0: must be >= 1"),
+        (("--search-seconds", "0"), "--search-seconds 0: must be >= 1"),
+        (("--float-precision", "0"), "--float-precision 0.0: must be between 0 and 1"),
+    ],
+)
+def test_pynguin_refuses_bad_search_options_before_running(trial, tmp_path, extra, expected):
+    call, seen = _call(trial, tmp_path, author_payload(), extra=extra)
+    assert call.receipt.failure == "nonzero-exit"
+    assert expected in (call.receipt.failure_detail or "")
+    assert seen is None
+
+
+MIXED = """import pytest
+import src.clamp as module_0
+
+
+@pytest.mark.xfail(strict=True)
+def test_0():
+    module_0.clamp(1, 3, 0)
+
+
+def test_1():
+    var_0 = module_0.clamp(5, 0, 3)
+    assert var_0 == 3
+
+
+@pytest.mark.xfail
+def test_2():
+    assert module_0.clamp(1, 0, 3) == 1
+
+
+def test_3():
+    module_0.clamp(1, 0, 3)
+
+
+def test_4():
+    with pytest.raises(ValueError):
+        module_0.clamp(1, 3, 0)
+"""
+
+
+def test_xfail_marked_and_assertion_free_generated_tests_are_dropped_and_named(trial, tmp_path):
+    call, _ = _call(trial, tmp_path, author_payload(), generated=MIXED)
+    assert call.ok, call.receipt.failure_detail
+    assert call.response is not None
+    content = call.response["files"][0]["content"]
+    assert "def test_1" in content
+    assert "def test_4" in content
+    assert "xfail" not in content
+    assert "def test_0" not in content
+    assert "def test_2" not in content
+    assert "def test_3" not in content
+    tail = call.receipt.stderr_tail
+    assert "src.clamp: dropped 2 xfail-marked test(s): test_0, test_2" in tail
+    assert "src.clamp: dropped 1 test(s) that assert nothing: test_3" in tail
+
+
+def test_when_no_generated_test_asserts_anything_they_are_returned_for_review(trial, tmp_path):
+    quiet = "import src.clamp as m\n\n\ndef test_0():\n    m.clamp(1, 0, 3)\n"
+    call, _ = _call(trial, tmp_path, author_payload(), generated=quiet)
+    assert call.ok, call.receipt.failure_detail
+    assert call.response is not None
+    assert call.response["files"][0]["content"] == quiet
+    assert "no generated test asserts anything (test_0); kept as generated" in (
+        call.receipt.stderr_tail
+    )
+
+
+def test_a_module_without_any_generated_test_fails_plainly(trial, tmp_path):
+    call, _ = _call(trial, tmp_path, author_payload(), generated="import src.clamp\n")
+    assert call.receipt.failure == "nonzero-exit"
+    assert "no-tests: Pynguin generated no test for any module" in (
+        call.receipt.failure_detail or ""
+    )
+
+
+def test_float_assertions_get_the_asked_tolerance_and_the_change_is_counted():
+    source = (
+        "def test_0():\n    assert x == pytest.approx(-101.92333333333333, abs=0.01, rel=0.01)\n"
+        "    assert y == pytest.approx(2.5, abs=0.01, rel=0.01)\n"
+        "    assert z == pytest.approx(1.0, abs=0.5)\n"
+    )
+    kept, notes = clean_generated(source, 5, 1e-06)
+    assert "pytest.approx(-101.92333333333333, abs=1e-06, rel=1e-06)" in kept
+    assert "pytest.approx(2.5, abs=1e-06, rel=1e-06)" in kept
+    assert "pytest.approx(1.0, abs=0.5)" in kept
+    assert notes == ["set the tolerance of 2 float assertion(s) from abs=0.01, rel=0.01 to 1e-06"]
+    assert tighten_floats(source, 0.001)[1] == 2
+
+
+def test_is_xfail_and_asserts_nothing_read_decorators_and_bodies():
+    tree = ast.parse(MIXED)
+    tests = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert [name for name, node in tests.items() if is_xfail(node)] == ["test_0", "test_2"]
+    assert [name for name, node in tests.items() if asserts_nothing(node)] == ["test_0", "test_3"]
+    kept, notes = clean_generated(MIXED, 1)
+    assert kept.count("def test_") == 1
+    assert "def test_1" in kept
+    assert notes[-1] == "dropped 1 generated tests over limits.maxCases"
+
+
+DEDUPE = "def dedupe(items):\n    return list(dict.fromkeys(items))\n"
+
+
+def _seeded(lessons, source=DEDUPE, module="dedupe"):
+    payload = author_payload(lessons=lessons)
+    payload["task"]["source"] = [{"path": f"src/{module}.py", "content": source}]
+    return seed_source(AuthorPayload.model_validate(payload), module, source)
+
+
+def test_a_lesson_for_another_module_seeds_nothing_it_cannot_call_and_says_so():
+    seed, report = _seeded([lesson()])
+    assert seed is None
+    assert report.dropped_tests == 1
+    assert report.kept_tests == 0
+    assert list(report.missing) == ["clamp"]
+    [note] = report.notes("dedupe")
+    assert note == (
+        "seed for src.dedupe: kept 0 lesson test(s); dropped 1 test(s) and 1 statement(s) that "
+        "use clamp, which src.dedupe does not define"
+    )
+
+
+def test_only_the_statements_whose_callables_the_module_defines_are_seeded():
+    mixed = lesson()
+    mixed["tests"][0]["content"] = (
+        "import pytest\n"
+        "import src.tools as t\n"
+        "from src.tools import clamp, dedupe\n\n\n"
+        "def test_both():\n"
+        "    low = clamp(-1, 0, 3)\n"
+        "    assert low == 0\n"
+        "    assert dedupe([1, 1]) == [1]\n"
+        "    assert t.dedupe([2, 2, 3]) == [2, 3]\n"
+        "    assert t.clamp(9, 0, 3) == 3\n\n\n"
+        "def test_clamp_only():\n"
+        "    with pytest.raises(ValueError):\n"
+        "        clamp(1, 3, 0)\n"
+    )
+    seed, report = _seeded([mixed])
+    assert seed is not None
+    assert "from src.dedupe import dedupe\n" in seed
+    assert "clamp(" not in seed
+    assert "assert dedupe([1, 1]) == [1]" in seed
+    assert "assert t.dedupe([2, 2, 3]) == [2, 3]" in seed
+    assert "def test_clamp_only" not in seed
+    assert "import src.dedupe as t" in seed
+    assert (report.kept_tests, report.dropped_tests, report.dropped_statements) == (1, 1, 4)
+    compile(seed, "seed.py", "exec")
+
+
+def test_a_bare_src_import_chain_is_filtered_by_its_attribute():
+    chained = lesson()
+    chained["tests"][0]["content"] = (
+        "import src.old\n\n\ndef test_a():\n    assert src.old.dedupe([1]) == [1]\n"
+        "    assert src.old.clamp(1, 0, 3) == 1\n"
+    )
+    seed, report = _seeded([chained])
+    assert seed is not None
+    assert "src.dedupe.dedupe([1])" in seed
+    assert "clamp(" not in seed
+    assert report.dropped_statements == 1
+
+
+def test_an_unparsable_lesson_file_is_skipped_and_named():
+    broken = lesson()
+    broken["tests"][0]["content"] = "def test_a(:\n"
+    seed, report = _seeded([broken])
+    assert seed is None
+    assert report.unreadable == ["lesson-1:tests/test_clamp_old.py"]
+    assert (
+        "skipped unparsable lesson files lesson-1:tests/test_clamp_old.py"
+        in report.notes("dedupe")[0]
+    )
+
+
+def test_pynguin_runs_unseeded_when_no_lesson_statement_fits_and_says_so(trial, tmp_path):
+    payload = author_payload(lessons=[lesson()])
+    payload["task"]["source"] = [{"path": "src/clamp.py", "content": DEDUPE}]
+    call, seen = _call(trial, tmp_path, payload)
+    assert call.ok, call.receipt.failure_detail
+    assert "--initial_population_seeding" not in seen["argv"]
+    tail = call.receipt.stderr_tail
+    assert "use clamp, which src.clamp does not define" in tail
+    assert "no lesson statement fits src.clamp: Pynguin runs unseeded" in tail
 
 
 CLAMP = """\
@@ -198,9 +444,9 @@ def _run_generated(tmp_path: Path, files) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _real_call(trial, pynguin_executable, payload):
+def _real_call(trial, pynguin_executable, payload, iterations=20):
     env = {**os.environ, "PYNGUIN_DANGER_AWARE": "1", "LORELAB_PYNGUIN": str(pynguin_executable)}
-    argv = [*adapter_argv("pynguin"), "--search-seconds", "5"]
+    argv = [*adapter_argv("pynguin"), "--iterations", str(iterations)]
     return call_worker(argv, "author", payload, cwd=trial, env=env, timeout_ms=110_000)
 
 
@@ -241,3 +487,64 @@ def test_real_pynguin_seeded_from_lessons_keeps_the_lesson_case(
     assert "clamp(3, 0, 3)" in content
     run = _run_generated(tmp_path, call.response["files"])
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.slow
+def test_two_real_runs_on_the_same_input_give_the_same_tests_under_load(
+    trial, tmp_path, pynguin_executable
+):
+    # Both runs at once, on a machine with other work: each loads the other. The search is
+    # counted in iterations and seeded, so load cannot change what it finds.
+    payload = _clamp_payload([])
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        calls = list(
+            pool.map(lambda _: _real_call(trial, pynguin_executable, payload, 30), range(2))
+        )
+    for call in calls:
+        assert call.ok, (call.receipt.failure_detail, call.receipt.stderr_tail)
+    first, second = (call.response["files"] for call in calls)  # type: ignore[index]
+    assert first == second
+    assert "def test_" in first[0]["content"]
+
+
+COLORS = """\
+def lightness(r: float, g: float, b: float) -> float:
+    return (max(r, g, b) + min(r, g, b)) / 2.0
+
+
+def spread(r: float, g: float, b: float) -> tuple[float, float]:
+    return max(r, g, b) - min(r, g, b), (r + g + b) / 3.0
+"""
+
+
+@pytest.mark.slow
+def test_real_pynguin_asserts_float_and_tuple_results_tightly_enough_to_catch_small_bugs(
+    trial, tmp_path, pynguin_executable
+):
+    payload = author_payload()
+    payload["task"]["source"] = [{"path": "src/colors.py", "content": COLORS}]
+    payload["limits"] = {"maxFiles": 1, "maxCases": 20}
+    call = _real_call(trial, pynguin_executable, payload, 30)
+    assert call.ok, (call.receipt.failure_detail, call.receipt.stderr_tail)
+    assert call.response is not None
+    content = call.response["files"][0]["content"]
+    assert "pytest.approx(" in content
+    assert "abs=1e-06, rel=1e-06" in content
+    assert "abs=0.01" not in content
+    # A bug far below Pynguin's default 1% tolerance is still caught.
+    defect = COLORS.replace("/ 2.0", "/ 2.0001").replace("/ 3.0", "/ 3.0001")
+    project = tmp_path / "defect"
+    (project / "src").mkdir(parents=True)
+    (project / "tests").mkdir()
+    for source, name in ((COLORS, "good"), (defect, "bad")):
+        (project / "src" / "colors.py").write_text(source)
+        (project / "tests" / "test_colors.py").write_text(content)
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        expected = 0 if name == "good" else 1
+        assert run.returncode == expected, (name, run.stdout + run.stderr)

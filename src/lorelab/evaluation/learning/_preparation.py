@@ -1,4 +1,4 @@
-"""Before any trial: bind the worker identity (preflight), validate the history into the
+"""Before any trial: bind every role's worker identity (preflight), validate the history into the
 frozen store (shared preparation), and check every fixture's labels (ground truth)."""
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from lorelab.evaluation.learning.records import (
     ScheduledTrial,
     SharedPreparation,
 )
+from lorelab.evaluation.learning.roles import bind_roles
 from lorelab.io import canonical_bytes, sha256_bytes
 from lorelab.memory import AddLessonRequest, LessonsRequest, SnapshotRequest, open_store
 from lorelab.runners import Execution, ProcessScope, assess
 from lorelab.testgen import HistoricalExample, validate_example
-from lorelab.workers import VERIFICATION_SCOPE, bind_identity, implementation_hashes
+from lorelab.workers import VERIFICATION_SCOPE, implementation_hashes
 from lorelab.workspace import FileEntry, RunRoot
 
 FROZEN_STORE_RECEIPT = "memory-frozen.sqlite"
@@ -56,7 +57,8 @@ def write_manifest(run: LearningRun, plan: list[ScheduledTrial], error: str | No
             settings=run.settings,
             order_seed=run.settings.seed,
             evidence_kind=run.evidence_kind,
-            worker_identity=run.identity,
+            worker_identity=run.identities.author if run.identities is not None else None,
+            role_identities=run.identities,
             worker_identity_error=error,
             verification_scope=dict(VERIFICATION_SCOPE),
             implementation_hashes=implementation_hashes(),
@@ -66,13 +68,16 @@ def write_manifest(run: LearningRun, plan: list[ScheduledTrial], error: str | No
 
 
 def preflight(run: LearningRun, plan: list[ScheduledTrial]) -> str | None:
-    """Bind the worker identity in a cwd shaped like the first trial's; None when ok."""
+    """Bind every role's worker identity in a cwd shaped like the first trial's; None when ok.
+
+    Roles that share a worker share one binding; ``workerIdentity`` stays the author's.
+    """
     first = run.fixture(plan[0].specification)
     with RunRoot(run.scratch) as root:
         cwd = root.create_project("preflight", first.files)
         try:
-            run.identity = bind_identity(
-                list(run.request.agent), cwd=cwd, operator_identity=run.request.operator_identity
+            run.identities = bind_roles(
+                run.request.roles, cwd=cwd, operator_identity=run.request.operator_identity
             )
         except LorelabError as exc:
             return str(exc)

@@ -1,5 +1,5 @@
 """What every phase of one learning run shares: the request, the resolved settings, the run
-log, the bound worker identity, the frozen store, and the phase clock."""
+log, each role's bound worker identity, the frozen store, and the phase clock."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 from lorelab._model import DEFAULT_TIMEOUT_MS, EvidenceKind
 from lorelab.evaluation.learning.manifest import Fixture, LearningManifest
 from lorelab.evaluation.learning.records import ControllerReceipt, Settings
+from lorelab.evaluation.learning.roles import PerRole, RoleAssignment
 from lorelab.evaluation.runlog import RunError, RunLog
 from lorelab.runners import get_runner
 from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, WorkerIdentity
@@ -48,6 +49,19 @@ class LearningRequest:
     started: float | None = None
     """``time.perf_counter()`` when the command began, before the manifest was read; the
     controller's ``elapsedMs`` counts from it (None: from the start of the run)."""
+    architect_agent: tuple[str, ...] | None = None
+    author_agent: tuple[str, ...] | None = None
+    reviewer_agent: tuple[str, ...] | None = None
+
+    @property
+    def roles(self) -> RoleAssignment:
+        """The worker of each role: ``agent`` unless the role was given its own."""
+        return RoleAssignment.of(
+            self.agent,
+            architect=self.architect_agent,
+            author=self.author_agent,
+            reviewer=self.reviewer_agent,
+        )
 
 
 @dataclass(slots=True)
@@ -90,7 +104,8 @@ class LearningRun:
     forbidden: list[str]
     phases: Phases = field(default_factory=Phases)
     calls_used: int = 0
-    identity: WorkerIdentity | None = None
+    identities: PerRole[WorkerIdentity] | None = None
+    """Each role's bound worker identity; None until preflight bound them all."""
     frozen_store: Path | None = None
     frozen_sha256: str | None = None
     frozen_lessons: int = 0

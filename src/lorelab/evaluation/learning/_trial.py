@@ -8,6 +8,7 @@ recalled lesson; a trial that ends early is kept in the record and counts zero.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -25,10 +26,12 @@ from lorelab.evaluation.learning.manifest import Fixture, LearningManifest
 from lorelab.evaluation.learning.records import (
     DefectResult,
     LeakScan,
+    RoleWorkerBinding,
     ScheduledTrial,
     TrialRecord,
     TrialStatus,
 )
+from lorelab.evaluation.learning.roles import PerRole, check_roles, identity_digest
 from lorelab.io import LAUNCHER_HASH_CAP, sha256_file
 from lorelab.memory import open_store
 from lorelab.runners import Stability, StabilityJob, detect, is_valid_baseline, run_parallel
@@ -42,7 +45,7 @@ from lorelab.testgen import (
     validate_candidates,
 )
 from lorelab.testgen import generate as generate_tests
-from lorelab.workers import check_identity
+from lorelab.workers import WorkerIdentity
 from lorelab.workspace import FileEntry, RunRoot
 
 SCAN_FILE_CAP: Final = 8 * 1024 * 1024
@@ -116,6 +119,7 @@ class _Trial:
 
     entry: ScheduledTrial
     fixture: Fixture
+    role_workers: PerRole[RoleWorkerBinding]
     started: float = field(default_factory=time.perf_counter)
     setup_ms: int | None = None
     retrieval_ms: int | None = None
@@ -149,6 +153,7 @@ class _Trial:
             complete=complete,
             reason=reason,
             identity_checks=identity_checks,
+            role_workers=self.role_workers,
             memory_store_sha256=self.memory_store_sha256,
             lessons_recalled=self.lessons_recalled,
             lessons_below_floor=self.lessons_below_floor,
@@ -189,9 +194,35 @@ class _Trial:
         )
 
 
+def _identities(run: LearningRun) -> PerRole[WorkerIdentity]:
+    if run.identities is None:
+        raise IntegrityFailure("the worker identities were not bound before the trials")
+    return run.identities
+
+
+def _role_workers(run: LearningRun) -> PerRole[RoleWorkerBinding]:
+    """Each role's argv and the digest of the identity it is held to, for the trial's record.
+
+    The digest is of the identity as ``manifest.json`` holds it (workspace paths normalized),
+    so a reader can check it against ``roleIdentities`` alone.
+    """
+    identities = _identities(run)
+    roles = run.request.roles
+
+    def binding(argv: tuple[str, ...], identity: WorkerIdentity) -> RoleWorkerBinding:
+        written = json.loads(run.log.as_written(identity))
+        return RoleWorkerBinding(argv=list(argv), identity_sha256=identity_digest(written))
+
+    return PerRole[RoleWorkerBinding](
+        architect=binding(roles.architect, identities.architect),
+        author=binding(roles.author, identities.author),
+        reviewer=binding(roles.reviewer, identities.reviewer),
+    )
+
+
 def run_trial(run: LearningRun, entry: ScheduledTrial) -> TrialRecord:
     """Run one scheduled trial in its own disposable project and score it."""
-    trial = _Trial(entry, run.fixture(entry.specification))
+    trial = _Trial(entry, run.fixture(entry.specification), _role_workers(run))
     if run.calls_used + ROLE_CALLS_PER_TRIAL > run.settings.max_calls:
         return trial.stopped("not-run", f"the call budget of {run.settings.max_calls} is exhausted")
     with RunRoot(run.scratch) as root:
@@ -245,8 +276,7 @@ def _before_calls(
     run: LearningRun, trial: _Trial, worker_cwd: Path, home: Path | None
 ) -> TrialRecord | Recall | None:
     """Recall and the checks before any call: a stopped record, or the recall (None: off)."""
-    if run.identity is None:
-        raise IntegrityFailure("the worker identity was not bound before the trials")
+    identities = _identities(run)
     recall, retrieval_ms = _recall(run, home, trial.fixture)
     lessons = recall.lessons if recall is not None else []
     trial.lessons_recalled = [lesson.id for lesson in lessons]
@@ -264,12 +294,12 @@ def _before_calls(
             f"integrity: {where} holds reference-test or defect content; no call was made",
             leak_scan=before,
         )
-    check = check_identity(run.identity, cwd=worker_cwd)
-    if not check.ok:
+    changes = check_roles(identities, cwd=worker_cwd)
+    if changes:
         return trial.stopped(
             "invalid",
-            "the worker identity changed before the trial; no call was made",
-            identity_checks=list(check.changes),
+            "a worker identity changed before the trial; no call was made",
+            identity_checks=changes,
         )
     return recall
 
@@ -277,8 +307,8 @@ def _before_calls(
 def _generate(
     run: LearningRun, trial: _Trial, worker_cwd: Path, recall: Recall | None
 ) -> Generation:
-    if run.identity is None:
-        raise IntegrityFailure("the worker identity was not bound before the trials")
+    identities = _identities(run)
+    roles = run.request.roles
     fixture = trial.fixture
     generation = generate_tests(
         GenerationTask(
@@ -289,11 +319,15 @@ def _generate(
         ),
         recall.lessons if recall is not None else None,
         CallSettings(
-            agent=tuple(run.request.agent),
+            agent=roles.author,
             cwd=worker_cwd,
-            identity=run.identity,
+            identity=identities.author,
             timeout_ms=run.settings.timeout_ms,
             max_output_bytes=run.settings.max_output_bytes,
+            architect_agent=roles.architect,
+            architect_identity=identities.architect,
+            reviewer_agent=roles.reviewer,
+            reviewer_identity=identities.reviewer,
         ),
         guard=lambda role, payload: (
             "it holds reference-test or defect content" if _leaks(run, payload) else None
@@ -322,7 +356,11 @@ def _trial_body(
             leak_scan=leak,
             generation=generation,
         )
-    identity_changes = [c for receipt in generation.roles for c in receipt.identity_changes]
+    identity_changes = [
+        f"{receipt.role}: {change}"
+        for receipt in generation.roles
+        for change in receipt.identity_changes
+    ]
     # Complete: every call answered (a reviewer's rejection is an answer). A failed call,
     # whatever its class, may be an outage rather than the worker's skill, so it keeps
     # the label from claiming anything.
@@ -332,7 +370,7 @@ def _trial_body(
     if status == "qualified":
         status, reason = _defects_status(defects)
     if identity_changes:
-        status, reason = "invalid", "the worker identity changed during a call"
+        status, reason = "invalid", "a worker identity changed during a call"
     qualified = status == "qualified"
     detected = sum(1 for d in defects if d.outcome is not None and d.outcome.status == "detected")
     passing = [c.id for c in (validation.cases if validation else []) if c.status == "passed"]

@@ -42,15 +42,17 @@ from lorelab.evaluation.learning._trial import forbidden_texts, run_trial
 from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.records import (
     PreflightReceipt,
+    RoleWorker,
     ScheduledTrial,
     Settings,
     Summary,
     TrialRecord,
 )
+from lorelab.evaluation.learning.roles import PerRole
 from lorelab.evaluation.learning.schedule import schedule
 from lorelab.evaluation.learning.summary import build_summary, summary_markdown
 from lorelab.evaluation.runlog import RunLog
-from lorelab.workers import MAX_OUTPUT_BYTES_CAP, MAX_TIMEOUT_MS, is_fixture_agent
+from lorelab.workers import MAX_OUTPUT_BYTES_CAP, MAX_TIMEOUT_MS
 
 MAX_CALLS_CAP: Final = 360
 CONTROLLER_FILE: Final = "controller.json"
@@ -104,15 +106,20 @@ def resolve_settings(request: LearningRequest) -> tuple[Settings, EvidenceKind]:
             f"--max-calls {max_calls} does not cover 3 role calls x {specs} specifications x "
             f"{request.repeat} repetitions x 2 arms = {required}; the run was not started"
         )
-    fixture = is_fixture_agent(request.agent)
-    if fixture and request.evidence_kind == LIVE:
+    roles = request.roles
+    fixture_roles = roles.fixture_roles()
+    if fixture_roles and request.evidence_kind == LIVE:
         raise UsageError(
-            "--evidence-kind live: the fixture adapter always runs as protocol-fixture"
+            "--evidence-kind live: the fixture adapter always runs as protocol-fixture "
+            f"(it plays the {', '.join(fixture_roles)} role)"
         )
-    kind: EvidenceKind = PROTOCOL_FIXTURE if fixture else (request.evidence_kind or LIVE)
+    kind: EvidenceKind = PROTOCOL_FIXTURE if fixture_roles else (request.evidence_kind or LIVE)
     seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
+    kinds = roles.kinds()
+    workers = {role: RoleWorker(argv=list(argv), kind=kinds[role]) for role, argv in roles.items()}
     settings = Settings(
         agent=list(request.agent),
+        roles=PerRole[RoleWorker](**workers),
         repeat=request.repeat,
         seed=seed,
         seed_given=request.seed is not None,

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field
 
 from lorelab._model import EvidenceKind, ReceiptModel, RecordModel, RunnerName
+from lorelab.evaluation.learning.roles import PerRole, TestRole, WorkerKind
 from lorelab.runners import DefectOutcome, Execution, Stability
 from lorelab.testgen import CandidateValidation, Generation
 from lorelab.workers import WorkerIdentity
@@ -25,10 +26,34 @@ BYTE_ACCOUNTING: dict[str, str] = {
 }
 
 
+class RoleWorker(RecordModel):
+    """The worker that plays one role, for the whole run (both arms)."""
+
+    argv: list[str] = Field(description="The worker argv, after resolving a shipped name.")
+    kind: WorkerKind = Field(
+        description="protocol-fixture, rule-based (static), search-based (Pynguin), agent-cli "
+        "(claude, codex, gemini) or external."
+    )
+
+
+class RoleWorkerBinding(RecordModel):
+    """Which bound worker one role of a trial called."""
+
+    argv: list[str]
+    identity_sha256: str = Field(
+        description="SHA-256 of the canonical JSON of the role's identity in manifest.json "
+        "(roleIdentities)."
+    )
+
+
 class Settings(RecordModel):
     """The settings of one run, as given and as resolved."""
 
-    agent: list[str] = Field(description="The worker argv, after resolving a shipped name.")
+    agent: list[str] = Field(description="The worker argv (--agent), after resolving a name.")
+    roles: PerRole[RoleWorker] = Field(
+        description="The worker of each role; --agent unless --architect-agent, --author-agent "
+        "or --reviewer-agent gave the role its own. Both arms use the same assignment."
+    )
     repeat: int = Field(description="Repetitions per specification and arm.")
     seed: int = Field(description="The order seed; it controls scheduling only.")
     seed_given: bool = Field(description="Whether --seed was given (else drawn and recorded).")
@@ -92,7 +117,13 @@ class TrialRecord(ReceiptModel):
         "spawn failure, identity change, budget)."
     )
     reason: str | None
-    identity_checks: list[str] = Field(description="Changes found by identity checks; empty = ok.")
+    identity_checks: list[str] = Field(
+        description="Changes found by identity checks, each prefixed with its role; empty = ok."
+    )
+    role_workers: PerRole[RoleWorkerBinding] = Field(
+        description="Per role: the worker argv and the SHA-256 of its identity in manifest.json "
+        "(roleIdentities), checked before the trial and before and after each of its calls."
+    )
     memory_store_sha256: str | None = Field(description="Hash of the store copy used; null off.")
     lessons_recalled: list[str]
     lessons_below_floor: list[str]
@@ -195,6 +226,10 @@ class Summary(ReceiptModel):
     """The run's summary: arms, the paired comparison and its label."""
 
     evidence_kind: EvidenceKind
+    roles: PerRole[RoleWorker] = Field(description="The worker of each role, as in settings.")
+    fixture_roles: list[TestRole] = Field(
+        description="The roles the protocol fixture played; any makes the run protocol-fixture."
+    )
     manifest_sha256: str
     arms: dict[str, ArmSummary]
     frozen_lessons: int = Field(
@@ -217,7 +252,13 @@ class ManifestReceipt(ReceiptModel):
     settings: Settings
     order_seed: int
     evidence_kind: EvidenceKind
-    worker_identity: WorkerIdentity | None
+    worker_identity: WorkerIdentity | None = Field(
+        description="The author's worker identity (null: binding failed); as roleIdentities.author."
+    )
+    role_identities: PerRole[WorkerIdentity] | None = Field(
+        description="Each role's bound worker identity; roles sharing a worker share one binding. "
+        "Null when preflight could not bind them."
+    )
     worker_identity_error: str | None
     verification_scope: dict[str, Any]
     implementation_hashes: dict[str, Any]
@@ -227,7 +268,7 @@ class ManifestReceipt(ReceiptModel):
 
 
 class PreflightReceipt(ReceiptModel):
-    """``preflight.json``: whether the worker identity could be bound."""
+    """``preflight.json``: whether every role's worker identity could be bound."""
 
     ok: bool
     error: str | None

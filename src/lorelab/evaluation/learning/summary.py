@@ -76,6 +76,10 @@ def _mean_recall(records: Sequence[TrialRecord]) -> Fraction:
     return total / len(records)
 
 
+def _fixture_roles_note(roles: Sequence[str]) -> str:
+    return f" (the protocol fixture plays the {', '.join(roles)} role)" if roles else ""
+
+
 def label_rule(
     kind: EvidenceKind,
     *,
@@ -85,6 +89,7 @@ def label_rule(
     repetitions: int,
     complete: bool,
     test: SignTest,
+    fixture_roles: Sequence[str] = (),
 ) -> tuple[Label, str]:
     """The label a run supports, and why: the one rule every summary (and every simulation of
     the label's error rates) applies."""
@@ -93,6 +98,7 @@ def label_rule(
         return (
             "not-evidence",
             "a protocol-fixture run exercises the protocol; it is never evidence about memory"
+            + _fixture_roles_note(fixture_roles)
             + ("" if declared_fixture else " (a worker response declared protocol-fixture)"),
         )
     if frozen_lessons == 0:
@@ -133,7 +139,10 @@ def build_summary(
         if t.generation
         for r in t.generation.roles
     )
-    kind: EvidenceKind = PROTOCOL_FIXTURE if claimed_fixture else evidence_kind
+    fixture_roles = [
+        role for role, worker in settings.roles.pairs() if worker.kind == PROTOCOL_FIXTURE
+    ]
+    kind: EvidenceKind = PROTOCOL_FIXTURE if claimed_fixture or fixture_roles else evidence_kind
     arms: dict[str, ArmSummary] = {arm: _arm([t for t in records if t.arm == arm]) for arm in ARMS}
     paired = compare_arms(
         [fixture.id for fixture in manifest.fixtures],
@@ -142,9 +151,12 @@ def build_summary(
         declared_fixture=evidence_kind == PROTOCOL_FIXTURE,
         frozen_lessons=frozen_lessons,
         repetitions=settings.repeat,
+        fixture_roles=fixture_roles,
     )
     return Summary(
         evidence_kind=kind,
+        roles=settings.roles,
+        fixture_roles=fixture_roles,
         manifest_sha256=manifest_sha256,
         arms=arms,
         frozen_lessons=frozen_lessons,
@@ -163,6 +175,7 @@ def compare_arms(
     frozen_lessons: int,
     repetitions: int,
     resamples: int = BOOTSTRAP_RESAMPLES,
+    fixture_roles: Sequence[str] = (),
 ) -> Paired:
     """The paired comparison over ``specifications``: per-specification mean recall per arm,
     the sign test over their differences, the label, and the effect size next to it.
@@ -194,6 +207,7 @@ def compare_arms(
         repetitions=repetitions,
         complete=all(t.complete for t in records),
         test=test,
+        fixture_roles=fixture_roles,
     )
     interval = mean_difference_interval(
         [float(difference) for difference in exact], resamples=resamples
@@ -233,7 +247,13 @@ def summary_markdown(summary: Summary) -> str:
     lines = [
         "# Learning evaluation summary",
         "",
-        f"- evidence kind: **{summary.evidence_kind}**",
+        f"- evidence kind: **{summary.evidence_kind}**"
+        + _fixture_roles_note(summary.fixture_roles),
+        "- roles: "
+        + "; ".join(
+            f"{role} `{' '.join(worker.argv)}` ({worker.kind})"
+            for role, worker in summary.roles.pairs()
+        ),
         f"- label: **{summary.paired.label}** ({summary.paired.label_reason})",
         f"- manifest SHA-256: `{summary.manifest_sha256}`",
         f"- lessons in the frozen memory: {summary.frozen_lessons}",

@@ -172,10 +172,12 @@ def run_tool(
     tool: str,
     variable: str,
     cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> ProcessResult:
     """Run the tool in the adapter's process group (so the transport's kill reaches it).
 
-    The tool runs in the trial cwd unless ``cwd`` says otherwise.
+    The tool runs in the trial cwd unless ``cwd`` says otherwise, with the adapter's
+    environment unless ``env`` says otherwise.
     """
     result = run_bounded(
         argv,
@@ -183,7 +185,7 @@ def run_tool(
         input_bytes=stdin,
         timeout_s=request.budget.tool_timeout_s,
         max_stdout=TOOL_STDOUT_LIMIT,
-        env=os.environ,
+        env=os.environ if env is None else env,
         new_session=False,
     )
     if not result.spawned:

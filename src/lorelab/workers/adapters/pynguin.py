@@ -3,12 +3,15 @@
 For the author role it copies ``task.source`` into a temporary project, runs Pynguin (its own
 virtual environment; executable from ``--pynguin``, else ``LORELAB_PYNGUIN``, else ``pynguin`` on
 PATH) once per ``src/<name>.py`` module, and returns the generated tests as
-``tests/test_<name>.py``. When lessons are present, their Python tests (with ``src.<module>``
-references pointed at the module under test) become Pynguin's initial population
-(``--initial_population_seeding True --initial-population-data DIR``); Pynguin keeps the
-statements it can resolve against the module. The architect role is answered with one case
-saying that Pynguin plans nothing; reviewer and host are refused. Pynguin executes the module
-under test, so it runs only when ``PYNGUIN_DANGER_AWARE`` is set, as Pynguin itself demands.
+``tests/test_<name>.py``. The search is bounded by a number of algorithm iterations, not by wall
+time, and runs with a fixed seed and a fixed hash seed, so the same input gives the same tests on
+a loaded machine. When lessons are present, the statements of their Python tests that call
+functions the module under test defines (pointed at that module) become Pynguin's initial
+population; the rest are dropped and named. Raising tests are wrapped in ``pytest.raises``
+(``--no_xfail``); a generated test still marked xfail, or one that asserts nothing while others
+do, is dropped and named. The architect role is answered with one case saying that Pynguin
+plans nothing; reviewer and host are refused. Pynguin executes the module under test, so it
+runs only when ``PYNGUIN_DANGER_AWARE`` is set, as Pynguin itself demands.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import os
 import re
 import sys
 import tempfile
-import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,15 +37,23 @@ from lorelab.workers.adapters._agent import (
     stderr_excerpt,
     tool_executable,
 )
-from lorelab.workers.roles import AuthorPayload, count_test_cases
+from lorelab.workers.adapters._static_rules import defined_names
+from lorelab.workers.roles import AuthorPayload, Lesson, count_test_cases
 
 TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.pynguin"]
 VARIABLE: Final = TOOL.variable
 DANGER: Final = "PYNGUIN_DANGER_AWARE"
-DEFAULT_SEARCH_SECONDS: Final = 10
+DEFAULT_ITERATIONS: Final = 40
 DEFAULT_SEED: Final = 20240601
-# Pynguin needs a few seconds to start and to write its tests after the search.
-STARTUP_SECONDS: Final = 8
+# Pynguin iterates sets of strings: a fixed hash seed is part of a repeatable search.
+HASH_SEED: Final = "0"
+DEFAULT_ASSERTIONS: Final = "SIMPLE"
+ASSERTION_GENERATORS: Final = ("SIMPLE", "MUTATION_ANALYSIS", "CHECKED_MINIMIZING")
+DEFAULT_FLOAT_PRECISION: Final = 1e-6
+# Pynguin 0.48 writes every float assertion with its default tolerance whatever
+# --float-precision says; the adapter sets the tolerance it was asked for.
+PYNGUIN_FLOAT_TOLERANCE: Final = "abs=0.01, rel=0.01"
+_APPROX: Final = re.compile(r"(pytest\.approx\([^()\n]*?, )abs=0\.01, rel=0\.01\)")
 _MODULE_PATH: Final = re.compile(r"src/([A-Za-z_][A-Za-z0-9_]*)\.py")
 _SRC_REFERENCE: Final = re.compile(r"\bsrc\.([A-Za-z_][A-Za-z0-9_]*)\b")
 ARCHITECT_CASE: Final = {
@@ -52,15 +64,29 @@ ARCHITECT_CASE: Final = {
     ),
 }
 
+TestNode = ast.FunctionDef | ast.AsyncFunctionDef
+
 
 def _parser() -> Any:
     parser = base_parser("pynguin-adapter", "Pynguin as a lorelab.worker/1 author.")
     parser.add_argument("--pynguin", help="Path of the pynguin executable (its own venv).")
     parser.add_argument(
+        "--iterations",
+        type=int,
+        default=DEFAULT_ITERATIONS,
+        help=(
+            "Pynguin's search budget per module in algorithm iterations, so runs repeat "
+            f"(default {DEFAULT_ITERATIONS})."
+        ),
+    )
+    parser.add_argument(
         "--search-seconds",
         type=int,
-        default=DEFAULT_SEARCH_SECONDS,
-        help=f"Pynguin's maximum search time per module (default {DEFAULT_SEARCH_SECONDS}).",
+        default=None,
+        help=(
+            "Also stop Pynguin's search after this many seconds. Off by default: a wall-time "
+            "bound makes the generated tests depend on the machine's load."
+        ),
     )
     parser.add_argument(
         "--seed",
@@ -68,43 +94,301 @@ def _parser() -> Any:
         default=DEFAULT_SEED,
         help=f"Pynguin's random seed, fixed for repeatability (default {DEFAULT_SEED}).",
     )
+    parser.add_argument(
+        "--assertion-generation",
+        choices=ASSERTION_GENERATORS,
+        default=DEFAULT_ASSERTIONS,
+        help=(
+            "Pynguin's assertion generator (default SIMPLE: assert every observed value, "
+            "floats and tuple items included; MUTATION_ANALYSIS keeps only those that kill a "
+            "mutant)."
+        ),
+    )
+    parser.add_argument(
+        "--float-precision",
+        type=float,
+        default=DEFAULT_FLOAT_PRECISION,
+        help=(
+            "Absolute and relative tolerance written into Pynguin's float assertions "
+            f"(default {DEFAULT_FLOAT_PRECISION:g}; Pynguin writes 0.01)."
+        ),
+    )
     return parser
 
 
-def seed_source(payload: AuthorPayload, module: str) -> str | None:
-    """One seed module built from the lessons' Python tests, pointed at ``src.<module>``."""
+# --- seeding from lessons ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SeedReport:
+    """What the lessons gave one module's seed, and what was dropped and why."""
+
+    kept_tests: int = 0
+    dropped_tests: int = 0
+    dropped_statements: int = 0
+    missing: dict[str, None] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
+
+    def notes(self, module: str) -> list[str]:
+        """One line for the adapter's stderr, naming what was dropped."""
+        parts = [f"seed for src.{module}: kept {self.kept_tests} lesson test(s)"]
+        if self.dropped_tests or self.dropped_statements:
+            parts.append(
+                f"dropped {self.dropped_tests} test(s) and {self.dropped_statements} statement(s) "
+                f"that use {', '.join(self.missing) or 'unbound names'}, which src.{module} "
+                "does not define"
+            )
+        if self.unreadable:
+            parts.append(f"skipped unparsable lesson files {', '.join(self.unreadable)}")
+        return ["; ".join(parts)]
+
+
+def _module_references(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
+    """Names imported from ``src.*`` modules (local -> imported name) and module aliases."""
+    names: dict[str, str] = {}
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "src":
+            if node.module == "src":
+                modules.update(alias.asname or alias.name for alias in node.names)
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    names[alias.asname or alias.name] = alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "src":
+                    modules.add(alias.asname or "src")
+    return names, modules
+
+
+def _used_callables(
+    node: ast.AST, names: dict[str, str], modules: set[str]
+) -> tuple[set[str], set[str]]:
+    """The module names a statement uses, and the local names it reads."""
+    used: set[str] = set()
+    read: set[str] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
+            read.add(inner.id)
+            if inner.id in names:
+                used.add(names[inner.id])
+        elif isinstance(inner, ast.Attribute):
+            chain: list[str] = []
+            value: ast.expr = inner
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in modules:
+                # ``m.f`` names ``f``; so does ``src.old.f`` after a bare ``import src.old``.
+                chain.reverse()
+                index = 1 if value.id == "src" else 0
+                if len(chain) > index:
+                    used.add(chain[index])
+    return used, read
+
+
+def _assigned(node: ast.AST) -> set[str]:
+    return {
+        inner.id
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)
+    }
+
+
+def _filter_test(
+    test: TestNode,
+    names: dict[str, str],
+    modules: set[str],
+    defined: frozenset[str] | None,
+    report: SeedReport,
+) -> TestNode | None:
+    """The test with the statements that use names the module lacks removed (and those that
+    read what they assigned); ``None`` when nothing that uses the module is left."""
+    kept: list[ast.stmt] = []
+    lost: set[str] = set()
+    touches_module = False
+    for statement in test.body:
+        used, read = _used_callables(statement, names, modules)
+        missing = {name for name in used if defined is not None and name not in defined}
+        if missing or read & lost:
+            report.missing.update(dict.fromkeys(sorted(missing)))
+            report.dropped_statements += 1
+            lost |= _assigned(statement)
+            continue
+        touches_module |= bool(used)
+        kept.append(statement)
+    if not kept or not touches_module:
+        return None
+    test.body = kept
+    return test
+
+
+def _seed_from_lesson(
+    content: str, module: str, defined: frozenset[str] | None, report: SeedReport
+) -> str | None:
+    tree = ast.parse(content)
+    names, modules = _module_references(tree)
+    body: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            filtered = _filter_test(node, names, modules, defined, report)
+            if filtered is None:
+                report.dropped_tests += 1
+                continue
+            report.kept_tests += 1
+            body.append(filtered)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "src":
+            if node.module == "src":
+                body.append(node)
+                continue
+            node.names = [
+                alias
+                for alias in node.names
+                if alias.name == "*" or defined is None or alias.name in defined
+            ]
+            if node.names:
+                body.append(node)
+        else:
+            body.append(node)
+    if not any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) for node in body):
+        return None
+    return _SRC_REFERENCE.sub(f"src.{module}", ast.unparse(ast.Module(body, type_ignores=[])))
+
+
+def seed_source(
+    payload: AuthorPayload, module: str, module_source: str | None = None
+) -> tuple[str | None, SeedReport]:
+    """One seed module from the lessons' Python tests, pointed at ``src.<module>``.
+
+    Only statements that use names ``module_source`` defines are kept (all of them when its
+    names cannot be known); a test left without a use of the module is dropped whole.
+    """
+    defined = defined_names(module_source) if module_source is not None else None
+    report = SeedReport()
     parts: list[str] = []
     for lesson in payload.lessons:
-        for test in lesson.tests:
-            if not test.path.endswith(".py"):
-                continue
-            parts.append(
-                f"# lesson {lesson.id}: {test.path}\n"
-                + _SRC_REFERENCE.sub(f"src.{module}", test.content)
-            )
-    return "\n\n".join(parts) + "\n" if parts else None
+        parts += _lesson_parts(lesson, module, defined, report)
+    return ("\n\n".join(parts) + "\n" if parts else None), report
 
 
-def keep_first_tests(source: str, limit: int) -> tuple[str, int]:
-    """Drop test functions after the first ``limit`` (whole definitions, decorators included)."""
+def _lesson_parts(
+    lesson: Lesson, module: str, defined: frozenset[str] | None, report: SeedReport
+) -> list[str]:
+    parts: list[str] = []
+    for test in lesson.tests:
+        if not test.path.endswith(".py"):
+            continue
+        try:
+            seed = _seed_from_lesson(test.content, module, defined, report)
+        except (SyntaxError, ValueError, RecursionError):
+            report.unreadable.append(f"{lesson.id}:{test.path}")
+            continue
+        if seed is not None:
+            parts.append(f"# lesson {lesson.id}: {test.path}\n{seed}")
+    return parts
+
+
+# --- trimming Pynguin's output -------------------------------------------------------------
+
+
+def drop_tests(source: str, drop: Callable[[int, TestNode], bool]) -> tuple[str, list[str]]:
+    """Remove the top-level test functions ``drop(index, node)`` selects, decorators included.
+
+    Returns the source and the names removed; a source that does not parse is returned as is.
+    """
     try:
         tree = ast.parse(source)
-    except SyntaxError:
-        return source, 0
+    except (SyntaxError, ValueError):
+        return source, []
     tests = [
         node
         for node in tree.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
     ]
-    if len(tests) <= limit:
-        return source, 0
+    chosen = [node for index, node in enumerate(tests) if drop(index, node)]
+    if not chosen:
+        return source, []
     lines = source.splitlines(keepends=True)
-    drop: set[int] = set()
-    for node in tests[limit:]:
+    removed: set[int] = set()
+    for node in chosen:
         first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        drop.update(range(first - 1, (node.end_lineno or node.lineno)))
-    kept = "".join(line for index, line in enumerate(lines) if index not in drop)
-    return kept, len(tests) - limit
+        removed.update(range(first - 1, node.end_lineno or node.lineno))
+    kept = "".join(line for index, line in enumerate(lines) if index not in removed)
+    return kept, [node.name for node in chosen]
+
+
+def keep_first_tests(source: str, limit: int) -> tuple[str, int]:
+    """Drop test functions after the first ``limit`` (whole definitions, decorators included)."""
+    kept, removed = drop_tests(source, lambda index, _: index >= limit)
+    return kept, len(removed)
+
+
+def is_xfail(test: TestNode) -> bool:
+    """Whether a test is marked ``pytest.mark.xfail`` (bare or called)."""
+    for decorator in test.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute) and target.attr == "xfail":
+            return True
+    return False
+
+
+def asserts_nothing(test: TestNode) -> bool:
+    """Whether a test has neither an ``assert`` nor a ``pytest.raises``."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Assert):
+            return False
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "raises"
+        ):
+            return False
+    return True
+
+
+def tighten_floats(source: str, precision: float) -> tuple[str, int]:
+    """Pynguin's ``pytest.approx(v, abs=0.01, rel=0.01)`` with ``precision`` as both tolerances.
+
+    The expected values are the ones Pynguin observed, written in full; only the tolerance
+    changes, so a result that moved by less than 1% no longer passes.
+    """
+    return _APPROX.subn(lambda m: f"{m[1]}abs={precision!r}, rel={precision!r})", source)
+
+
+def clean_generated(
+    source: str, max_cases: int, precision: float | None = None
+) -> tuple[str, list[str]]:
+    """Pynguin's tests without xfail-marked tests, without assertion-free tests (unless no
+    test asserts anything: then they stay, for the reviewer to judge), cut to ``max_cases``,
+    with float tolerances set to ``precision`` when given."""
+    notes: list[str] = []
+    if precision is not None:
+        source, tightened = tighten_floats(source, precision)
+        if tightened:
+            notes.append(
+                f"set the tolerance of {tightened} float assertion(s) from "
+                f"{PYNGUIN_FLOAT_TOLERANCE} to {precision:g}"
+            )
+    source, xfail = drop_tests(source, lambda _, node: is_xfail(node))
+    if xfail:
+        notes.append(f"dropped {len(xfail)} xfail-marked test(s): {', '.join(xfail)}")
+    kept, quiet = drop_tests(source, lambda _, node: asserts_nothing(node))
+    if quiet and count_test_cases("pytest", kept) > 0:
+        source = kept
+        notes.append(f"dropped {len(quiet)} test(s) that assert nothing: {', '.join(quiet)}")
+    elif quiet:
+        # Nothing asserts: return the tests as generated and let the reviewer judge them.
+        notes.append(f"no generated test asserts anything ({', '.join(quiet)}); kept as generated")
+    source, over = keep_first_tests(source, max_cases)
+    if over:
+        notes.append(f"dropped {over} generated tests over limits.maxCases")
+    return source, notes
+
+
+# --- the author ----------------------------------------------------------------------------
 
 
 def _pynguin_argv(
@@ -114,8 +398,8 @@ def _pynguin_argv(
     module: str,
     output: Path,
     seed_dir: Path | None,
-    seconds: int,
 ) -> list[str]:
+    options = request.options
     argv = [
         executable,
         "--project-path",
@@ -124,12 +408,18 @@ def _pynguin_argv(
         f"src.{module}",
         "--output-path",
         str(output),
-        "--maximum-search-time",
-        str(seconds),
+        "--maximum-iterations",
+        str(options.iterations),
         "--seed",
-        str(request.options.seed),
+        str(options.seed),
+        "--no_xfail",
+        "True",
+        "--assertion-generation",
+        options.assertion_generation,
         "--no-rich",
     ]
+    if options.search_seconds is not None:
+        argv += ["--maximum-search-time", str(options.search_seconds)]
     if seed_dir is not None:
         argv += [
             "--initial_population_seeding",
@@ -138,6 +428,53 @@ def _pynguin_argv(
             str(seed_dir),
         ]
     return argv
+
+
+def _check_options(request: Request) -> None:
+    options = request.options
+    if options.iterations < 1:
+        raise AdapterFailure("invalid-option", f"--iterations {options.iterations}: must be >= 1")
+    if options.search_seconds is not None and options.search_seconds < 1:
+        raise AdapterFailure(
+            "invalid-option", f"--search-seconds {options.search_seconds}: must be >= 1"
+        )
+    if not 0 < options.float_precision < 1:
+        raise AdapterFailure(
+            "invalid-option",
+            f"--float-precision {options.float_precision}: must be between 0 and 1",
+        )
+
+
+def _search_note(request: Request) -> str:
+    """What bounds the search and fixes its result, for the role receipt's stderr."""
+    options = request.options
+    bound = (
+        f"{options.iterations} iterations"
+        if options.search_seconds is None
+        else f"{options.iterations} iterations or {options.search_seconds} s, whichever first "
+        "(wall time: not repeatable)"
+    )
+    return (
+        f"pynguin search: seed {options.seed}, PYTHONHASHSEED={HASH_SEED}, {bound}, "
+        f"assertions {options.assertion_generation}, float precision {options.float_precision:g}"
+    )
+
+
+def _seed_dir(
+    root: Path, payload: AuthorPayload, module: str, content: str, notes: list[str]
+) -> Path | None:
+    """The directory of ``module``'s lesson seed (None: no lessons, or none fits); notes why."""
+    if not payload.lessons:
+        return None
+    seed, report = seed_source(payload, module, content)
+    notes += report.notes(module)
+    if seed is None:
+        notes.append(f"no lesson statement fits src.{module}: Pynguin runs unseeded")
+        return None
+    seed_dir = root / f"seed-{module}"
+    seed_dir.mkdir()
+    (seed_dir / f"test_{module}.py").write_text(seed, encoding="utf-8")
+    return seed_dir
 
 
 def _author(request: Request) -> Answer:
@@ -149,6 +486,7 @@ def _author(request: Request) -> Answer:
             "not-consented",
             f"Pynguin executes the module under test; set {DANGER}=1 to let it run",
         )
+    _check_options(request)
     modules = [
         (match.group(1), entry)
         for entry in payload.task.source
@@ -156,7 +494,8 @@ def _author(request: Request) -> Answer:
     ]
     if not modules:
         raise AdapterFailure("no-module", "task.source holds no src/<name>.py module")
-    notes: list[str] = []
+    options = request.options
+    notes: list[str] = [_search_note(request)]
     if len(modules) > payload.limits.max_files:
         notes.append(
             f"{len(modules)} modules, limits.maxFiles {payload.limits.max_files}: "
@@ -165,7 +504,7 @@ def _author(request: Request) -> Answer:
         modules = modules[: payload.limits.max_files]
     # Found against the trial cwd before Pynguin runs in its temporary directory.
     executable = tool_executable(request, TOOL)
-    deadline = time.monotonic() + request.budget.tool_timeout_s
+    environment = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
     files: list[dict[str, str]] = []
     cases_left = payload.limits.max_cases
     with tempfile.TemporaryDirectory(prefix="lorelab-pynguin-") as temp:
@@ -175,35 +514,19 @@ def _author(request: Request) -> Answer:
             target = project / entry.path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(entry.content, encoding="utf-8")
-        for index, (module, _) in enumerate(modules):
-            remaining = deadline - time.monotonic()
-            per_module = remaining / (len(modules) - index)
-            seconds = min(request.options.search_seconds, int(per_module - STARTUP_SECONDS))
-            if seconds < 1:
-                raise AdapterFailure(
-                    "budget-too-small",
-                    f"{remaining:.0f} s left for {len(modules) - index} module(s): too little "
-                    "for Pynguin to start and search",
-                )
-            seed_dir: Path | None = None
-            seed = seed_source(payload, module)
-            if seed is not None:
-                seed_dir = root / f"seed-{module}"
-                seed_dir.mkdir()
-                (seed_dir / f"test_{module}.py").write_text(seed, encoding="utf-8")
-                notes.append(
-                    f"seeded Pynguin for src.{module} from {len(payload.lessons)} lesson(s)"
-                )
+        for module, entry in modules:
+            seed_dir = _seed_dir(root, payload, module, entry.content, notes)
             output = root / f"out-{module}"
             output.mkdir()
             result = run_tool(
-                _pynguin_argv(request, executable, project, module, output, seed_dir, seconds),
+                _pynguin_argv(request, executable, project, module, output, seed_dir),
                 request=request,
                 stdin=None,
                 tool="pynguin",
                 variable=VARIABLE,
                 # Pynguin writes its statistics report into its cwd: keep it in the temp dir.
                 cwd=root,
+                env=environment,
             )
             generated = output / f"test_{module}.py"
             if result.exit_code != 0 or not generated.is_file():
@@ -212,13 +535,20 @@ def _author(request: Request) -> Answer:
                     f"pynguin exited {result.returncode} for src.{module} "
                     f"without tests: {stderr_excerpt(result)}",
                 )
-            content, dropped = keep_first_tests(generated.read_text(encoding="utf-8"), cases_left)
-            if dropped:
-                notes.append(f"dropped {dropped} generated tests over limits.maxCases")
-            cases_left -= count_test_cases("pytest", content)
+            content, trimmed = clean_generated(
+                generated.read_text(encoding="utf-8"), cases_left, options.float_precision
+            )
+            notes += [f"src.{module}: {note}" for note in trimmed]
+            count = count_test_cases("pytest", content)
+            if count == 0:
+                notes.append(f"src.{module}: no generated test is left")
+                continue
+            cases_left -= count
             files.append({"path": f"tests/test_{module}.py", "content": content})
             if cases_left <= 0:
                 break
+    if not files:
+        raise AdapterFailure("no-tests", "Pynguin generated no test for any module")
     return Answer(response={"files": files}, notes=notes)
 
 
