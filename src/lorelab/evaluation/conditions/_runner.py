@@ -21,6 +21,7 @@ from typing import Final, Literal
 from lorelab._model import PROTOCOL_FIXTURE, timestamp
 from lorelab.errors import IntegrityFailure, LorelabError, PreflightError, UsageError
 from lorelab.evaluation.conditions._async import run_async
+from lorelab.evaluation.conditions._distributed import run_phase
 from lorelab.evaluation.conditions._dream import run_dream
 from lorelab.evaluation.conditions._integrity import check_memory_clean, check_seeds, lock_tasks
 from lorelab.evaluation.conditions._manifest import (
@@ -37,7 +38,7 @@ from lorelab.evaluation.conditions._memory import (
     lorelab_server_argv,
     open_memory,
 )
-from lorelab.evaluation.conditions._one_run import RUNS_DIR, RunContext, one_run
+from lorelab.evaluation.conditions._one_run import RUNS_DIR, RunContext
 from lorelab.evaluation.conditions._receipts import (
     HostModel,
     HostReceipt,
@@ -54,6 +55,7 @@ from lorelab.evaluation.conditions._runs import RUNS_FILE
 from lorelab.evaluation.conditions._seed import SeedMemory, read_seed, seed_memory
 from lorelab.evaluation.conditions._snapshot import Snapshot, take_snapshot
 from lorelab.evaluation.conditions._verify import command_env
+from lorelab.evaluation.executors import make_executor
 from lorelab.evaluation.runlog import RunError, RunLog
 from lorelab.io import SCRIPT_HASH_CAP, sha256_file
 from lorelab.mcp import ALLOW_CHECKS_ENV
@@ -90,6 +92,9 @@ class RunOptions:
     seed_memory: Path | None = None
     identity: str | None = None
     verify_timeout_s: float = VERIFY_TIMEOUT_S
+    jobs: int = 1
+    executor: str = "local"
+    ray_address: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +111,7 @@ class RunSummary:
     memory_failures: int = 0
     model_mismatches: int = 0
     flagged_runs: int = 0
+    executor_failures: int = 0
 
 
 def _manifest_host_argv(manifest: ConditionsManifest) -> list[str] | None:
@@ -225,14 +231,11 @@ async def _execute(ctx: RunContext, mem: _Memory) -> None:
             raise PreflightError(str(exc)) from None
         mem.preflight = mem.preflight.model_copy(update={"lock": lock})
         ctx.log.write(PREFLIGHT_FILE, mem.preflight)
-        for task in ctx.manifest.tasks:
-            for condition in FIRST_PHASE:
-                ctx.records.append(await one_run(ctx, task, condition))
+        await run_phase(ctx, [(task, c) for task in ctx.manifest.tasks for c in FIRST_PHASE])
         ctx.dream = await run_dream(memory)
         ctx.memory_failures += ctx.dream.tool_errors
         ctx.log.write(DREAM_FILE, ctx.dream.receipt())
-        for task in ctx.manifest.tasks:
-            ctx.records.append(await one_run(ctx, task, "dreaming"))
+        await run_phase(ctx, [(task, "dreaming") for task in ctx.manifest.tasks])
 
 
 def _aborted(ctx: RunContext, preflight: PreflightReceipt, error: RunError) -> RunAborted:
@@ -313,7 +316,9 @@ def _finish(ctx: RunContext) -> RunSummary:
             evidence_kind=evidence,
         ),
     )
-    incomplete = ctx.host_failures + ctx.memory_failures + ctx.model_mismatches
+    incomplete = (
+        ctx.host_failures + ctx.memory_failures + ctx.model_mismatches + ctx.executor_failures
+    )
     exit_code = 3 if ctx.identity_changes else 1 if incomplete else 0
     summary = RunSummary(
         output=ctx.log.path,
@@ -326,6 +331,7 @@ def _finish(ctx: RunContext) -> RunSummary:
         memory_failures=ctx.memory_failures,
         model_mismatches=ctx.model_mismatches,
         flagged_runs=ctx.flagged_runs,
+        executor_failures=ctx.executor_failures,
     )
     ctx.log.finish(
         RUN_FILE,
@@ -342,6 +348,8 @@ def _finish(ctx: RunContext) -> RunSummary:
             evidence_kind=evidence,
             exit_code=exit_code,
             runs_file=RUNS_FILE,
+            executor_failures=ctx.executor_failures,
+            executor=ctx.executor.describe() if ctx.executor else {"kind": "sequential"},
         ),
     )
     return summary
@@ -365,6 +373,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
     seed = read_seed(options.seed_memory, profile) if options.seed_memory else None
     snapshot = take_snapshot(source)
     env = command_env()
+    executor = make_executor(options.jobs, options.executor, options.ray_address)
     root = Path(tempfile.mkdtemp(prefix="lorelab-conditions-"))
     try:
         preflight_copy = snapshot.materialise(root / "preflight")
@@ -413,6 +422,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
             log=log,
             verify_timeout_s=options.verify_timeout_s,
             fixture=is_fixture_agent(argv),
+            executor=executor,
         )
         log.group(RUNS_DIR)
         try:
@@ -426,4 +436,5 @@ def run_conditions(options: RunOptions) -> RunSummary:
             raise IntegrityFailure(f"the run stopped: {exc}") from None
         return _finish(ctx)
     finally:
+        executor.close()
         shutil.rmtree(root, ignore_errors=True)
