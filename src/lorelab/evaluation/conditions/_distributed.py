@@ -21,7 +21,6 @@ left out of every comparison.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import socket
 import tempfile
@@ -47,7 +46,7 @@ from lorelab.evaluation.conditions._one_run import (
 from lorelab.evaluation.conditions._receipts import ConditionRun
 from lorelab.evaluation.conditions._snapshot import Snapshot
 from lorelab.evaluation.conditions._verify import VerifyReceipt, run_verify
-from lorelab.evaluation.executors import EXECUTOR_FAILURE, Lost
+from lorelab.evaluation.executors import EXECUTOR_FAILURE, Lost, worker_location
 from lorelab.workers import WorkerIdentity
 
 
@@ -116,7 +115,7 @@ def execute_unit(unit: RunUnit) -> UnitOutcome:
         changed = unit.snapshot.changed_files(copy)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    worker = {"node": socket.gethostname(), "pid": os.getpid(), "snapshotSha256Checked": found}
+    worker = {**worker_location(), "snapshotSha256Checked": found}
     return UnitOutcome(before, after, attempts, changed, worker)
 
 

@@ -38,6 +38,7 @@ from lorelab.evaluation.executors._interface import (
     Lost,
     SequentialExecutor,
     TrialExecutor,
+    worker_location,
 )
 from lorelab.evaluation.executors._pool import PoolExecutor
 
@@ -52,6 +53,7 @@ __all__ = [
     "SequentialExecutor",
     "TrialExecutor",
     "make_executor",
+    "worker_location",
 ]
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
@@ -83,3 +86,13 @@ class SequentialExecutor:
             if not done(unit, result):
                 break
         return results
+
+
+def worker_location() -> dict[str, object]:
+    """Where the calling process runs: host name, process id, and the Ray node id inside a
+    Ray worker (Ray is never imported here, only asked when it is loaded already)."""
+    where: dict[str, object] = {"node": socket.gethostname(), "pid": os.getpid()}
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        where["rayNodeId"] = ray.get_runtime_context().get_node_id()
+    return where
