@@ -2,6 +2,7 @@
 worker processes run side by side), started once per module that asks for it, torn down by
 killing the process group its ``ray start --block`` leads."""
 
+import contextlib
 import os
 import signal
 import socket
@@ -40,21 +41,21 @@ class RayCluster:
         self.groups: list[subprocess.Popen[bytes]] = []
 
     def start_node(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        log = open(self.base / f"ray-node-{len(self.groups)}.log", "wb")  # noqa: SIM115
-        process = subprocess.Popen(
-            [_ray_cli(), "start", "--block", "--disable-usage-stats", *args],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=_env(env),
-            start_new_session=True,
-        )
+        with open(self.base / f"ray-node-{len(self.groups)}.log", "wb") as log:
+            process = subprocess.Popen(
+                [_ray_cli(), "start", "--block", "--disable-usage-stats", *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=_env(env),
+                start_new_session=True,
+            )
         self.groups.append(process)
         return process
 
     def cpus(self) -> float:
         probe = (
-            "import ray; ray.init(address=%r, log_to_driver=False); "
-            "print(ray.cluster_resources().get('CPU', 0))" % self.address
+            f"import ray; ray.init(address={self.address!r}, log_to_driver=False); "
+            "print(ray.cluster_resources().get('CPU', 0))"
         )
         done = subprocess.run(
             [sys.executable, "-c", probe], capture_output=True, text=True, env=_env(), timeout=120
@@ -81,10 +82,8 @@ class RayCluster:
             except subprocess.TimeoutExpired:
                 continue
         # What the node started in its group (raylet, workers) goes with it.
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     def stop(self) -> None:
         for process in reversed(self.groups):

@@ -113,7 +113,7 @@ def test_jobs_2_gives_the_sequential_runs_file_and_decision(sequential, jobs2):
     finished = json.loads((jobs2["output"] / "run.json").read_text())
     assert finished["executor"] == {"kind": "local-pool", "jobs": 2}
     receipt = json.loads((jobs2["output"] / "runs" / "h1--baseline.json").read_text())
-    assert receipt["worker"]["pid"] != jobs2["done"]
+    assert receipt["worker"]["pid"] != os.getpid()
     assert len(receipt["worker"]["snapshotSha256Checked"]) == 64
 
 
@@ -145,25 +145,34 @@ def test_a_worker_killed_mid_run_is_an_executor_failure_left_out_of_comparisons(
         extra = ("--executor", "ray", "--ray-address", cluster.address)
     else:
         extra = ("--jobs", "2")
-    run = _run(base, f"killed-{executor}", *extra, host=_host("--kill-on", "h3"))
+    marker = base / f"killed-{executor}.marker"
+    host = _host("--kill-on", "h3", "--marker", str(marker))
+    run = _run(base, f"killed-{executor}", *extra, host=host)
     assert run["done"].returncode == 1, run["done"].stdout + run["done"].stderr
     summary = json.loads(run["done"].stdout)
     assert summary["executorFailures"] == 1
     assert summary["runs"] == 40
-    records = {(r["task_id"], r["condition"]): r for r in _runs(run)["runs"]}
-    lost = records[("h3", "baseline")]
+    records = _runs(run)["runs"]
+    (lost,) = [r for r in records if r.get("host_failure")]
+    assert lost["task_id"] == "h3"
     assert lost["host_failure"] == "executor-failure"
     assert lost["passed"] is False
     assert lost["verification_after"] is None
-    assert "died" in lost["notes"] or "Crashed" in lost["notes"] or "crash" in lost["notes"]
-    others = [r for key, r in records.items() if key != ("h3", "baseline")]
-    assert not any(r.get("host_failure") for r in others)
+    reason = "died" if executor == "jobs" else "WorkerCrashedError"
+    assert (
+        f"executor-failure: {'local worker process' if executor == 'jobs' else 'ray'}"
+        in (lost["notes"])
+    )
+    assert reason in lost["notes"]
     report = _decision(run)
     paired = {p["condition"]: p for p in report["paired"]}
-    assert paired["memory_guided"]["executor_failures"] == ["h3"]
-    assert "h3" not in [t["task_id"] for t in paired["memory_guided"]["tasks"]]
+    hit = [c for c in paired if lost["condition"] in ("baseline", c)]
+    assert hit
+    for condition in hit:
+        assert paired[condition]["executor_failures"] == ["h3"]
+        assert "h3" not in [t["task_id"] for t in paired[condition]["tasks"]]
     flagged = {(f["task_id"], f["condition"]): f["flags"] for f in report["flagged_runs"]}
-    assert flagged[("h3", "baseline")] == ["executor-failure"]
+    assert flagged[("h3", lost["condition"])] == ["executor-failure"]
 
 
 @pytest.mark.parametrize("executor", ["jobs", "ray"])

@@ -11,7 +11,11 @@ and shut down after it; with it, the existing cluster is joined and left running
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import signal
+import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
@@ -55,6 +59,9 @@ class RayExecutor:
         self.address = address
         self._owns = False
         if not self.ray.is_initialized():
+            # Ray's core worker installs its own SIGTERM/SIGINT handlers (it aborts the
+            # process); lorelab's own go back, so a stopped run unwinds and leaves receipts.
+            handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
             try:
                 self.ray.init(
                     address=address,
@@ -66,6 +73,11 @@ class RayExecutor:
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 where = address or "a local Ray instance"
                 raise PreflightError(f"--executor ray: cannot reach {where}: {exc}") from None
+            finally:
+                if threading.current_thread() is threading.main_thread():
+                    for sig, handler in handlers.items():
+                        if handler is not None:
+                            signal.signal(sig, handler)
             self._owns = address is None
         cpus = int(self.ray.cluster_resources().get("CPU", 1))
         self.slots = max(1, min(cpus, jobs) if jobs else cpus)
@@ -83,8 +95,9 @@ class RayExecutor:
 
     def close(self) -> None:
         """Stop the local Ray instance this executor started (a joined cluster stays)."""
-        if self._owns and self.ray.is_initialized():
-            self.ray.shutdown()
+        if self.ray.is_initialized():
+            with contextlib.redirect_stdout(sys.stderr):
+                self.ray.shutdown()
             self._owns = False
 
     def run(
@@ -95,6 +108,18 @@ class RayExecutor:
         lost: Callable[[Unit, Lost], Result] | None = None,
     ) -> list[Result]:
         """Execute ``units`` as Ray tasks; report each as it ends (see the package)."""
+        # Ray prints what its nodes report (a worker that died, ...) from a background thread
+        # on stdout; stdout belongs to the command's own output (--json), so it goes to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            return self._run(units, execute, done, lost)
+
+    def _run(
+        self,
+        units: Sequence[Unit],
+        execute: Callable[[Unit], Result],
+        done: Callable[[Unit, Result], bool],
+        lost: Callable[[Unit, Lost], Result] | None,
+    ) -> list[Result]:
         remote = self.ray.remote(num_cpus=1, max_retries=0, retry_exceptions=False)(execute)
         pending: dict[Any, int] = {}
         results: dict[int, Result] = {}
