@@ -16,7 +16,8 @@ import importlib
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 from typing import Any, Final, TypeVar
 
 from lorelab.errors import PreflightError, UsageError
@@ -47,6 +48,37 @@ def import_ray() -> Any:
         return importlib.import_module("ray")
     except ImportError:
         raise UsageError(f"--executor ray: Ray is not installed ({INSTALL_HINT})") from None
+
+
+@contextlib.contextmanager
+def _raised_by_signals() -> Iterator[list[BaseException]]:
+    """Remember what the SIGTERM and SIGINT handlers raise while Ray waits."""
+    raised: list[BaseException] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield raised
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def remember(signum: int, frame: FrameType | None) -> None:
+        handler = previous[signal.Signals(signum)]
+        try:
+            if callable(handler):
+                handler(signum, frame)
+            elif signum == signal.SIGINT:
+                raise KeyboardInterrupt
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+
+    for sig, handler in previous.items():
+        if callable(handler):
+            signal.signal(sig, remember)
+    try:
+        yield raised
+    finally:
+        for sig, handler in previous.items():
+            if handler is not None:
+                signal.signal(sig, handler)
 
 
 class RayExecutor:
@@ -110,8 +142,15 @@ class RayExecutor:
         """Execute ``units`` as Ray tasks; report each as it ends (see the package)."""
         # Ray prints what its nodes report (a worker that died, ...) from a background thread
         # on stdout; stdout belongs to the command's own output (--json), so it goes to stderr.
-        with contextlib.redirect_stdout(sys.stderr):
-            return self._run(units, execute, done, lost)
+        with contextlib.redirect_stdout(sys.stderr), _raised_by_signals() as raised:
+            try:
+                return self._run(units, execute, done, lost)
+            except KeyboardInterrupt:
+                # Ray's waits turn whatever a signal handler raised into a bare
+                # KeyboardInterrupt; the handler's own exception (SIGTERM's) is the one.
+                if raised:
+                    raise raised[-1] from None
+                raise
 
     def _run(
         self,
