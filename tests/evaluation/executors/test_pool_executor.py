@@ -2,10 +2,13 @@
 thread as it ends; a killed worker loses only its unit, recorded as lost, never retried."""
 
 import os
+import subprocess
+import sys
 import threading
 
 import pytest
 from executor_units import die_on_three, fail_on_two, mark_started, times_ten, where
+from mini_support import write_mini
 
 from lorelab.errors import UsageError
 from lorelab.evaluation.executors import (
@@ -97,3 +100,55 @@ def test_a_missing_ray_is_a_usage_error_naming_the_extra(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "ray", None)
     with pytest.raises(UsageError, match=r"pip install 'lorelab\[ray\]'"):
         make_executor(2, "ray")
+
+
+HIDE_RAY = (
+    "import sys; sys.modules['ray'] = None; sys.argv[0] = 'lorelab'; "
+    "from lorelab.cli.main import main; main()"
+)
+
+
+def _without_ray(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", HIDE_RAY, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_eval_learning_with_ray_missing_is_one_line_exit_2_and_writes_nothing(tmp_path):
+    output = tmp_path / "out"
+    done = _without_ray(
+        "eval", "learning", "--dataset", "default", "--agent", "fixture",
+        "--output", str(output), "--executor", "ray",
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().count("\n") == 0
+    assert "pip install 'lorelab[ray]'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not output.exists()
+
+
+def test_eval_conditions_run_with_ray_missing_is_one_line_exit_2_and_writes_nothing(tmp_path):
+    mini = write_mini(tmp_path)
+    output = tmp_path / "out"
+    done = _without_ray(
+        "eval", "conditions", "run", "--manifest", str(mini["manifest"]),
+        "--host", "fixture-host", "--output", str(output),
+        "--memory-home", str(tmp_path / "home"), "--executor", "ray",
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().count("\n") == 0
+    assert "pip install 'lorelab[ray]'" in done.stderr
+    assert not output.exists()
+
+
+def test_ray_address_without_ray_executor_is_refused_with_exit_2(tmp_path):
+    done = _without_ray(
+        "eval", "learning", "--dataset", "default", "--agent", "fixture",
+        "--output", str(tmp_path / "out"), "--ray-address", "127.0.0.1:6379",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--ray-address needs --executor ray" in done.stderr
