@@ -63,6 +63,7 @@ def _run(base: Path, manifest: Path, name: str, sleep_s: float, extra: list[str]
         "--memory-home", str(base / f"{name}-home"),
         "--seed-memory", str(EXAMPLE / "memory_seed.json"), "--json", *extra,
     ]  # fmt: skip
+    load_before = os.getloadavg()[0]
     started = time.perf_counter()
     done = subprocess.run(
         argv, capture_output=True, text=True, check=False, env={**os.environ, **RAY_ENV}
@@ -73,7 +74,13 @@ def _run(base: Path, manifest: Path, name: str, sleep_s: float, extra: list[str]
     summary = json.loads(done.stdout)
     runs = json.loads((base / name / "beta2_runs.json").read_text(encoding="utf-8"))
     calls = sum(r["host_calls"] for r in runs["runs"])
-    return {"wall_s": wall, "runs": summary["runs"], "host_calls": calls, "runs_file": runs}
+    return {
+        "wall_s": wall,
+        "runs": summary["runs"],
+        "host_calls": calls,
+        "runs_file": runs,
+        "load": (load_before, os.getloadavg()[0]),
+    }
 
 
 def _free_port() -> int:
@@ -154,6 +161,7 @@ def measure(sleep_s: float, tasks: int) -> dict[str, Any]:
             name: {
                 "wall_s": round(r["wall_s"], 1),
                 "speedup": round(seq["wall_s"] / r["wall_s"], 2),
+                "load_average_1min_before_after": [round(x, 1) for x in r["load"]],
             }
             for name, r in results.items()
         },
@@ -182,7 +190,8 @@ def main() -> int:
             if name == "sequential"
             else (" (target met)" if mode["speedup"] >= TARGET else " (below target)")
         )
-        print(f"{name:>14}: {mode['wall_s']:7.1f} s  x{mode['speedup']:.2f}{met}")
+        load = mode["load_average_1min_before_after"]
+        print(f"{name:>14}: {mode['wall_s']:7.1f} s  x{mode['speedup']:.2f}{met}  (load {load})")
     return 0
 
 
