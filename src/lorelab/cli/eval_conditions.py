@@ -19,6 +19,7 @@ from lorelab.evaluation.conditions import (
     manifest_schema,
     run_conditions,
 )
+from lorelab.evaluation.executors import make_executor
 from lorelab.io import loads_strict
 
 
@@ -118,21 +119,24 @@ def run_command(
     asked for every run's guidance first, in sequential order, and stays with this process.
     A run whose worker process or node died is recorded as executor-failure (exit 1).
     """
-    summary = run_conditions(
-        RunOptions(
-            manifest_path=manifest_path,
-            host=host,
-            output=output,
-            memory_home=memory_home,
-            memory_argv=_json_argv(memory_argv),
-            seed_memory=seed_memory,
-            identity=operator_identity,
-            verify_timeout_s=verify_timeout_s,
-            jobs=jobs,
-            executor=executor,
-            ray_address=ray_address,
+    argv = _json_argv(memory_argv)
+    runs_on = make_executor(jobs, executor, ray_address)
+    try:
+        summary = run_conditions(
+            RunOptions(
+                manifest_path=manifest_path,
+                host=host,
+                output=output,
+                memory_home=memory_home,
+                memory_argv=argv,
+                seed_memory=seed_memory,
+                identity=operator_identity,
+                verify_timeout_s=verify_timeout_s,
+                executor=runs_on,
+            )
         )
-    )
+    finally:
+        runs_on.close()
     result = {
         "output": str(summary.output),
         "runs": summary.runs,

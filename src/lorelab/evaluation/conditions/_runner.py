@@ -55,7 +55,7 @@ from lorelab.evaluation.conditions._runs import RUNS_FILE
 from lorelab.evaluation.conditions._seed import SeedMemory, read_seed, seed_memory
 from lorelab.evaluation.conditions._snapshot import Snapshot, take_snapshot
 from lorelab.evaluation.conditions._verify import command_env
-from lorelab.evaluation.executors import make_executor
+from lorelab.evaluation.executors import TrialExecutor
 from lorelab.evaluation.runlog import RunError, RunLog
 from lorelab.io import SCRIPT_HASH_CAP, sha256_file
 from lorelab.mcp import ALLOW_CHECKS_ENV
@@ -92,9 +92,9 @@ class RunOptions:
     seed_memory: Path | None = None
     identity: str | None = None
     verify_timeout_s: float = VERIFY_TIMEOUT_S
-    jobs: int = 1
-    executor: str = "local"
-    ray_address: str | None = None
+    # Where the runs execute (--jobs, --executor ray); None: one after another. The caller
+    # made it and closes it.
+    executor: TrialExecutor | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,7 +349,7 @@ def _finish(ctx: RunContext) -> RunSummary:
             exit_code=exit_code,
             runs_file=RUNS_FILE,
             executor_failures=ctx.executor_failures,
-            executor=ctx.executor.describe() if ctx.executor else {"kind": "sequential"},
+            executor=ctx.executor.describe() if ctx.executor else {"kind": "sequential", "jobs": 1},
         ),
     )
     return summary
@@ -361,9 +361,8 @@ def run_conditions(options: RunOptions) -> RunSummary:
     Refusals before anything runs: bad manifest, host or memory options (exit 2); a host
     that cannot be bound or a memory that cannot be reached (exit 3). Exit code in the
     summary: 0 when every run completed (whatever its outcome), 1 when a run could not
-    complete as declared (a host call or a memory operation failed, or the host claimed
-    another model; such runs stay in the record as failed or flagged), 3 when a bound
-    identity changed.
+    complete as declared (a host call, a memory operation or the run's worker failed, or the
+    host claimed another model; such runs stay in the record), 3 when an identity changed.
     """
     manifest = load_manifest(options.manifest_path)
     manifest_sha = sha256_file(options.manifest_path, cap=SCRIPT_HASH_CAP)
@@ -373,7 +372,6 @@ def run_conditions(options: RunOptions) -> RunSummary:
     seed = read_seed(options.seed_memory, profile) if options.seed_memory else None
     snapshot = take_snapshot(source)
     env = command_env()
-    executor = make_executor(options.jobs, options.executor, options.ray_address)
     root = Path(tempfile.mkdtemp(prefix="lorelab-conditions-"))
     try:
         preflight_copy = snapshot.materialise(root / "preflight")
@@ -422,7 +420,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
             log=log,
             verify_timeout_s=options.verify_timeout_s,
             fixture=is_fixture_agent(argv),
-            executor=executor,
+            executor=options.executor,
         )
         log.group(RUNS_DIR)
         try:
@@ -436,5 +434,4 @@ def run_conditions(options: RunOptions) -> RunSummary:
             raise IntegrityFailure(f"the run stopped: {exc}") from None
         return _finish(ctx)
     finally:
-        executor.close()
         shutil.rmtree(root, ignore_errors=True)
