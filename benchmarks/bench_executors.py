@@ -9,7 +9,8 @@ with ``--jobs 2``, and with ``--executor ray`` on a local cluster of two CPUs (t
 processes) started by ``ray start --head``. The host is the fixture host with ``--sleep-s S``:
 it waits S seconds before each answer, a stand-in for an agent session of several minutes
 (real sessions spend their time waiting on a model, not on this machine's CPUs). ``--tasks N``
-keeps the first N tasks of the example (default: all 13, so 52 task x condition runs).
+keeps N tasks of the example, leaving out non-holdout, non-seed tasks first (default: all 13,
+so 52 task x condition runs; at least 10).
 
 Reported per mode: wall time of the whole ``eval conditions run`` command, the speed-up over
 sequential, and the per-run overhead: the sequential wall time per run minus the host's sleep
@@ -45,9 +46,12 @@ TARGET = 1.8
 def _manifest(base: Path, tasks: int) -> Path:
     data = json.loads((EXAMPLE / "conditions.json").read_text(encoding="utf-8"))
     data["project"]["path"] = str(EXAMPLE / data["project"]["path"])
-    data["tasks"] = data["tasks"][:tasks]
-    kept = {task["id"] for task in data["tasks"]}
-    data["seeds"] = [seed for seed in data.get("seeds", []) if seed["taskId"] in kept]
+    # Fewer tasks: the other non-holdout tasks go first (seeds and holdouts are the protocol's
+    # minimums), the order of the rest is kept.
+    seeds = {seed["taskId"] for seed in data.get("seeds", [])}
+    others = [t["id"] for t in data["tasks"] if not t["holdout"] and t["id"] not in seeds]
+    dropped = set(others[: max(0, len(data["tasks"]) - tasks)])
+    data["tasks"] = [task for task in data["tasks"] if task["id"] not in dropped]
     path = base / "conditions.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
