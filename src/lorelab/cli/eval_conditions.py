@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with
+from lorelab.cli._executor_options import executor_options
 from lorelab.cli._options import identity_option, json_option, output_option
 from lorelab.cli.evaluate import evaluate_command
 from lorelab.errors import UsageError
@@ -18,6 +19,7 @@ from lorelab.evaluation.conditions import (
     manifest_schema,
     run_conditions,
 )
+from lorelab.evaluation.executors import make_executor
 from lorelab.io import loads_strict
 
 
@@ -86,6 +88,7 @@ def _json_argv(text: str | None) -> list[str] | None:
     show_default=True,
     help="Timeout of each verify command.",
 )
+@executor_options("task x condition runs")
 @json_option("Print the run summary as JSON.")
 def run_command(
     manifest_path: Path,
@@ -96,6 +99,9 @@ def run_command(
     seed_memory: Path | None,
     operator_identity: str | None,
     verify_timeout_s: float,
+    jobs: int,
+    executor: str,
+    ray_address: str | None,
     as_json: bool,
 ) -> None:
     """Run every task under baseline, memory_guided, skill_planned and dreaming.
@@ -108,19 +114,29 @@ def run_command(
     run; 3 for a preflight failure (memory unreachable, seeds not as declared, holdouts
     already in memory, lock refused) or a changed host identity; 130/143 when interrupted
     (Ctrl-C/SIGTERM: the host is killed, aborted.json written, finalize clears the lock).
+
+    With --jobs N or --executor ray the runs of each phase run side by side; the memory is
+    asked for every run's guidance first, in sequential order, and stays with this process.
+    A run whose worker process or node died is recorded as executor-failure (exit 1).
     """
-    summary = run_conditions(
-        RunOptions(
-            manifest_path=manifest_path,
-            host=host,
-            output=output,
-            memory_home=memory_home,
-            memory_argv=_json_argv(memory_argv),
-            seed_memory=seed_memory,
-            identity=operator_identity,
-            verify_timeout_s=verify_timeout_s,
+    argv = _json_argv(memory_argv)
+    runs_on = make_executor(jobs, executor, ray_address)
+    try:
+        summary = run_conditions(
+            RunOptions(
+                manifest_path=manifest_path,
+                host=host,
+                output=output,
+                memory_home=memory_home,
+                memory_argv=argv,
+                seed_memory=seed_memory,
+                identity=operator_identity,
+                verify_timeout_s=verify_timeout_s,
+                executor=runs_on,
+            )
         )
-    )
+    finally:
+        runs_on.close()
     result = {
         "output": str(summary.output),
         "runs": summary.runs,
@@ -130,6 +146,7 @@ def run_command(
         "modelMismatches": summary.model_mismatches,
         "flaggedRuns": summary.flagged_runs,
         "identityChanges": summary.identity_changes,
+        "executorFailures": summary.executor_failures,
         "evidenceKind": summary.evidence_kind,
         "runsFile": str(summary.output / RUNS_FILE),
     }
@@ -140,7 +157,8 @@ def run_command(
         click.echo(
             f"{summary.runs} runs, {summary.passed} passed, {summary.host_failures} host call "
             f"failure(s), {summary.memory_failures} memory failure(s), "
-            f"{summary.model_mismatches} model mismatch(es), {summary.flagged_runs} flagged "
+            f"{summary.model_mismatches} model mismatch(es), {summary.executor_failures} executor "
+            f"failure(s), {summary.flagged_runs} flagged "
             f"run(s){label}; receipts in {summary.output}"
         )
         click.echo(

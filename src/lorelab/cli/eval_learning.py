@@ -16,6 +16,7 @@ from lorelab.cli._common import (
     exit_with,
     stdout_console,
 )
+from lorelab.cli._executor_options import executor_options
 from lorelab.cli._options import (
     agent_option,
     identity_option,
@@ -24,6 +25,7 @@ from lorelab.cli._options import (
     worker_timeout_option,
 )
 from lorelab.errors import UsageError
+from lorelab.evaluation.executors import make_executor
 from lorelab.evaluation.learning import DATASET_NAMES, get_dataset, manifest_schema
 from lorelab.evaluation.learning.controller import (
     DEFAULT_REPEAT,
@@ -84,6 +86,7 @@ _ADAPTERS = ("fixture", "claude", "codex", "gemini", "pynguin", "static")
     default=None,
     help="Default: live, or protocol-fixture for the fixture adapter (always).",
 )
+@executor_options("trials")
 @json_option("Print summary.json instead of a table.")
 @click.pass_context
 def learning_group(
@@ -103,6 +106,9 @@ def learning_group(
     timeout_ms: int,
     stability_runs: int,
     evidence_kind: str | None,
+    jobs: int,
+    executor: str,
+    ray_address: str | None,
     as_json: bool,
 ) -> None:
     """Paired memory vs no-memory test generation, scored by planted-defect recall.
@@ -114,6 +120,9 @@ def learning_group(
     written); 2 for bad input; 3 when a worker's identity fails preflight or reference-test or
     defect content would reach a worker; 130/143 when interrupted (the worker is killed,
     controller.json says so).
+
+    With --jobs N or --executor ray, trials run side by side in the order decided up front;
+    recall figures stand and the summary marks time comparisons confounded.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -141,8 +150,12 @@ def learning_group(
         started=started,
     )
     variants = sum(1 + len(fixture.defects) for fixture in manifest.fixtures)
-    with _progress(variants + len(manifest.fixtures) * repeat * 2) as progress:
-        outcome = run_learning(request, output, progress)
+    runs_on = make_executor(jobs, executor, ray_address)
+    try:
+        with _progress(variants + len(manifest.fixtures) * repeat * 2) as progress:
+            outcome = run_learning(request, output, progress, runs_on)
+    finally:
+        runs_on.close()
     if outcome.summary is not None:
         if as_json:
             echo_json(outcome.summary)
@@ -213,6 +226,12 @@ def _print_summary(summary: Summary) -> None:
     )
     console.print(f"label: {summary.paired.label} ({summary.paired.label_reason})", markup=False)
     console.print(summary.power_note, markup=False)
+    if summary.time_comparisons == "confounded":
+        console.print(
+            f"time comparisons: confounded (trials ran side by side on "
+            f"{summary.executor.get('kind')}; times are not compared, recall figures stand)",
+            markup=False,
+        )
 
 
 @learning_group.command(name="export-dataset")

@@ -20,6 +20,9 @@ says ``evidenceKind: "protocol-fixture"``: results produced with this host are n
 Like the agent adapters it takes ``--model M``; no model runs, but it answers with ``model: M``
 so the runner's pass-through of ``host.model`` and its claimed-model check can be exercised
 offline. Without ``--model`` it claims no model.
+
+``--sleep-s S`` makes it wait S seconds before answering: a stand-in for an agent session of
+several minutes, used by the executor benchmark (``benchmarks/bench_executors.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import json
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -498,6 +502,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="fixture_host", description="The deterministic fixture host (role host)."
     )
     parser.add_argument("--model", "-m", help="Echoed as the claimed model (no model runs).")
+    parser.add_argument(
+        "--sleep-s", type=float, default=0.0, help="Wait this long before answering (a stand-in)."
+    )
     options = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     data = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     if len(data) > MAX_PAYLOAD_BYTES:
@@ -514,6 +521,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if options.model:
         response["model"] = options.model
+    if options.sleep_s > 0:
+        time.sleep(options.sleep_s)
     sys.stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")))
     sys.stdout.flush()
     return 0

@@ -126,14 +126,15 @@ def resolve_holdouts(
 
 
 def _summary(condition: str, every: list[RunRecord]) -> ConditionSummary:
-    runs = [run for run in every if run.memory_failure() is None]
+    runs = [run for run in every if not run.left_out()]
     relevance = [run.retrieval_relevant for run in runs if run.retrieval_relevant is not None]
     tokens = [run.guidance_tokens for run in runs if run.guidance_tokens is not None]
     passed = sum(run.passed for run in runs)
     return ConditionSummary(
         condition=condition,
         runs=len(every),
-        memory_failures=len(every) - len(runs),
+        memory_failures=sum(1 for run in every if run.memory_failure() is not None),
+        executor_failures=sum(1 for run in every if run.executor_failure()),
         passed=passed,
         pass_rate=_mean([1.0 if run.passed else 0.0 for run in runs]),
         mean_rework=_mean([float(run.rework_count) for run in runs]),
@@ -151,7 +152,9 @@ def _delta(other: float | None, base: float | None) -> float | None:
 def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComparison:
     every = [(runs.get(task, "baseline"), runs.get(task, condition)) for task in holdouts]
     # A run whose memory call failed measured the harness, not the memory: it is left out.
-    pairs = [(b, o) for b, o in every if b.memory_failure() is None and o.memory_failure() is None]
+    # A run whose worker died has no outcome: it is left out too, never counted either way.
+    pairs = [(b, o) for b, o in every if not b.left_out() and not o.left_out()]
+    lost = [o.task_id for b, o in every if b.executor_failure() or o.executor_failure()]
     left_out = [
         o.task_id
         for b, o in every
@@ -183,6 +186,7 @@ def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComp
         condition=condition,
         holdouts=len(pairs),
         memory_failures=left_out,
+        executor_failures=lost,
         baseline_pass_rate=base_pass,
         condition_pass_rate=other_pass,
         pass_rate_delta=_delta(other_pass, base_pass),

@@ -13,7 +13,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lorelab._model import PROTOCOL_FIXTURE, estimate_tokens, timestamp
 from lorelab.evaluation.conditions._dream import DreamOutcome
@@ -37,6 +37,7 @@ from lorelab.evaluation.conditions._receipts import (
 from lorelab.evaluation.conditions._relevance import named_keys, relevance_keys
 from lorelab.evaluation.conditions._snapshot import Snapshot
 from lorelab.evaluation.conditions._verify import VerifyReceipt, run_verify
+from lorelab.evaluation.executors import TrialExecutor
 from lorelab.evaluation.runlog import RunLog
 from lorelab.io import Tick, no_progress
 from lorelab.workers import PROTOCOL, WorkerIdentity, call_worker
@@ -50,6 +51,21 @@ def model_matches(declared: str, claimed: str) -> bool:
     the claimed one, case-insensitively (an alias such as ``sonnet`` matches
     ``claude-sonnet-4-5-20250929``)."""
     return declared.casefold() in claimed.casefold()
+
+
+class HostSide(Protocol):
+    """What running a host needs (a :class:`RunContext`, or a worker's copy of its parts)."""
+
+    @property
+    def manifest(self) -> ConditionsManifest: ...
+    @property
+    def argv(self) -> list[str]: ...
+    @property
+    def identity(self) -> WorkerIdentity: ...
+    @property
+    def env(self) -> dict[str, str]: ...
+    @property
+    def verify_timeout_s(self) -> float: ...
 
 
 @dataclass(slots=True)
@@ -75,6 +91,8 @@ class RunContext:
     model_mismatches: int = 0
     flagged_runs: int = 0
     tick: Tick = no_progress
+    executor: TrialExecutor | None = None
+    executor_failures: int = 0
 
 
 @dataclass(slots=True)
@@ -93,7 +111,7 @@ class _Attempts:
 
 
 def _host_attempts(
-    ctx: RunContext, task: TaskSpec, copy: Path, guidance: dict[str, Any] | None
+    ctx: HostSide, task: TaskSpec, copy: Path, guidance: dict[str, Any] | None
 ) -> _Attempts:
     manifest = ctx.manifest
     result = _Attempts()
@@ -171,8 +189,8 @@ def receipt_name(task: TaskSpec, condition: str) -> str:
 class _Observed:
     """What one run produced, before it is judged."""
 
-    before: VerifyReceipt
-    after: VerifyReceipt
+    before: VerifyReceipt | None
+    after: VerifyReceipt | None
     guidance: Guidance
     served: ServedCheck
     attempts: _Attempts
@@ -197,13 +215,7 @@ async def _observe(ctx: RunContext, task: TaskSpec, condition: str) -> _Observed
             ctx.memory_failures += 1
         else:
             attempts = _host_attempts(ctx, task, copy, guidance.payload)
-        if attempts.failure and attempts.failure != MEMORY_FAILURE:
-            notes.append(f"host call failed ({attempts.failure}): {attempts.failure_detail}")
-            ctx.host_failures += 1
-            if attempts.failure == "identity-changed":
-                ctx.identity_changes += 1
-        if attempts.note:
-            notes.append(attempts.note)
+        count_failures(ctx, attempts, notes)
         if attempts.verifications and not attempts.failure:
             after = attempts.verifications[-1]
         else:
@@ -214,6 +226,17 @@ async def _observe(ctx: RunContext, task: TaskSpec, condition: str) -> _Observed
     finally:
         shutil.rmtree(copy, ignore_errors=True)
     return _Observed(before, after, guidance, served, attempts, changed, notes)
+
+
+def count_failures(ctx: RunContext, attempts: _Attempts, notes: list[str]) -> None:
+    """Count a failed host call (and a changed identity) and note it; note the attempts'."""
+    if attempts.failure and attempts.failure != MEMORY_FAILURE:
+        notes.append(f"host call failed ({attempts.failure}): {attempts.failure_detail}")
+        ctx.host_failures += 1
+        if attempts.failure == "identity-changed":
+            ctx.identity_changes += 1
+    if attempts.note:
+        notes.append(attempts.note)
 
 
 def _flags(
@@ -251,7 +274,9 @@ def _flags(
     return flags, mismatch, edited
 
 
-def _snapshot(result: VerifyReceipt) -> VerifySnapshot:
+def _snapshot(result: VerifyReceipt | None) -> VerifySnapshot | None:
+    if result is None:
+        return None
     return VerifySnapshot(exit_code=result.exit_code, output_sha256=result.output_sha256)
 
 
@@ -332,7 +357,17 @@ def _guidance_receipt(task: TaskSpec, seen: _Observed, named: list[str]) -> Guid
 
 async def one_run(ctx: RunContext, task: TaskSpec, condition: Condition) -> ConditionRun:
     """Run ``task`` under ``condition``; write its receipt at once; return its record."""
-    seen = await _observe(ctx, task, condition)
+    return write_run(ctx, task, condition, await _observe(ctx, task, condition))
+
+
+def write_run(
+    ctx: RunContext,
+    task: TaskSpec,
+    condition: Condition,
+    seen: _Observed,
+    worker: dict[str, Any] | None = None,
+) -> ConditionRun:
+    """Judge what one run produced; write its receipt at once; return its record."""
     record, named = _record(ctx, task, condition, seen)
     attempts = seen.attempts
     receipt = RunReceipt(
@@ -355,6 +390,7 @@ async def one_run(ctx: RunContext, task: TaskSpec, condition: Condition) -> Cond
         changed_files=record.changed_files,
         verify_files_edited=record.verify_files_edited,
         flags=record.flags,
+        worker=worker,
     )
     ctx.log.unit(RUNS_DIR, receipt_name(task, condition), receipt)
     ctx.tick(f"{task.id} {condition}")

@@ -282,8 +282,8 @@ class ConditionRun(_OmitUnset, OutputModel):
     skill_id: str | None
     skill_ids: list[str]
     brief_id: str | None
-    verification_before: VerifySnapshot
-    verification_after: VerifySnapshot
+    verification_before: VerifySnapshot | None
+    verification_after: VerifySnapshot | None
     changed_files: list[str]
     verify_files_edited: list[str]
     host_calls: int
@@ -349,8 +349,8 @@ class RunReceipt(ReceiptModel):
     holdout: bool
     finished_at: str
     record: ConditionRun
-    verification_before: VerifyReceipt
-    verification_after: VerifyReceipt
+    verification_before: VerifyReceipt | None
+    verification_after: VerifyReceipt | None
     guidance: GuidanceReceipt | None
     host_summary: str | None
     host_commands: list[dict[str, Any]]
@@ -362,6 +362,11 @@ class RunReceipt(ReceiptModel):
     changed_files: list[str]
     verify_files_edited: list[str]
     flags: list[str]
+    worker: dict[str, Any] | None = Field(
+        default=None,
+        description="Where a distributed run ran (node, process, the project snapshot's "
+        "sha256 checked there); null for a sequential run.",
+    )
 
 
 # ---------------------------------------------------------------------------- the run's end
@@ -404,6 +409,11 @@ class RunFinished(ReceiptModel):
     exit_code: int
     byte_accounting: dict[str, str] = Field(default_factory=lambda: dict(BYTE_ACCOUNTING))
     runs_file: str
+    executor_failures: int = 0
+    executor: dict[str, Any] = Field(
+        default_factory=lambda: {"kind": "sequential", "jobs": 1},
+        description="Where the runs ran: sequential, a local pool (--jobs) or Ray.",
+    )
     lock: str = "active until `lorelab eval conditions finalize` clears it"
     finalized: bool = False
 

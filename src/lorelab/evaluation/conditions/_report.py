@@ -48,6 +48,10 @@ class ConditionSummary(RecordModel):
     memory_failures: int = Field(
         description="Runs whose memory call failed: left out of every figure below."
     )
+    executor_failures: int = Field(
+        default=0,
+        description="Runs whose worker process or node died: left out of every figure below.",
+    )
     passed: int
     pass_rate: float | None = Field(description="Over the measured runs; null when none.")
     mean_rework: float | None
@@ -105,6 +109,10 @@ class PairedComparison(RecordModel):
     holdouts: int = Field(description="Holdout tasks paired (memory failures left out).")
     memory_failures: list[str] = Field(
         description="Holdout tasks left out: the condition's run could not call the memory."
+    )
+    executor_failures: list[str] = Field(
+        default_factory=list,
+        description="Holdout tasks left out: a worker process or node of the pair died.",
     )
     baseline_pass_rate: float | None
     condition_pass_rate: float | None

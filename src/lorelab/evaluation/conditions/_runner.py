@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 from lorelab._model import PROTOCOL_FIXTURE, timestamp
 from lorelab.errors import IntegrityFailure, LorelabError, PreflightError, UsageError
 from lorelab.evaluation.conditions._async import run_async
+from lorelab.evaluation.conditions._distributed import run_phase
 from lorelab.evaluation.conditions._dream import RUNNER_CHECKS, RunnerChecks, run_dream
 from lorelab.evaluation.conditions._integrity import check_memory_clean, check_seeds, lock_tasks
 from lorelab.evaluation.conditions._manifest import (
@@ -38,7 +39,7 @@ from lorelab.evaluation.conditions._memory import (
     lorelab_server_argv,
     open_memory,
 )
-from lorelab.evaluation.conditions._one_run import RUNS_DIR, RunContext, one_run
+from lorelab.evaluation.conditions._one_run import RUNS_DIR, RunContext
 from lorelab.evaluation.conditions._receipts import (
     HostModel,
     HostReceipt,
@@ -55,6 +56,7 @@ from lorelab.evaluation.conditions._runs import RUNS_FILE
 from lorelab.evaluation.conditions._seed import SeedMemory, read_seed, seed_memory
 from lorelab.evaluation.conditions._snapshot import Snapshot, take_snapshot
 from lorelab.evaluation.conditions._verify import command_env
+from lorelab.evaluation.executors import TrialExecutor
 from lorelab.evaluation.runlog import RunError, RunLog
 from lorelab.io import SCRIPT_HASH_CAP, progress_bar, sha256_file
 from lorelab.mcp import ALLOW_CHECKS_ENV
@@ -91,6 +93,9 @@ class RunOptions:
     seed_memory: Path | None = None
     identity: str | None = None
     verify_timeout_s: float = VERIFY_TIMEOUT_S
+    # Where the runs execute (--jobs, --executor ray); None: one after another. The caller
+    # made it and closes it.
+    executor: TrialExecutor | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +112,7 @@ class RunSummary:
     memory_failures: int = 0
     model_mismatches: int = 0
     flagged_runs: int = 0
+    executor_failures: int = 0
 
 
 def _manifest_host_argv(manifest: ConditionsManifest) -> list[str] | None:
@@ -228,15 +234,12 @@ async def _execute(ctx: RunContext, mem: _Memory) -> None:
             raise PreflightError(str(exc)) from None
         mem.preflight = mem.preflight.model_copy(update={"lock": lock})
         ctx.log.write(PREFLIGHT_FILE, mem.preflight)
-        for task in ctx.manifest.tasks:
-            for condition in FIRST_PHASE:
-                ctx.records.append(await one_run(ctx, task, condition))
+        await run_phase(ctx, [(task, c) for task in ctx.manifest.tasks for c in FIRST_PHASE])
         checks = RunnerChecks(ctx.snapshot, ctx.root, ctx.env, mem.seeded)
         ctx.dream = await run_dream(memory, checks)
         ctx.memory_failures += ctx.dream.tool_errors
         ctx.log.write(DREAM_FILE, ctx.dream.receipt())
-        for task in ctx.manifest.tasks:
-            ctx.records.append(await one_run(ctx, task, "dreaming"))
+        await run_phase(ctx, [(task, "dreaming") for task in ctx.manifest.tasks])
 
 
 def _aborted(ctx: RunContext, preflight: PreflightReceipt, error: RunError) -> RunAborted:
@@ -320,7 +323,9 @@ def _finish(ctx: RunContext) -> RunSummary:
             evidence_kind=evidence,
         ),
     )
-    incomplete = ctx.host_failures + ctx.memory_failures + ctx.model_mismatches
+    incomplete = (
+        ctx.host_failures + ctx.memory_failures + ctx.model_mismatches + ctx.executor_failures
+    )
     exit_code = 3 if ctx.identity_changes else 1 if incomplete else 0
     summary = RunSummary(
         output=ctx.log.path,
@@ -333,6 +338,7 @@ def _finish(ctx: RunContext) -> RunSummary:
         memory_failures=ctx.memory_failures,
         model_mismatches=ctx.model_mismatches,
         flagged_runs=ctx.flagged_runs,
+        executor_failures=ctx.executor_failures,
     )
     ctx.log.finish(
         RUN_FILE,
@@ -349,6 +355,8 @@ def _finish(ctx: RunContext) -> RunSummary:
             evidence_kind=evidence,
             exit_code=exit_code,
             runs_file=RUNS_FILE,
+            executor_failures=ctx.executor_failures,
+            executor=ctx.executor.describe() if ctx.executor else {"kind": "sequential", "jobs": 1},
         ),
     )
     return summary
@@ -360,9 +368,8 @@ def run_conditions(options: RunOptions) -> RunSummary:
     Refusals before anything runs: bad manifest, host or memory options (exit 2); a host
     that cannot be bound or a memory that cannot be reached (exit 3). Exit code in the
     summary: 0 when every run completed (whatever its outcome), 1 when a run could not
-    complete as declared (a host call or a memory operation failed, or the host claimed
-    another model; such runs stay in the record as failed or flagged), 3 when a bound
-    identity changed.
+    complete as declared (a host call, a memory operation or the run's worker failed, or the
+    host claimed another model; such runs stay in the record), 3 when an identity changed.
     """
     manifest = load_manifest(options.manifest_path)
     manifest_sha = sha256_file(options.manifest_path, cap=SCRIPT_HASH_CAP)
@@ -420,6 +427,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
             log=log,
             verify_timeout_s=options.verify_timeout_s,
             fixture=is_fixture_agent(argv),
+            executor=options.executor,
         )
         log.group(RUNS_DIR)
         try:

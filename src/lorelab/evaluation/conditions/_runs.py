@@ -22,6 +22,7 @@ RUNS_FILE: Final = "beta2_runs.json"
 """The protocol's own name for its runs file."""
 RUNS_LIMIT: Final = 8 * 1024 * 1024
 MEMORY_FAILURES: Final = ("memory-failure", "memory-error")
+EXECUTOR_FAILURE: Final = "executor-failure"
 MAX_COUNT: Final = 10**9
 _SHOWN: Final = 5
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
@@ -108,11 +109,21 @@ class RunRecord(BaseModel):
             return ["unnamed memory call"]
         return None
 
+    def executor_failure(self) -> bool:
+        """Whether the process or node running this run died (the run has no outcome)."""
+        return self.host_failure == EXECUTOR_FAILURE
+
+    def left_out(self) -> bool:
+        """Whether this run is left out of every comparison (memory or executor failure)."""
+        return self.memory_failure() is not None or self.executor_failure()
+
     def integrity_flags(self) -> list[str]:
         """What makes this run's outcome untrustworthy as a measurement, by name."""
         flags = []
         if self.memory_failure() is not None:
             flags.append("memory-failure")
+        elif self.executor_failure():
+            flags.append(EXECUTOR_FAILURE)
         elif self.host_failure:
             flags.append("host-failure")
         if self.verify_files_edited:

@@ -200,7 +200,7 @@ def _identities(run: LearningRun) -> PerRole[WorkerIdentity]:
     return run.identities
 
 
-def _role_workers(run: LearningRun) -> PerRole[RoleWorkerBinding]:
+def role_workers(run: LearningRun) -> PerRole[RoleWorkerBinding]:
     """Each role's argv and the digest of the identity it is held to, for the trial's record.
 
     The digest is of the identity as ``manifest.json`` holds it (workspace paths normalized),
@@ -222,7 +222,7 @@ def _role_workers(run: LearningRun) -> PerRole[RoleWorkerBinding]:
 
 def run_trial(run: LearningRun, entry: ScheduledTrial) -> TrialRecord:
     """Run one scheduled trial in its own disposable project and score it."""
-    trial = _Trial(entry, run.fixture(entry.specification), _role_workers(run))
+    trial = _Trial(entry, run.fixture(entry.specification), role_workers(run))
     if run.calls_used + ROLE_CALLS_PER_TRIAL > run.settings.max_calls:
         return trial.stopped("not-run", f"the call budget of {run.settings.max_calls} is exhausted")
     with RunRoot(run.scratch) as root:

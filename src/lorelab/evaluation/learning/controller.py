@@ -22,6 +22,7 @@ from typing import Final
 from lorelab._model import LIVE, PROTOCOL_FIXTURE, EvidenceKind
 from lorelab.errors import InputFileError, UsageError
 from lorelab.evaluation.executors import SequentialExecutor, TrialExecutor
+from lorelab.evaluation.learning._distributed import run_concurrently
 from lorelab.evaluation.learning._preparation import (
     ground_truth,
     manifest_digest,
@@ -230,13 +231,16 @@ def _run(run: LearningRun, plan: list[ScheduledTrial], executor: TrialExecutor) 
         return not _leaked(record)
 
     with _timed() as elapsed:
-        records = executor.run(plan, lambda entry: run_trial(run, entry), done)
+        if executor.concurrent:
+            records = run_concurrently(run, plan, executor, done)
+        else:
+            records = executor.run(plan, lambda entry: run_trial(run, entry), done)
         phases.trials_ms = elapsed()
-    if records and _leaked(records[-1]):
+    leaked = next((record for record in records if _leaked(record)), None)
+    if leaked is not None:
         phases.outcome = "integrity-failed"
-        last = records[-1]
         return LearningOutcome(
-            3, f"trial {last.position}: {last.reason}; the run was stopped", None
+            3, f"trial {leaked.position}: {leaked.reason}; the run was stopped", None
         )
     summary = build_summary(
         run.manifest,
@@ -245,6 +249,8 @@ def _run(run: LearningRun, plan: list[ScheduledTrial], executor: TrialExecutor) 
         run.settings,
         records,
         frozen_lessons=run.frozen_lessons,
+        executor=executor.describe(),
+        concurrent=executor.concurrent,
     )
     run.log.write("summary.json", summary)
     run.log.write_text("summary.md", summary_markdown(summary))

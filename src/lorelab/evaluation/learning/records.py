@@ -142,6 +142,11 @@ class TrialRecord(ReceiptModel):
     generation_ms: int | None
     validation_ms: int | None
     total_ms: int
+    worker: dict[str, Any] | None = Field(
+        default=None,
+        description="Where a trial run side by side ran (node, process, Ray node id); null "
+        "for a sequential run.",
+    )
 
 
 class ArmSummary(RecordModel):
@@ -239,6 +244,15 @@ class Summary(ReceiptModel):
     power_note: str
     byte_accounting: dict[str, str]
     accounting_version: int = ACCOUNTING_VERSION
+    time_comparisons: Literal["sequential", "confounded"] = Field(
+        default="sequential",
+        description="confounded: trials ran side by side (--jobs, --executor ray), so their "
+        "times compete for the machine and are not compared; every recall figure stands.",
+    )
+    executor: dict[str, Any] = Field(
+        default_factory=lambda: {"kind": "sequential", "jobs": 1},
+        description="Where the trials ran: sequential, a local pool (--jobs) or Ray.",
+    )
 
 
 class ManifestReceipt(ReceiptModel):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 from lorelab._model import PROTOCOL_FIXTURE, EvidenceKind
 from lorelab.evaluation.learning.manifest import LearningManifest
@@ -131,8 +132,12 @@ def build_summary(
     records: Sequence[TrialRecord],
     *,
     frozen_lessons: int,
+    executor: dict[str, Any] | None = None,
+    concurrent: bool = False,
 ) -> Summary:
-    """Summarise ``records``; every trial counts, rejected and failed ones as zero."""
+    """Summarise ``records``; every trial counts, rejected and failed ones as zero.
+
+    ``concurrent``: the trials ran side by side, so time comparisons are ``confounded``."""
     claimed_fixture = any(
         r.evidence_kind == PROTOCOL_FIXTURE
         for t in records
@@ -163,6 +168,8 @@ def build_summary(
         paired=paired,
         power_note=power_note(len(paired.specs), DEFAULT_ALPHA),
         byte_accounting=BYTE_ACCOUNTING,
+        time_comparisons="confounded" if concurrent else "sequential",
+        executor=executor or {"kind": "sequential", "jobs": 1},
     )
 
 
@@ -242,6 +249,16 @@ def _effect_line(effect: EffectSize) -> str:
     )
 
 
+def _time_line(summary: Summary) -> str:
+    if summary.time_comparisons == "confounded":
+        return (
+            f"- time comparisons: **confounded** (trials ran side by side on "
+            f"{summary.executor.get('kind')}; generation times are not comparable between "
+            "arms; recall figures stand)"
+        )
+    return "- time comparisons: sequential (one trial at a time)"
+
+
 def summary_markdown(summary: Summary) -> str:
     """A readable rendering of ``summary`` for ``summary.md``."""
     lines = [
@@ -257,6 +274,7 @@ def summary_markdown(summary: Summary) -> str:
         f"- label: **{summary.paired.label}** ({summary.paired.label_reason})",
         f"- manifest SHA-256: `{summary.manifest_sha256}`",
         f"- lessons in the frozen memory: {summary.frozen_lessons}",
+        _time_line(summary),
         "",
         "| arm | trials | qualified | defects | detected | recall | passing cases | calls "
         "(attempted/spawned) | input bytes | output bytes | billing USD |",
