@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import CliRunner
+from tests.support.processes import running_with
 
 from lorelab._model import estimate_tokens
 from lorelab.cli.main import app
@@ -215,22 +216,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _running_with(token: str) -> list[int]:
-    """Host pids of live processes whose command line holds ``token`` (pids seen from inside
-    a sandbox's PID namespace mean nothing out here, so the processes are found by name)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                if token.encode() in handle.read() and _alive(int(entry)):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
 def test_a_verify_command_past_its_timeout_is_killed_with_its_group(tmp_path):
     token = f"lorelab-verify-grandchild-{uuid.uuid4().hex}"
     (tmp_path / "slow.py").write_text(
@@ -247,9 +232,9 @@ def test_a_verify_command_past_its_timeout_is_killed_with_its_group(tmp_path):
     assert "timed out" in (result.error or "")
     assert (tmp_path / "child.started").exists()  # the grandchild was started
     deadline = time.monotonic() + 10
-    while _running_with(token) and time.monotonic() < deadline:
+    while running_with(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _running_with(token) == []
+    assert running_with(token) == []
 
 
 def test_a_verify_command_keeps_a_tail_and_hashes_all_of_its_output(tmp_path):

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from tests.support.processes import running_with
 
 from lorelab.evaluation.learning import get_dataset
 
@@ -70,21 +71,6 @@ def test_an_interrupted_run_kills_its_worker_and_records_the_interruption(tmp_pa
     assert controller["outcome"] == "interrupted"
 
 
-def _running_with(token: str) -> list[int]:
-    """Host pids of live processes whose command line holds ``token``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                if token.encode() in handle.read() and _alive(int(entry)):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
 def test_an_interrupt_during_ground_truth_kills_the_running_tests_at_once(tmp_path):
     # A reference test that starts a long sleeper carrying a unique token and then runs far
     # past any wait below: only killing it on the interrupt lets the run exit in time. The
@@ -114,7 +100,7 @@ def test_an_interrupt_during_ground_truth_kills_the_running_tests_at_once(tmp_pa
     output = tmp_path / "out"
     process = _start(path, output, "fixture")
     deadline = time.monotonic() + 120
-    while not _running_with(token):
+    while not running_with(token):
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "the reference tests never started"
         time.sleep(0.05)
@@ -123,8 +109,8 @@ def test_an_interrupt_during_ground_truth_kills_the_running_tests_at_once(tmp_pa
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     deadline = time.monotonic() + 10
-    while _running_with(token) and time.monotonic() < deadline:
+    while running_with(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _running_with(token) == []
+    assert running_with(token) == []
     controller = json.loads((output / "controller.json").read_text())
     assert controller["outcome"] == "interrupted"
