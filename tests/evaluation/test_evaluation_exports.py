@@ -26,7 +26,17 @@ PACKAGES = {
         "run_conditions",
     },
     "lorelab.evaluation.learning": {"DATASET_NAMES", "get_dataset", "manifest_schema"},
-    "lorelab.evaluation.executors": {"SequentialExecutor", "TrialExecutor"},
+    "lorelab.evaluation.executors": {
+        "EXECUTORS",
+        "EXECUTOR_FAILURE",
+        "ExecutorFailure",
+        "Lost",
+        "PoolExecutor",
+        "SequentialExecutor",
+        "TrialExecutor",
+        "make_executor",
+        "worker_location",
+    },
     "lorelab.testgen": {
         "DEFAULT_K",
         "DEFAULT_LEARN_RUNS",

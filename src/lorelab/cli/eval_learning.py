@@ -199,7 +199,11 @@ def _print_summary(summary: Summary) -> None:
     console.print(table)
     console.print(
         "roles: "
-        + "; ".join(f"{role} {worker.kind}" for role, worker in summary.roles.pairs())
+        + (
+            "; ".join(f"{role} {worker.kind}" for role, worker in summary.roles.pairs())
+            if summary.roles is not None
+            else "not recorded"
+        )
         + (
             f" (the protocol fixture plays the {', '.join(summary.fixture_roles)} role)"
             if summary.fixture_roles

@@ -104,6 +104,11 @@ class RunLog:
             text = text.replace(place, self._paths[place])
         return _RUNNER_TMP_DIR.sub(RUNNER_TMP, text)
 
+    @property
+    def written_paths(self) -> dict[str, str]:
+        """The placeholders receipts use (see :meth:`normalize_paths`)."""
+        return dict(self._paths)
+
     def as_written(self, receipt: BaseModel) -> str:
         """``receipt``'s JSON text as :meth:`write` puts it on disk (paths normalized)."""
         return self._json(receipt)

@@ -27,11 +27,9 @@ imported only then, from the optional extra ``lorelab[ray]``). Concurrent execut
 ``execute`` and the units: ``execute`` must be a module-level function.
 """
 
-from __future__ import annotations
+from typing import Final as _Final
 
-from typing import Final
-
-from lorelab.errors import UsageError
+from lorelab.errors import UsageError as _UsageError
 from lorelab.evaluation.executors._interface import (
     EXECUTOR_FAILURE,
     ExecutorFailure,
@@ -42,7 +40,7 @@ from lorelab.evaluation.executors._interface import (
 )
 from lorelab.evaluation.executors._pool import PoolExecutor
 
-EXECUTORS: Final = ("local", "ray")
+EXECUTORS: _Final = ("local", "ray")
 
 __all__ = [
     "EXECUTORS",
@@ -62,13 +60,13 @@ def make_executor(
 ) -> TrialExecutor:
     """The executor ``--jobs``/``--executor``/``--ray-address`` ask for (checked here)."""
     if executor not in EXECUTORS:
-        raise UsageError(f"--executor {executor}: expected one of {', '.join(EXECUTORS)}")
+        raise _UsageError(f"--executor {executor}: expected one of {', '.join(EXECUTORS)}")
     if jobs < 1:
-        raise UsageError(f"--jobs {jobs}: must be at least 1")
+        raise _UsageError(f"--jobs {jobs}: must be at least 1")
     if executor == "ray":
         from lorelab.evaluation.executors._ray import RayExecutor
 
         return RayExecutor(ray_address, jobs if jobs > 1 else None)
     if ray_address is not None:
-        raise UsageError("--ray-address needs --executor ray")
+        raise _UsageError("--ray-address needs --executor ray")
     return PoolExecutor(jobs) if jobs > 1 else SequentialExecutor()

@@ -31,6 +31,7 @@ from lorelab.evaluation.learning._trial import role_workers, run_trial
 from lorelab.evaluation.learning.records import ScheduledTrial, Settings, TrialRecord
 from lorelab.evaluation.learning.roles import PerRole
 from lorelab.evaluation.runlog import RunLog
+from lorelab.io import ReceiptDir
 from lorelab.workers import WorkerIdentity
 
 
@@ -45,6 +46,7 @@ class TrialKit:
     identities: PerRole[WorkerIdentity] | None
     frozen_store: bytes | None
     frozen_sha256: str | None
+    written_paths: dict[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,18 +68,23 @@ def trial_kit(run: LearningRun) -> TrialKit:
         run.identities,
         frozen,
         run.frozen_sha256,
+        run.log.written_paths,
     )
 
 
 def execute_trial(unit: TrialUnit) -> TrialRecord:
     """On a worker: run one trial as the controller would, in this node's own directories."""
     kit = unit.kit
-    # Trials never write receipts; the coordinator does, from the record sent back.
+    # Trials never write receipts; the coordinator does, from the record sent back. The log
+    # here has no directory: it only renders receipts as the coordinator writes them (the
+    # identity digests a trial records are of the identity as manifest.json holds it).
+    log = RunLog(cast(ReceiptDir, None))
+    log.normalize_paths(dict(kit.written_paths.items()))
     run = LearningRun(
         request=kit.request,
         settings=kit.settings,
         evidence_kind=kit.evidence_kind,
-        log=cast(RunLog, None),
+        log=log,
         progress=lambda _message: None,
         forbidden=kit.forbidden,
         identities=kit.identities,

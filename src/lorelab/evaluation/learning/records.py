@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field
 
 from lorelab._model import EvidenceKind, ReceiptModel, RecordModel, RunnerName
-from lorelab.evaluation.learning.roles import PerRole, TestRole, WorkerKind
+from lorelab.evaluation.learning.roles import PerRole, TestRole, WorkerKind, picklable
 from lorelab.runners import DefectOutcome, Execution, Stability
 from lorelab.testgen import CandidateValidation, Generation
 from lorelab.workers import WorkerIdentity
@@ -46,13 +46,19 @@ class RoleWorkerBinding(RecordModel):
     )
 
 
+picklable(PerRole[RoleWorker])
+picklable(PerRole[RoleWorkerBinding])
+
+
 class Settings(RecordModel):
     """The settings of one run, as given and as resolved."""
 
     agent: list[str] = Field(description="The worker argv (--agent), after resolving a name.")
-    roles: PerRole[RoleWorker] = Field(
+    roles: PerRole[RoleWorker] | None = Field(
+        default=None,
         description="The worker of each role; --agent unless --architect-agent, --author-agent "
-        "or --reviewer-agent gave the role its own. Both arms use the same assignment."
+        "or --reviewer-agent gave the role its own. Both arms use the same assignment. Null in "
+        "receipts written before per-role workers existed.",
     )
     repeat: int = Field(description="Repetitions per specification and arm.")
     seed: int = Field(description="The order seed; it controls scheduling only.")
@@ -120,9 +126,11 @@ class TrialRecord(ReceiptModel):
     identity_checks: list[str] = Field(
         description="Changes found by identity checks, each prefixed with its role; empty = ok."
     )
-    role_workers: PerRole[RoleWorkerBinding] = Field(
+    role_workers: PerRole[RoleWorkerBinding] | None = Field(
+        default=None,
         description="Per role: the worker argv and the SHA-256 of its identity in manifest.json "
-        "(roleIdentities), checked before the trial and before and after each of its calls."
+        "(roleIdentities), checked before the trial and before and after each of its calls. "
+        "Null in receipts written before per-role workers existed.",
     )
     memory_store_sha256: str | None = Field(description="Hash of the store copy used; null off.")
     lessons_recalled: list[str]
@@ -231,9 +239,14 @@ class Summary(ReceiptModel):
     """The run's summary: arms, the paired comparison and its label."""
 
     evidence_kind: EvidenceKind
-    roles: PerRole[RoleWorker] = Field(description="The worker of each role, as in settings.")
-    fixture_roles: list[TestRole] = Field(
-        description="The roles the protocol fixture played; any makes the run protocol-fixture."
+    roles: PerRole[RoleWorker] | None = Field(
+        default=None,
+        description="The worker of each role, as in settings (null before per-role workers).",
+    )
+    fixture_roles: list[TestRole] | None = Field(
+        default=None,
+        description="The roles the protocol fixture played; any makes the run protocol-fixture "
+        "(null before per-role workers).",
     )
     manifest_sha256: str
     arms: dict[str, ArmSummary]
@@ -270,8 +283,9 @@ class ManifestReceipt(ReceiptModel):
         description="The author's worker identity (null: binding failed); as roleIdentities.author."
     )
     role_identities: PerRole[WorkerIdentity] | None = Field(
+        default=None,
         description="Each role's bound worker identity; roles sharing a worker share one binding. "
-        "Null when preflight could not bind them."
+        "Null when preflight could not bind them.",
     )
     worker_identity_error: str | None
     verification_scope: dict[str, Any]

@@ -56,6 +56,19 @@ class PerRole(RecordModel, Generic[T]):
             yield role, self.get(role)
 
 
+M = TypeVar("M", bound=type)
+
+
+def picklable(model: M) -> M:
+    """Register a parametrized ``PerRole[X]`` under its name in this module, so ``pickle``
+    finds it: the executors ship trial kits and records to worker processes and nodes."""
+    globals()[model.__qualname__] = model
+    return model
+
+
+picklable(PerRole[WorkerIdentity])
+
+
 def adapter_name(argv: Sequence[str]) -> str | None:
     """The shipped adapter ``argv`` runs (``python -m lorelab.workers.adapters.<m> ...``)."""
     items = list(argv)

@@ -144,9 +144,8 @@ def build_summary(
         if t.generation
         for r in t.generation.roles
     )
-    fixture_roles = [
-        role for role, worker in settings.roles.pairs() if worker.kind == PROTOCOL_FIXTURE
-    ]
+    pairs = settings.roles.pairs() if settings.roles is not None else []
+    fixture_roles = [role for role, worker in pairs if worker.kind == PROTOCOL_FIXTURE]
     kind: EvidenceKind = PROTOCOL_FIXTURE if claimed_fixture or fixture_roles else evidence_kind
     arms: dict[str, ArmSummary] = {arm: _arm([t for t in records if t.arm == arm]) for arm in ARMS}
     paired = compare_arms(
@@ -265,11 +264,15 @@ def summary_markdown(summary: Summary) -> str:
         "# Learning evaluation summary",
         "",
         f"- evidence kind: **{summary.evidence_kind}**"
-        + _fixture_roles_note(summary.fixture_roles),
+        + _fixture_roles_note(summary.fixture_roles or []),
         "- roles: "
-        + "; ".join(
-            f"{role} `{' '.join(worker.argv)}` ({worker.kind})"
-            for role, worker in summary.roles.pairs()
+        + (
+            "; ".join(
+                f"{role} `{' '.join(worker.argv)}` ({worker.kind})"
+                for role, worker in summary.roles.pairs()
+            )
+            if summary.roles is not None
+            else "not recorded"
         ),
         f"- label: **{summary.paired.label}** ({summary.paired.label_reason})",
         f"- manifest SHA-256: `{summary.manifest_sha256}`",
