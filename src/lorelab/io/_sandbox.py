@@ -177,7 +177,15 @@ def _probe_with(bwrap: str, *, pid: bool, network: bool) -> tuple[set[str], str]
             server.bind(("127.0.0.1", 0))
             server.listen(1)
             port = server.getsockname()[1]
-            argv = bwrap_argv(bwrap, cwd=inside, writable=(), pid=pid, network=network)
+            # The interpreter may live under /tmp (a checkout there): bound back as for a run.
+            argv = bwrap_argv(
+                bwrap,
+                cwd=inside,
+                writable=(),
+                pid=pid,
+                network=network,
+                readable=runtime_paths(sys.executable),
+            )
             argv += [sys.executable, "-I", "-S", "-c", _PROBE, str(inside), str(outside)]
             argv += [str(port), str(os.getpid())]
             try:
