@@ -151,7 +151,7 @@ def test_a_node_whose_lorelab_files_differ_fails_its_trials_there(
     (trials,) = failed.values()
     for trial in trials:
         assert trial["status"] == "invalid"
-        assert trial["reason"] == "the worker identity changed before the trial; no call was made"
+        assert trial["reason"] == "a worker identity changed before the trial; no call was made"
         assert trial["identityChecks"]
         assert trial["detected"] == 0
     others = [t for node_id, ts in by_node.items() if node_id not in failed for t in ts]
