@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Final, Literal
 
 from lorelab.memory import _embedding
 from lorelab.memory._db import counts, n_docs
@@ -74,20 +74,28 @@ class Ranking:
         return [item for item in self.candidates if item.served]
 
 
+# Verified experiences (of ?2 or of no project) by BM25, best first, at most ?3: FTS5 yields
+# the most recent ?5 matches of ?1 in rowid order and stops, BM25 keeps the best ?4 of those,
+# and only then are the trust and project filters applied.
+_BM25_CANDIDATES: Final = (
+    "SELECT e.id, e.terms, c.r FROM ("
+    "SELECT id, r FROM ("
+    "SELECT rowid AS id, bm25(experiences_fts) AS r FROM experiences_fts "
+    "WHERE experiences_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?5"
+    ") ORDER BY r LIMIT ?4"
+    ") AS c JOIN experiences e ON e.id = c.id "
+    "WHERE e.trust = 'verified' AND (?2 IS NULL OR e.project IS NULL OR e.project = ?2) "
+    "ORDER BY c.r LIMIT ?3"
+)
+
+
 def _lexical_rows(
     conn: sqlite3.Connection, policy: RelevancePolicy, query: QueryTerms, project: str | None
 ) -> list[tuple[int, str, float]]:
     if not query.present:
         return []
     found = conn.execute(
-        "SELECT e.id, e.terms, c.r FROM ("
-        "SELECT id, r FROM ("
-        "SELECT rowid AS id, bm25(experiences_fts) AS r FROM experiences_fts "
-        "WHERE experiences_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?5"
-        ") ORDER BY r LIMIT ?4"
-        ") AS c JOIN experiences e ON e.id = c.id "
-        "WHERE e.trust = 'verified' AND (?2 IS NULL OR e.project IS NULL OR e.project = ?2) "
-        "ORDER BY c.r LIMIT ?3",
+        _BM25_CANDIDATES,
         (
             fts_query(query.present),
             project,
@@ -358,18 +366,8 @@ def search_lexical(
     match = query.match(policy)
     if match is None or len(query.weights) < policy.min_matched_terms:
         return []
-    # Innermost: the most recent matching items, which FTS5 yields in rowid order and stops
-    # at the limit, so BM25 is computed for a bounded number of rows. Then the best of
-    # those by BM25; only then the trust and project filters.
     found = conn.execute(
-        "SELECT e.id, e.terms, c.r FROM ("
-        "SELECT id, r FROM ("
-        "SELECT rowid AS id, bm25(experiences_fts) AS r FROM experiences_fts "
-        "WHERE experiences_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?5"
-        ") ORDER BY r LIMIT ?4"
-        ") AS c JOIN experiences e ON e.id = c.id "
-        "WHERE e.trust = 'verified' AND (?2 IS NULL OR e.project IS NULL OR e.project = ?2) "
-        "ORDER BY c.r LIMIT ?3",
+        _BM25_CANDIDATES,
         (match, project, policy.pool, policy.candidates, policy.scan_limit),
     ).fetchall()
     scored = [score(query, int(rowid), str(terms), float(r)) for rowid, terms, r in found]
