@@ -85,6 +85,32 @@ class RayCluster:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
 
+    @contextlib.contextmanager
+    def odd_node(self, copy_to: Path):
+        """A third node (one CPU) whose lorelab differs from the coordinator's by one line of
+        ``workers/transport.py``; removed again, the cluster back at two CPUs, on exit."""
+        import shutil
+
+        import lorelab
+
+        shutil.copytree(
+            Path(lorelab.__file__).parent,
+            copy_to / "lorelab",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        with open(copy_to / "lorelab" / "workers" / "transport.py", "a", encoding="utf-8") as f:
+            f.write("# this node's lorelab differs from the coordinator's\n")
+        node = self.start_node(
+            f"--address={self.address}", "--num-cpus=1", "--node-ip-address=127.0.0.1",
+            env={"PYTHONPATH": str(copy_to)},
+        )  # fmt: skip
+        try:
+            self.wait_for_cpus(3)
+            yield
+        finally:
+            self.stop_node(node)
+            self.wait_for_cpus(2)
+
     def stop(self) -> None:
         for process in reversed(self.groups):
             self.stop_node(process)

@@ -231,29 +231,11 @@ def test_a_stopped_coordinator_leaves_aborted_json_and_finalize_clears_the_lock(
 def test_a_node_whose_lorelab_files_differ_fails_its_host_calls_as_identity_changed(
     base, ray_cluster, tmp_path_factory
 ):
-    import shutil
-
-    import lorelab
-
-    odd = tmp_path_factory.mktemp("odd-lorelab")
-    shutil.copytree(
-        Path(lorelab.__file__).parent, odd / "lorelab", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    with open(odd / "lorelab" / "workers" / "transport.py", "a", encoding="utf-8") as handle:
-        handle.write("# this node's lorelab differs from the coordinator's\n")
-    node = ray_cluster.start_node(
-        f"--address={ray_cluster.address}", "--num-cpus=1", "--node-ip-address=127.0.0.1",
-        env={"PYTHONPATH": str(odd)},
-    )  # fmt: skip
-    try:
-        ray_cluster.wait_for_cpus(3)
+    with ray_cluster.odd_node(tmp_path_factory.mktemp("odd-lorelab")):
         run = _run(
             base, "odd-node", "--executor", "ray", "--ray-address", ray_cluster.address,
             "--jobs", "3", host=_host(),
         )  # fmt: skip
-    finally:
-        ray_cluster.stop_node(node)
-        ray_cluster.wait_for_cpus(2)
     assert run["done"].returncode == 3, run["done"].stdout + run["done"].stderr
     receipts = [json.loads(p.read_text()) for p in (run["output"] / "runs").iterdir()]
     by_node: dict[str, list[dict]] = {}

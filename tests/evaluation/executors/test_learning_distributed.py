@@ -12,7 +12,6 @@ Each run is six trials with real pytest runs, hence ``slow``.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -116,27 +115,11 @@ def test_local_ray_keeps_every_recall_figure_and_marks_time_confounded(sequentia
 def test_a_node_whose_lorelab_files_differ_fails_its_trials_there(
     base, ray_cluster, tmp_path_factory
 ):
-    import lorelab
-
-    odd = tmp_path_factory.mktemp("odd-lorelab")
-    shutil.copytree(
-        Path(lorelab.__file__).parent, odd / "lorelab", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    with open(odd / "lorelab" / "workers" / "transport.py", "a", encoding="utf-8") as handle:
-        handle.write("# this node's lorelab differs from the coordinator's\n")
-    node = ray_cluster.start_node(
-        f"--address={ray_cluster.address}", "--num-cpus=1", "--node-ip-address=127.0.0.1",
-        env={"PYTHONPATH": str(odd)},
-    )  # fmt: skip
-    try:
-        ray_cluster.wait_for_cpus(3)
+    with ray_cluster.odd_node(tmp_path_factory.mktemp("odd-lorelab")):
         run = _learning(
             base, "odd-node", "--executor", "ray", "--ray-address", ray_cluster.address,
             "--jobs", "3",
         )  # fmt: skip
-    finally:
-        ray_cluster.stop_node(node)
-        ray_cluster.wait_for_cpus(2)
     assert run["done"].returncode == 1, run["done"].stderr
     by_node: dict[str, list[dict]] = {}
     for trial in _trials(run):
