@@ -60,14 +60,14 @@ from lorelab.evaluation.context._score import (
     score_fixture,
     score_trace,
 )
-from lorelab.evaluation.context._sessions import (
+from lorelab.evaluation.context._session_read import (
     AGENTS,
     SESSION_CEILING,
     SESSION_LIMIT,
     Agent,
     Session,
-    parse_session,
 )
+from lorelab.evaluation.context._sessions import parse_session
 from lorelab.evaluation.context._trials import (
     FIXTURE_CONTEXT_AGENT,
     MANAGED_BOUNDARIES,
