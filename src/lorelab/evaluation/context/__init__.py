@@ -68,15 +68,14 @@ from lorelab.evaluation.context._session_read import (
     Session,
 )
 from lorelab.evaluation.context._sessions import parse_session
+from lorelab.evaluation.context._trial import run_trial
+from lorelab.evaluation.context._trial_checkpoint import build_checkpoint, summarise_evidence
 from lorelab.evaluation.context._trials import (
     FIXTURE_CONTEXT_AGENT,
     MANAGED_BOUNDARIES,
     MAX_TURNS_LIMIT,
-    build_checkpoint,
     resolve_context_agent,
-    run_trial,
     run_trials,
-    summarise_evidence,
 )
 
 __all__ = [
