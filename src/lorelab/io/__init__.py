@@ -68,21 +68,16 @@ __all__ = [
 ]
 
 if _typing.TYPE_CHECKING:
-    from lorelab.io._process import (
-        ExecutionCancelled,
-        ProcessResult,
-        ProcessScope,
-        run_bounded,
-        run_process,
-    )
+    from lorelab.io._process import ProcessResult, run_bounded, run_process
     from lorelab.io._progress import Tick, at_terminal, no_progress, progress_bar
     from lorelab.io._receipts import ReceiptDir, create_output_dir
     from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
+    from lorelab.io._scope import ExecutionCancelled, ProcessScope
 
 _WHERE: _typing.Final = {
-    "ExecutionCancelled": "lorelab.io._process",
+    "ExecutionCancelled": "lorelab.io._scope",
     "ProcessResult": "lorelab.io._process",
-    "ProcessScope": "lorelab.io._process",
+    "ProcessScope": "lorelab.io._scope",
     "run_bounded": "lorelab.io._process",
     "run_process": "lorelab.io._process",
     "Tick": "lorelab.io._progress",
