@@ -28,7 +28,7 @@ from lorelab.memory import (
     _dream_worker,
 )
 from lorelab.workers import adapter_argv, prompt_hash
-from tests.memory.conftest import experience
+from tests.support.memory import experience
 
 PY = sys.executable
 VERIFY = f'{PY} -c \'assert open("data.txt").read() == "ok"\''

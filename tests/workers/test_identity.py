@@ -17,7 +17,7 @@ from lorelab.workers import (
     implementation_hashes,
 )
 from lorelab.workers.identity import _files as identity_files
-from tests.workers.support import write_script
+from tests.support.workers import write_script
 
 
 def _sha(path: Path) -> str:

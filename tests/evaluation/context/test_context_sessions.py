@@ -1,7 +1,7 @@
 """Import and scan of recorded Claude Code and Codex CLI sessions.
 
-The transcripts are written by ``session_helpers`` in the published formats; its docstring names
-the sources each format imitates (Claude Code: DRMacIver/claude-reliability
+The transcripts are written by ``tests.support.sessions`` in the published formats; its
+docstring names the sources each format imitates (Claude Code: DRMacIver/claude-reliability
 ``notes/transcript-format.md``, chrisguillory/claude-session-mcp ``CLAUDE.md``,
 alicoding/claude-parser ``docs/JSONL-STRUCTURE.md``; Codex CLI: openai/codex
 ``codex-rs/protocol/src/protocol.rs``, ``RolloutItem``).
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from session_helpers import SID, Claude, Codex
 
 from lorelab.cli.main import app
 from lorelab.errors import InputFileError, OutputExistsError, SchemaError
@@ -29,6 +28,7 @@ from lorelab.evaluation.context import (
     scan_sessions,
     session_fixture,
 )
+from tests.support.sessions import SID, Claude, Codex
 
 REPO = Path(__file__).resolve().parents[3]
 SESSIONS = REPO / "examples" / "context" / "sessions"

@@ -12,7 +12,7 @@ from lorelab.workers.adapters._static_rules import RULES_VERSION, defined_names,
 from lorelab.workers.adapters.static import plan, spec_items, spec_signatures
 from lorelab.workers.roles import Task
 from lorelab.workspace import FileEntry
-from tests.workers.support import architect_payload, author_payload, reviewer_payload
+from tests.support.workers import architect_payload, author_payload, reviewer_payload
 
 CLAMP = textwrap.dedent(
     """
