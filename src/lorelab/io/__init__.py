@@ -15,6 +15,7 @@ from lorelab.io._bounded import (
     MIB,
     open_regular,
     read_bounded,
+    stream_regular,
 )
 from lorelab.io._hash import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP, sha256_bytes, sha256_file
 from lorelab.io._json import (
@@ -64,6 +65,7 @@ __all__ = [
     "sandbox_kind",
     "sha256_bytes",
     "sha256_file",
+    "stream_regular",
     "validate_model",
 ]
 

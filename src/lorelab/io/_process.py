@@ -359,31 +359,20 @@ def _spawn(
     options: _Options,
 ) -> subprocess.Popen[bytes]:
     try:
-        return _popen(argv, cwd=cwd, env=env, executable=executable, options=options)
+        return subprocess.Popen(
+            list(argv),
+            executable=executable,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if options.input_bytes is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if options.max_stdout is not None else subprocess.STDOUT,
+            start_new_session=options.new_session,
+            close_fds=True,
+            pass_fds=() if options.status_fd is None else (options.status_fd,),
+        )
     except OSError as exc:
         raise _SpawnError(exc) from exc
-
-
-def _popen(
-    argv: Sequence[str],
-    *,
-    cwd: Path,
-    env: Mapping[str, str] | None,
-    executable: str | None,
-    options: _Options,
-) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        list(argv),
-        executable=executable,
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        stdin=subprocess.PIPE if options.input_bytes is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE if options.max_stdout is not None else subprocess.STDOUT,
-        start_new_session=options.new_session,
-        close_fds=True,
-        pass_fds=() if options.status_fd is None else (options.status_fd,),
-    )
 
 
 def run_process(

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from lorelab.errors import InputFileError, SchemaError, UsageError
-from lorelab.io import MIB, open_regular
+from lorelab.errors import SchemaError, UsageError
+from lorelab.io import MIB, stream_regular
 
 Agent = Literal["claude-code", "codex"]
 AGENTS: Final[tuple[Agent, ...]] = ("claude-code", "codex")
@@ -30,7 +29,6 @@ SESSION_CEILING: Final = 1024 * MIB
 TEXT_CLIP: Final = 4000
 """Characters of one message or tool output an import keeps (the rest is marked as clipped)."""
 
-_CHUNK: Final = 1024 * 1024
 
 _SHELLS: Final = frozenset(
     {"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"}
@@ -106,27 +104,20 @@ def read_lines(path: str, limit: int) -> tuple[SourceFile, list[tuple[int, dict[
     One descriptor, regular files only, ``limit`` enforced while reading. Raises
     :class:`SchemaError` naming the line for invalid UTF-8, invalid JSON or a non-object.
     """
-    fd, st = open_regular(path)
     digest = hashlib.sha256()
     chunks: list[bytes] = []
-    total = 0
-    try:
-        if st.st_size > limit:
-            raise InputFileError(
-                f"{path}: {st.st_size} bytes exceeds the session limit of {limit} bytes "
-                "(raise it with --max-bytes)"
-            )
-        while True:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > limit:
-                raise InputFileError(f"{path}: grew past the session limit of {limit} bytes")
-            digest.update(chunk)
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
+
+    def keep(chunk: bytes) -> None:
+        digest.update(chunk)
+        chunks.append(chunk)
+
+    total = stream_regular(
+        path,
+        limit,
+        keep,
+        what=f"the session limit of {limit}",
+        hint=" bytes (raise it with --max-bytes)",
+    )
     source = SourceFile(path=path, size=total, sha256=digest.hexdigest())
     data = b"".join(chunks)
     try:
