@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
-from lorelab.mcp._server import build_server
+from lorelab.mcp import build_server
 from lorelab.memory import (
     CandidateProposal,
     CandidateRequest,
