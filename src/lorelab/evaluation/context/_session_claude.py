@@ -7,6 +7,7 @@ Boundaries come only from recorded events: the ``compact_boundary`` system recor
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -136,19 +137,9 @@ def _claude_user(
         state.last_was_boundary = False
         return
     state.last_was_boundary = False
-    if not isinstance(content, list):
-        _append_text(state, target, "user", content, None)
-        return
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        block_type = block.get("type")
+    for block_type, block in _blocks(state, target, content, "user", None):
         if block_type == "tool_result":
             _claude_result(state, block, record, target)
-        elif block_type == "text":
-            _append_text(state, target, "user", block.get("text"), None)
-        elif block_type not in _CLAUDE_BLOCKS:
-            state.session.unknown[f"content:{block_type}"] += 1
 
 
 def _claude_assistant(
@@ -161,20 +152,29 @@ def _claude_assistant(
         session.models.append(model)
     if not sidechain:
         _claude_usage(state, message)
-    content = message.get("content")
+    for block_type, block in _blocks(state, target, message.get("content"), "agent", model):
+        if block_type == "tool_use":
+            _claude_tool_use(state, block, target, model, sidechain)
+
+
+def _blocks(
+    state: _ClaudeState, target: list[Node], content: Any, author: str, model: str | None
+) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """A message's content blocks in order: text is appended here, unknown types counted, and
+    the other known blocks (tool calls and results) handed back to the caller."""
     if not isinstance(content, list):
-        _append_text(state, target, "agent", content, model)
+        _append_text(state, target, author, content, model)
         return
     for block in content:
         if not isinstance(block, dict):
             continue
         block_type = block.get("type")
         if block_type == "text":
-            _append_text(state, target, "agent", block.get("text"), model)
-        elif block_type == "tool_use":
-            _claude_tool_use(state, block, target, model, sidechain)
+            _append_text(state, target, author, block.get("text"), model)
         elif block_type not in _CLAUDE_BLOCKS:
-            session.unknown[f"content:{block_type}"] += 1
+            state.session.unknown[f"content:{block_type}"] += 1
+        else:
+            yield block_type, block
 
 
 def _append_text(

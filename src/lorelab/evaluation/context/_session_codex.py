@@ -142,11 +142,21 @@ def _codex_call(state: _CodexState, payload: dict[str, Any]) -> None:
         state.pending[call_id] = node
 
 
+def _known_type(
+    session: Session, payload: dict[str, Any], known: frozenset[str], record: str
+) -> str | None:
+    """The payload's type when this reader knows it; an unknown one is counted by name."""
+    kind = payload.get("type")
+    if kind in known:
+        return str(kind)
+    session.unknown[f"{record}:{kind}"] += 1
+    return None
+
+
 def _codex_item(state: _CodexState, payload: dict[str, Any]) -> None:
     session = state.session
-    item = payload.get("type")
-    if item not in _CODEX_ITEMS:
-        session.unknown[f"response_item:{item}"] += 1
+    item = _known_type(session, payload, _CODEX_ITEMS, "response_item")
+    if item is None:
         return
     if item in ("compaction", "compaction_summary"):
         _codex_compaction(state)
@@ -192,9 +202,8 @@ def _codex_item(state: _CodexState, payload: dict[str, Any]) -> None:
 
 def _codex_event(state: _CodexState, payload: dict[str, Any]) -> None:
     session = state.session
-    event = payload.get("type")
-    if event not in _CODEX_EVENTS:
-        session.unknown[f"event_msg:{event}"] += 1
+    event = _known_type(session, payload, _CODEX_EVENTS, "event_msg")
+    if event is None:
         return
     if event == "context_compacted":
         _codex_compaction(state)
