@@ -68,7 +68,7 @@ from lorelab.evaluation.context._session_read import (
     Session,
 )
 from lorelab.evaluation.context._sessions import parse_session
-from lorelab.evaluation.context._trial import run_trial
+from lorelab.evaluation.context._trial import TrialWorker, run_trial
 from lorelab.evaluation.context._trial_checkpoint import build_checkpoint, summarise_evidence
 from lorelab.evaluation.context._trials import (
     FIXTURE_CONTEXT_AGENT,
@@ -119,6 +119,7 @@ __all__ = [
     "Score",
     "Session",
     "SessionRow",
+    "TrialWorker",
     "Usage",
     "Verdict",
     "build_checkpoint",

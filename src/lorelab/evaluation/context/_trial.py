@@ -194,19 +194,28 @@ def _open_trial(
     return run
 
 
+@dataclass(frozen=True, slots=True)
+class TrialWorker:
+    """The worker every trial of a run calls, with the bounds of each call and of the turns."""
+
+    argv: list[str]
+    max_turns: int
+    timeout_ms: int
+    max_output_bytes: int
+    fixture_agent: bool
+    """The shipped offline fixture: every trial's evidence is labelled ``protocol-fixture``."""
+    payload_log: list[dict[str, Any]] | None = None
+    """When given, receives every payload sent."""
+
+
 def run_trial(
     item: LoadedFixture,
     boundary: BoundaryKind,
     *,
     run_id: str,
     store: CheckpointStore,
-    argv: Sequence[str],
+    worker: TrialWorker,
     identity: WorkerIdentity,
-    max_turns: int,
-    timeout_ms: int,
-    max_output_bytes: int,
-    fixture_agent: bool,
-    payload_log: list[dict[str, Any]] | None = None,
 ) -> RecordResult:
     """Run one managed-boundary trial of ``item`` and score its synthetic record.
 
@@ -215,25 +224,25 @@ def run_trial(
     """
     run = _open_trial(item, boundary, run_id=run_id, store=store)
     cwd = Path(identity.cwd)
-    for turn in range(1, max_turns + 1):
-        payload = _payload(run, turn=turn, max_turns=max_turns)
-        if payload_log is not None:
-            payload_log.append(payload)
+    for turn in range(1, worker.max_turns + 1):
+        payload = _payload(run, turn=turn, max_turns=worker.max_turns)
+        if worker.payload_log is not None:
+            worker.payload_log.append(payload)
         call = call_worker(
-            argv,
+            worker.argv,
             ROLE,
             payload,
             cwd=cwd,
-            timeout_ms=timeout_ms,
-            max_output_bytes=max_output_bytes,
+            timeout_ms=worker.timeout_ms,
+            max_output_bytes=worker.max_output_bytes,
             attempt=turn,
             identity=identity,
         )
         if not _take_turn(run, turn, call):
             break
-    if fixture_agent:
+    if worker.fixture_agent:
         run.evidence_kind = "protocol-fixture"
-    return _record(run, argv=argv, identity=identity, max_turns=max_turns)
+    return _record(run, argv=worker.argv, identity=identity, max_turns=worker.max_turns)
 
 
 def _take_turn(run: _TrialRun, turn: int, call: RoleCall) -> bool:

@@ -23,7 +23,7 @@ from lorelab.evaluation.context._run import (
     load_fixtures,
     new_run_id,
 )
-from lorelab.evaluation.context._trial import run_trial
+from lorelab.evaluation.context._trial import TrialWorker, run_trial
 from lorelab.evaluation.context._trial_checkpoint import check_checkpoint_fits
 from lorelab.io import ReceiptDir, create_output_dir
 from lorelab.workers.agents import resolve_agent
@@ -136,29 +136,12 @@ def _run_plan(
     *,
     run_id: str,
     store: CheckpointStore,
-    argv: list[str],
-    max_turns: int,
-    timeout_ms: int,
-    max_output_bytes: int,
-    fixture_agent: bool,
-    payload_log: list[dict[str, Any]] | None,
+    worker: TrialWorker,
 ) -> list[RecordResult]:
     """Each planned trial in order, its record written to ``trials/`` as soon as it is scored."""
     records: list[RecordResult] = []
     for (item, kind), identity in zip(plan, identities, strict=True):
-        record = run_trial(
-            item,
-            kind,
-            run_id=run_id,
-            store=store,
-            argv=argv,
-            identity=identity,
-            max_turns=max_turns,
-            timeout_ms=timeout_ms,
-            max_output_bytes=max_output_bytes,
-            fixture_agent=fixture_agent,
-            payload_log=payload_log,
-        )
+        record = run_trial(item, kind, run_id=run_id, store=store, worker=worker, identity=identity)
         trials_dir.write_json(f"{len(records) + 1:04d}-{kind}.json", record)
         records.append(record)
     return records
@@ -220,18 +203,17 @@ def run_trials(
             private_home = home = Path(tempfile.mkdtemp(prefix="lorelab-context-checkpoints-"))
         identities = _bind_workers(argv, len(plan), scratch=scratch, cwd=cwd)
         out = create_output_dir(output)
-        records = _run_plan(
-            plan,
-            identities,
-            out.subdir("trials"),
-            run_id=run_id,
-            store=CheckpointStore(home),
+        worker = TrialWorker(
             argv=argv,
             max_turns=max_turns,
             timeout_ms=timeout_ms,
             max_output_bytes=max_output_bytes,
             fixture_agent=FIXTURE_CONTEXT_MODULE in argv,
             payload_log=payload_log,
+        )
+        store = CheckpointStore(home)
+        records = _run_plan(
+            plan, identities, out.subdir("trials"), run_id=run_id, store=store, worker=worker
         )
     finally:
         for temporary in (scratch, private_home):
