@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import Field, ValidationError
 
@@ -51,17 +51,7 @@ FailureClass = Literal[
     "multiple-json",
     "invalid-response",
 ]
-FAILURE_CLASSES: Final[tuple[str, ...]] = (
-    "spawn-failed",
-    "identity-changed",
-    "timeout",
-    "output-too-large",
-    "nonzero-exit",
-    "empty-output",
-    "invalid-json",
-    "multiple-json",
-    "invalid-response",
-)
+FAILURE_CLASSES: Final[tuple[str, ...]] = get_args(FailureClass)
 
 
 class ModelClaim(RecordModel):
