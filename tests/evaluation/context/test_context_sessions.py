@@ -528,3 +528,44 @@ def test_import_creates_missing_parent_directories_private(tmp_path):
     assert stat.S_IMODE(out.parent.stat().st_mode) == 0o700
     assert "1 proposed forbidden command;" not in result.output  # `ls` passed: none proposed
     assert "0 proposed forbidden commands;" in result.output
+
+
+# A field that names a record, item, event, block or tool type is a string in both formats; a
+# list or object there is an unknown type, counted by its JSON text, never a crash.
+NOT_A_NAME = [["user"], {"type": "user"}]
+
+
+@pytest.mark.parametrize("value", NOT_A_NAME)
+def test_a_claude_type_that_is_not_a_string_is_counted_as_unknown(tmp_path, value):
+    path = tmp_path / "claude.jsonl"
+    lines = [
+        {"type": value, "sessionId": SID},
+        {"type": "assistant", "sessionId": SID, "message": {"content": [{"type": value}]}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = parse_session(str(path), agent=None, limit=SESSION_LIMIT, keep_text=False)
+    assert session.agent == "claude-code"
+    assert session.unknown[str(value)] == 1
+    assert session.unknown[f"content:{value}"] == 1
+
+
+@pytest.mark.parametrize("value", NOT_A_NAME)
+def test_a_codex_type_or_tool_name_that_is_not_a_string_is_counted_as_unknown(tmp_path, value):
+    path = tmp_path / "rollout.jsonl"
+    lines = [
+        {"type": "session_meta", "payload": {"id": SID}},
+        {"type": value, "payload": {}},
+        {"type": "response_item", "payload": {"type": value}},
+        {"type": "event_msg", "payload": {"type": value}},
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": value, "call_id": "c1"},
+        },
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = parse_session(str(path), agent=None, limit=SESSION_LIMIT, keep_text=False)
+    assert session.agent == "codex"
+    assert session.unknown[str(value)] == 1
+    assert session.unknown[f"response_item:{value}"] == 1
+    assert session.unknown[f"event_msg:{value}"] == 1
+    assert [event for event in session.events if event.kind == "command"] == []

@@ -17,6 +17,7 @@ from lorelab.evaluation.context._session_read import (
     SourceFile,
     clip,
     int_value,
+    is_one_of,
     text_of,
 )
 
@@ -74,7 +75,7 @@ def _claude_boundary(state: _ClaudeState, target: list[Node]) -> None:
 
 def _claude_record(state: _ClaudeState, record: dict[str, Any]) -> None:
     kind = record.get("type")
-    if kind not in _CLAUDE_TYPES:
+    if not is_one_of(kind, _CLAUDE_TYPES):
         state.session.unknown[str(kind)] += 1
         return
     if kind in ("summary", "file-history-snapshot", "queue-operation"):
@@ -171,7 +172,7 @@ def _blocks(
         block_type = block.get("type")
         if block_type == "text":
             _append_text(state, target, author, block.get("text"), model)
-        elif block_type not in _CLAUDE_BLOCKS:
+        elif not is_one_of(block_type, _CLAUDE_BLOCKS):
             state.session.unknown[f"content:{block_type}"] += 1
         else:
             yield block_type, block

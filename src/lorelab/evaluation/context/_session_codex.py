@@ -18,6 +18,7 @@ from lorelab.evaluation.context._session_read import (
     SourceFile,
     clip,
     int_value,
+    is_one_of,
     shell_command,
     text_of,
 )
@@ -124,7 +125,7 @@ def _codex_compaction(state: _CodexState) -> None:
 def _codex_call(state: _CodexState, payload: dict[str, Any]) -> None:
     name = payload.get("name")
     call_id = payload.get("call_id") if isinstance(payload.get("call_id"), str) else None
-    if name not in _SHELL_TOOLS:
+    if not is_one_of(name, _SHELL_TOOLS):
         return
     arguments = payload.get("arguments")
     try:
@@ -147,7 +148,7 @@ def _known_type(
 ) -> str | None:
     """The payload's type when this reader knows it; an unknown one is counted by name."""
     kind = payload.get("type")
-    if kind in known:
+    if is_one_of(kind, known):
         return str(kind)
     session.unknown[f"{record}:{kind}"] += 1
     return None
@@ -245,7 +246,7 @@ def parse_codex(
         payload = record.get("payload")
         if session.first_timestamp is None and isinstance(record.get("timestamp"), str):
             session.first_timestamp = record["timestamp"]
-        if kind not in CODEX_TYPES:
+        if not is_one_of(kind, CODEX_TYPES):
             session.unknown[str(kind)] += 1
             continue
         if not isinstance(payload, dict):

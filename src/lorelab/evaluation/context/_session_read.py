@@ -165,6 +165,12 @@ def _parse_lines(path: str, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]
         yield number, value
 
 
+def is_one_of(value: Any, names: frozenset[str]) -> bool:
+    """Whether a recorded field is one of ``names`` (a list or object where a name belongs is
+    not: it is counted as unknown, never a crash)."""
+    return isinstance(value, str) and value in names
+
+
 def clip(text: str) -> str:
     """``text`` cut to :data:`TEXT_CLIP` characters, saying how much was cut."""
     if len(text) <= TEXT_CLIP:

@@ -18,13 +18,13 @@ from typing import Any
 from lorelab.errors import SchemaError
 from lorelab.evaluation.context._session_claude import parse_claude
 from lorelab.evaluation.context._session_codex import CODEX_TYPES, parse_codex
-from lorelab.evaluation.context._session_read import Agent, Node, Session, read_lines
+from lorelab.evaluation.context._session_read import Agent, Node, Session, is_one_of, read_lines
 
 
 def detect_agent(records: list[tuple[int, dict[str, Any]]]) -> Agent | None:
     """The agent whose format the first record follows, or ``None`` for an empty file."""
     for _, record in records:
-        if record.get("type") in CODEX_TYPES and "payload" in record:
+        if is_one_of(record.get("type"), CODEX_TYPES) and "payload" in record:
             return "codex"
         return "claude-code"
     return None
