@@ -11,7 +11,7 @@ from lorelab.cli import main as main_module
 from lorelab.cli._common import LazyGroup, load_lazy
 from lorelab.cli.main import app
 from lorelab.workers import SHIPPED_ADAPTERS
-from tests.workers.support import architect_payload
+from tests.support.workers import architect_payload
 
 
 def _walk(command: click.Command, path: tuple[str, ...] = ()):

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from lorelab.cli.main import app
 from lorelab.io import _sandbox, probe_sandbox
 from lorelab.workspace import FileEntry, RunRoot
-from tests.io.support import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
+from tests.support.sleepers import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
 
 SUPPORT = probe_sandbox()
 PASSING = {"tests/test_ok.py": "def test_ok():\n    pass\n"}

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
-from tests.hooks.support import SECRET, StandInAgent, claude_payload, clean_env
+from tests.support.hooks import SECRET, StandInAgent, claude_payload, clean_env
 
 SESSION = "5b2c6f0e-claude-session"
 USER_HOOKS = {

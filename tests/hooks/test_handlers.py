@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from lorelab.cli.main import app
 from lorelab.hooks import LOG_NAME, is_verification, run_hook, session_file
-from tests.hooks.support import SECRET, claude_payload, codex_payload, gemini_payload
+from tests.support.hooks import SECRET, claude_payload, codex_payload, gemini_payload
 
 TASK = "Make the slugify helper strip accents from titles"
 ENV: dict[str, str] = {}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lorelab.io import ProcessScope, _sandbox, probe_sandbox, run_process
-from tests.io.support import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
+from tests.support.sleepers import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
 
 ENV = dict(os.environ)
 SUPPORT = probe_sandbox()

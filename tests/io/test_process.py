@@ -2,7 +2,7 @@ import os
 import sys
 
 from lorelab.io import run_process
-from tests.io.support import gone
+from tests.support.sleepers import gone
 
 ENV = dict(os.environ)
 

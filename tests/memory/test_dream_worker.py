@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
-from lorelab.mcp._server import build_server
+from lorelab.mcp import build_server
 from lorelab.memory import (
     CandidateProposal,
     CandidateRequest,
@@ -28,7 +28,7 @@ from lorelab.memory import (
     _dream_worker,
 )
 from lorelab.workers import adapter_argv, prompt_hash
-from tests.memory.conftest import experience
+from tests.support.memory import experience
 
 PY = sys.executable
 VERIFY = f'{PY} -c \'assert open("data.txt").read() == "ok"\''

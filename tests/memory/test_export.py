@@ -7,7 +7,7 @@ import yaml
 from lorelab.errors import InputFileError, OutputExistsError, SchemaError
 from lorelab.memory import PromoteRequest, Skill, SkillsRequest, SkillStep, _export
 from lorelab.memory._export import export_skills, skill_markdown
-from tests.memory.conftest import experience
+from tests.support.memory import experience
 
 
 def _skill(name: str, description: str) -> Skill:

@@ -15,7 +15,7 @@ from lorelab.memory import (
     open_store,
 )
 from lorelab.memory._models import EXIT_CODE_MAX, EXIT_CODE_MIN
-from tests.memory.conftest import experience
+from tests.support.memory import experience
 
 
 def _record(**verification: object) -> dict[str, object]:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from lorelab.cli.main import app
 from lorelab.errors import InputFileError
 from lorelab.memory import ListRequest, SqliteMemoryStore
-from tests.memory.conftest import experience
+from tests.support.memory import experience
 
 RECORD = [
     "record",

@@ -19,7 +19,7 @@ from lorelab.memory import (
 )
 from lorelab.memory._experiences import FOLD_BATCH
 from lorelab.memory._migrations import MIGRATIONS, applied_migrations
-from tests.memory.conftest import DATA, experience
+from tests.support.memory import DATA, experience
 
 SCHEMA_PIN = DATA / "schema.sql"
 

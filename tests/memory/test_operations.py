@@ -14,8 +14,7 @@ from lorelab.cli._memory_commands import Where
 from lorelab.cli.main import app
 from lorelab.cli.memory import _command, memory_group
 from lorelab.mcp import _server
-from lorelab.memory import OPERATIONS, Operation, SqliteMemoryStore
-from lorelab.memory._context import RecoverRequest, RecoverResult
+from lorelab.memory import OPERATIONS, Operation, RecoverRequest, RecoverResult, SqliteMemoryStore
 
 
 def _cli_command(name: str) -> click.Command | None:

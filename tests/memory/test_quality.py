@@ -3,7 +3,7 @@ from dataclasses import replace
 from lorelab.io import read_json
 from lorelab.memory import DEFAULT_POLICY, RelevancePolicy
 from lorelab.testing.quality import evaluate_retrieval
-from tests.memory.conftest import DATA
+from tests.support.memory import DATA
 
 SET = DATA / "retrieval_set.json"
 

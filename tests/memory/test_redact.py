@@ -17,8 +17,8 @@ from lorelab.memory import (
     ShowRequest,
     SqliteMemoryStore,
     Verification,
+    redact,
 )
-from lorelab.memory._redact import redact
 
 _rng = random.Random(20240301)
 

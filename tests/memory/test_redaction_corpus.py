@@ -30,10 +30,10 @@ from lorelab.memory import (
     StartRequest,
     Target,
     Verification,
+    redact,
 )
 from lorelab.memory._context import FailedCommandInput
 from lorelab.memory._operations import operation
-from lorelab.memory._redact import redact
 from lorelab.workspace import FileEntry
 
 _rng = random.Random(20261201)

@@ -27,7 +27,7 @@ from lorelab.memory import (
 from lorelab.memory._embedding import MODEL_ID, embed
 from lorelab.memory._migrations import MIGRATIONS, applied_migrations
 from lorelab.workspace import FileEntry
-from tests.memory.conftest import DATA, experience
+from tests.support.memory import DATA, experience
 
 HELDOUT = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "retrieval_heldout.json"
 REFUND = "Fix failing test_refund_partial_amount after Decimal rounding change"

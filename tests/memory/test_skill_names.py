@@ -23,7 +23,7 @@ from lorelab.memory._skill_names import (
     skill_name_problem,
     slug_skill_name,
 )
-from tests.memory.conftest import experience
+from tests.support.memory import experience
 
 
 @given(st.text(max_size=200), st.integers(min_value=2, max_value=10**6))

@@ -31,7 +31,7 @@ from lorelab.memory import (
 )
 from lorelab.memory._models import HEALTH_CAP, HEALTH_START
 from lorelab.memory._text import task_key
-from tests.memory.conftest import experience
+from tests.support.memory import experience
 
 TASKS = [
     "Refund rounding decimal cents test failing",

@@ -36,7 +36,7 @@ from lorelab.memory import (
 )
 from lorelab.memory._models import HEALTH_CAP, HEALTH_START
 from lorelab.workspace import FileEntry
-from tests.memory.conftest import experience
+from tests.support.memory import experience
 
 REFUND_TASK = "partial refund test off by one cent, Decimal rounding in refunds"
 

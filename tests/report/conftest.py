@@ -3,7 +3,8 @@
 from pathlib import Path
 
 import pytest
-from report_page import EXAMPLES, copy_capture, lorelab_process
+
+from tests.support.report_page import EXAMPLES, copy_capture, lorelab_process
 
 
 @pytest.fixture

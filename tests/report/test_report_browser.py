@@ -2,8 +2,9 @@
 report without a console error, and every figure has a non-zero size on the page."""
 
 import pytest
-from browser import render
-from report_page import lorelab
+
+from tests.support.browser import render
+from tests.support.report_page import lorelab
 
 pytestmark = pytest.mark.slow
 

@@ -4,10 +4,10 @@ equal to what ``lorelab evaluate`` reports on the same runs file, and aborted or
 import json
 
 import pytest
-from report_page import lorelab, lorelab_process, parse
 
 from lorelab.evaluation.conditions import ManifestReceipt, RunAborted, evaluate, read_runs
 from lorelab.io import read_model
+from tests.support.report_page import lorelab, lorelab_process, parse
 
 SECTIONS = [
     "decision",

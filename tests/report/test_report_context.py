@@ -1,10 +1,10 @@
 """``lorelab report`` on context output directories: a fixture run, a trial run and a scan."""
 
 import pytest
-from report_page import EXAMPLES, lorelab, lorelab_process, parse
 
 from lorelab.evaluation.context import FAILURE_CLASSES, ContextReceipt, ScanReceipt
 from lorelab.io import read_model
+from tests.support.report_page import EXAMPLES, lorelab, lorelab_process, parse
 
 
 def _report(directory, tmp_path, name="page.html", code=0):

@@ -2,10 +2,10 @@
 could lag behind a receipt change): complete, exit 0, numbers equal to its summary."""
 
 import pytest
-from report_page import lorelab, lorelab_process, parse
 
 from lorelab.evaluation.learning.records import Summary
 from lorelab.io import read_model
+from tests.support.report_page import lorelab, lorelab_process, parse
 
 pytestmark = pytest.mark.slow
 

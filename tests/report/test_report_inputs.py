@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-from report_page import DATA, lorelab, lorelab_process, parse
 
 from lorelab.evaluation.conditions import (
     ManifestReceipt as ConditionsManifestReceipt,
@@ -21,6 +20,7 @@ from lorelab.evaluation.conditions import (
 )
 from lorelab.evaluation.learning.records import ManifestReceipt, Summary, TrialRecord
 from lorelab.io import read_model
+from tests.support.report_page import DATA, lorelab, lorelab_process, parse
 
 
 def _one_line_refusal(done, *needles):

@@ -5,10 +5,10 @@ import json
 import re
 
 import pytest
-from report_page import lorelab, parse
 
 from lorelab.evaluation.learning.records import Summary, TrialRecord
 from lorelab.io import read_model
+from tests.support.report_page import lorelab, parse
 
 SECTIONS = ["overview", "paired", "recall", "detection", "cost", "not-counted", "run"]
 FIGURES = ["paired", "spec-differences", "recall", "detection", "time", "bytes"]

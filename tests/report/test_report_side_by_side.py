@@ -3,7 +3,7 @@
 import json
 import shutil
 
-from report_page import lorelab, parse
+from tests.support.report_page import lorelab, parse
 
 
 def _pair(a, b, tmp_path, code):

@@ -1,7 +1,7 @@
 import pytest
 
 from lorelab.workspace import FileEntry, RunRoot
-from tests.io import support
+from tests.support import sleepers
 
 
 @pytest.fixture
@@ -24,4 +24,4 @@ def make(root):
 @pytest.fixture
 def gone():
     """``gone(pid)``: whether a process is dead, polling for at most ten seconds."""
-    return support.gone
+    return sleepers.gone

@@ -13,7 +13,7 @@ import pytest
 
 from lorelab.io import probe_sandbox
 from lorelab.runners import NodeRunner, PytestRunner, check_suite, get_runner
-from tests.io.support import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
+from tests.support.sleepers import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
 
 TIMEOUT = 120
 SUPPORT = probe_sandbox()

@@ -3,12 +3,12 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
-from tests.testgen.conftest import PASSING_TEST, REQUIREMENTS, SOURCE, scripted_worker
 
 from lorelab.cli.main import app
 from lorelab.memory import AddLessonRequest, open_store
 from lorelab.testgen import GenerateOptions, generate_for_project
 from lorelab.workspace import FileEntry
+from tests.support.testgen import PASSING_TEST, REQUIREMENTS, SOURCE, scripted_worker
 
 CLAMP_HISTORY_TESTS = textwrap.dedent(
     """

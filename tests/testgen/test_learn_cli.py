@@ -2,9 +2,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from tests.testgen.conftest import PASSING_TEST, REQUIREMENTS, SOURCE
 
 from lorelab.cli.main import app
+from tests.support.testgen import PASSING_TEST, REQUIREMENTS, SOURCE
 
 
 def _example(tmp_path, *, tests=PASSING_TEST, example_id="history-clip", path="tests/test_clip.py"):

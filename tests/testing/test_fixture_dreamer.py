@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lorelab.testing.fixture import answer
 from lorelab.workers import adapter_argv, call_worker, validate_response
-from tests.workers.support import dreamer_experience, dreamer_payload
+from tests.support.workers import dreamer_experience, dreamer_payload
 
 
 def test_a_verification_shared_by_two_experiences_becomes_one_candidate():

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
-from tests.workers.support import architect_payload, install_standin, write_script
+from tests.support.workers import architect_payload, install_standin, write_script
 
 ANSWER = {"cases": [{"name": "upper", "intent": "clamp(5, 0, 3) == 3"}]}
 

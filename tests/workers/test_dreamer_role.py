@@ -4,7 +4,7 @@ import pytest
 
 from lorelab.errors import SchemaError
 from lorelab.workers import ROLES, build_prompt, role_prompt, validate_payload, validate_response
-from tests.workers.support import dreamer_experience, dreamer_payload
+from tests.support.workers import dreamer_experience, dreamer_payload
 
 PROPOSAL = {
     "name": "verify-pytest-q",

@@ -8,7 +8,7 @@ from lorelab.workers.roles import (
     validate_payload,
     validate_response,
 )
-from tests.workers.support import (
+from tests.support.workers import (
     architect_payload,
     author_payload,
     host_payload,

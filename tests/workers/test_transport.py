@@ -10,7 +10,7 @@ from lorelab.errors import SchemaError, UsageError
 from lorelab.io import json_bytes
 from lorelab.workers import bind_identity, call_worker
 from lorelab.workers.transport import RAW_RESPONSE_CAP, STDERR_TAIL_CAP
-from tests.workers.support import PLAN, architect_payload, write_script
+from tests.support.workers import PLAN, architect_payload, write_script
 
 ANSWER = {"cases": [{"name": "upper", "intent": "clamp(5, 0, 3) == 3"}]}
 

@@ -3,9 +3,9 @@
 import re
 import secrets
 from datetime import UTC, datetime
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import AwareDatetime, Field, field_validator
+from pydantic import AfterValidator, AwareDatetime, Field, field_validator
 
 from lorelab._model import RecordModel
 
@@ -17,21 +17,24 @@ CHECKPOINT_ID: Final = re.compile(r"ckpt-[0-9]{8}T[0-9]{12}Z-[0-9a-f]{12}")
 MAX_SCOPE_LENGTH: Final = 512
 
 
+def _nonzero(value: int) -> int:
+    if value == 0:
+        raise ValueError("a failed command has a nonzero exit code")
+    return value
+
+
+FailedExitCode = Annotated[int, AfterValidator(_nonzero)]
+"""The exit code of a failed command: any integer but 0."""
+
+
 class FailedCommand(RecordModel):
     """A command that already failed before the boundary: the next context must not rerun it."""
 
     command: str = Field(min_length=1, description="The exact command string that was run.")
-    exit_code: int = Field(description="Its exit code (never 0: a failed command).")
+    exit_code: FailedExitCode = Field(description="Its exit code (never 0: a failed command).")
     index: int | None = Field(
         default=None, description="Index of the command event in the source trace, if known."
     )
-
-    @field_validator("exit_code")
-    @classmethod
-    def _nonzero(cls, value: int) -> int:
-        if value == 0:
-            raise ValueError("a failed command has a nonzero exit code")
-        return value
 
 
 class RequestMessage(RecordModel):

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Final, TypedDict, Unpack
 
 from lorelab.context._checkpoint import (
     CHECKPOINT_ID,
@@ -174,29 +174,27 @@ def new_checkpoint(
     return checkpoint
 
 
+class CheckpointDetails(TypedDict, total=False):
+    """What a checkpoint may carry besides its scope, boundary and summary."""
+
+    notes: Iterable[str]
+    request_context: RequestContext | None
+    failed_commands: Iterable[FailedCommand]
+    source_event_indices: Iterable[int]
+    created_at: datetime | None
+
+
 def write_checkpoint(
     store: CheckpointStore,
     *,
     scope: str,
     boundary: BoundaryKind,
     summary: str,
-    notes: Iterable[str] = (),
-    request_context: RequestContext | None = None,
-    failed_commands: Iterable[FailedCommand] = (),
-    source_event_indices: Iterable[int] = (),
-    created_at: datetime | None = None,
+    **details: Unpack[CheckpointDetails],
 ) -> Checkpoint:
-    """Build a checkpoint with a fresh id, persist it in ``store`` and return it."""
-    checkpoint = new_checkpoint(
-        scope=scope,
-        boundary=boundary,
-        summary=summary,
-        notes=notes,
-        request_context=request_context,
-        failed_commands=failed_commands,
-        source_event_indices=source_event_indices,
-        created_at=created_at,
-    )
+    """Build a checkpoint with a fresh id (:func:`new_checkpoint`), persist it in ``store``
+    and return it."""
+    checkpoint = new_checkpoint(scope=scope, boundary=boundary, summary=summary, **details)
     store.write(checkpoint)
     return checkpoint
 

@@ -15,6 +15,7 @@ from lorelab.io._bounded import (
     MIB,
     open_regular,
     read_bounded,
+    stream_regular,
 )
 from lorelab.io._hash import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP, sha256_bytes, sha256_file
 from lorelab.io._json import (
@@ -64,25 +65,21 @@ __all__ = [
     "sandbox_kind",
     "sha256_bytes",
     "sha256_file",
+    "stream_regular",
     "validate_model",
 ]
 
 if _typing.TYPE_CHECKING:
-    from lorelab.io._process import (
-        ExecutionCancelled,
-        ProcessResult,
-        ProcessScope,
-        run_bounded,
-        run_process,
-    )
+    from lorelab.io._process import ProcessResult, run_bounded, run_process
     from lorelab.io._progress import Tick, at_terminal, no_progress, progress_bar
     from lorelab.io._receipts import ReceiptDir, create_output_dir
     from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
+    from lorelab.io._scope import ExecutionCancelled, ProcessScope
 
 _WHERE: _typing.Final = {
-    "ExecutionCancelled": "lorelab.io._process",
+    "ExecutionCancelled": "lorelab.io._scope",
     "ProcessResult": "lorelab.io._process",
-    "ProcessScope": "lorelab.io._process",
+    "ProcessScope": "lorelab.io._scope",
     "run_bounded": "lorelab.io._process",
     "run_process": "lorelab.io._process",
     "Tick": "lorelab.io._progress",

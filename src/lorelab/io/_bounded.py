@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from typing import Final, Literal
 
 from lorelab.errors import InputFileError, UsageError
@@ -14,7 +15,7 @@ FIXTURE_LIMIT: Final = 32 * MIB
 LIMITS: Final[dict[str, int]] = {"manifest": MANIFEST_LIMIT, "fixture": FIXTURE_LIMIT}
 
 InputKind = Literal["manifest", "fixture"]
-_CHUNK: Final = 64 * 1024
+_CHUNK: Final = 1024 * 1024
 
 
 def describe_mode(mode: int) -> str:
@@ -70,12 +71,29 @@ def read_bounded(
         limit = ceiling
     if not 0 < limit <= ceiling:
         raise UsageError(f"read limit {limit} for a {kind} must be between 1 and {ceiling} bytes")
+    chunks: list[bytes] = []
+    stream_regular(path, limit, chunks.append, what=f"the {kind} limit of {limit}")
+    return b"".join(chunks)
+
+
+def stream_regular(
+    path: str | os.PathLike[str],
+    limit: int,
+    sink: Callable[[bytes], object],
+    *,
+    what: str,
+    hint: str = "",
+) -> int:
+    """Feed a regular file of at most ``limit`` bytes to ``sink`` chunk by chunk; its size.
+
+    One descriptor; a file over ``limit`` is refused before reading ("exceeds ``what``", then
+    ``hint``), and one that grows past it while read is refused one byte past the limit.
+    """
     name = os.fspath(path)
     fd, st = open_regular(name)
     try:
         if st.st_size > limit:
-            raise InputFileError(f"{name}: {st.st_size} bytes exceeds the {kind} limit of {limit}")
-        chunks: list[bytes] = []
+            raise InputFileError(f"{name}: {st.st_size} bytes exceeds {what}{hint}")
         total = 0
         while True:
             chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
@@ -83,8 +101,8 @@ def read_bounded(
                 break
             total += len(chunk)
             if total > limit:
-                raise InputFileError(f"{name}: grew past the {kind} limit of {limit} bytes")
-            chunks.append(chunk)
+                raise InputFileError(f"{name}: grew past {what} bytes")
+            sink(chunk)
     finally:
         os.close(fd)
-    return b"".join(chunks)
+    return total

@@ -15,8 +15,6 @@ kills the child, a stderr tail; a spawn failure is a result, not an exception).
 from __future__ import annotations
 
 import contextlib
-import contextvars
-import functools
 import hashlib
 import os
 import selectors
@@ -24,16 +22,16 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Final, ParamSpec, TypeVar
+from typing import Final
 
+from lorelab.io._pipes import Head, StdinFeed, Tail, drain
 from lorelab.io._reaper import STATUS_FD_ENV
 from lorelab.io._sandbox import SandboxKind, contained_argv, resolve_program
+from lorelab.io._scope import ProcessScope, current_scope, kill_group
 
-_CHUNK: Final = 64 * 1024
 RUN_TAIL_BYTES: Final = 64 * 1024
 """How much of a test run's output :func:`run_process` keeps by default."""
 DEFAULT_STDERR_TAIL: Final = 8 * 1024
@@ -99,127 +97,6 @@ class ProcessResult:
             return f"signal {number}"
 
 
-def kill_group(pgid: int) -> None:
-    """SIGKILL process group ``pgid``; a group that is gone already is not an error."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-class ExecutionCancelled(Exception):
-    """Raised by :func:`run_process` in a cancelled :class:`ProcessScope`: nothing more runs."""
-
-
-class ProcessScope:
-    """The process groups :func:`run_process` starts on behalf of one caller, killed together.
-
-    An interrupt (Ctrl-C, SIGTERM) reaches only the main thread; processes started by pool
-    threads would run on to their timeouts. Inside ``with ProcessScope() as scope:`` (and in
-    functions wrapped by ``scope.bind``, for other threads), every process group started is
-    registered; leaving the block by an exception kills them all at once, and any later
-    :func:`run_process` in the scope raises :class:`ExecutionCancelled` instead of starting.
-    Enter the scope *inside* the thread pool's own ``with`` so it cancels before the pool waits.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._groups: dict[int, Callable[[], None]] = {}
-        self._cancelled = False
-        self._parent = _SCOPE.get()
-        self._token: contextvars.Token[ProcessScope | None] | None = None
-
-    @property
-    def cancelled(self) -> bool:
-        """Whether :meth:`cancel` was called."""
-        return self._cancelled
-
-    def cancel(self) -> None:
-        """Kill every registered process group now and refuse to start any more."""
-        with self._lock:
-            self._cancelled = True
-            for stop in self._groups.values():
-                stop()
-
-    def bind(self, function: Callable[_P, _R]) -> Callable[_P, _R]:
-        """``function`` made to run inside this scope in whatever thread calls it."""
-
-        @functools.wraps(function)
-        def bound(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-            token = _SCOPE.set(self)
-            try:
-                return function(*args, **kwargs)
-            finally:
-                _SCOPE.reset(token)
-
-        return bound
-
-    def __enter__(self) -> ProcessScope:
-        self._token = _SCOPE.set(self)
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if exc is not None:
-            self.cancel()
-        if self._token is not None:
-            _SCOPE.reset(self._token)
-            self._token = None
-
-    def _chain(self) -> list[ProcessScope]:
-        scopes: list[ProcessScope] = []
-        scope: ProcessScope | None = self
-        while scope is not None:
-            scopes.append(scope)
-            scope = scope._parent
-        return scopes
-
-    def check(self) -> None:
-        """Raise :class:`ExecutionCancelled` when this scope or an enclosing one is cancelled."""
-        if any(scope.cancelled for scope in self._chain()):
-            raise ExecutionCancelled("cancelled: the run was interrupted")
-
-    def register(self, pgid: int, stop: Callable[[], None] | None = None) -> None:
-        """Track process group ``pgid``; a scope cancelled meanwhile stops it at once.
-
-        ``stop`` ends the group (default: SIGKILL to the whole group); it is called with the
-        scope's lock held, so it must not block.
-        """
-        action = stop if stop is not None else functools.partial(kill_group, pgid)
-        for scope in self._chain():
-            with scope._lock:
-                scope._groups[pgid] = action
-                if scope._cancelled:
-                    action()
-
-    def registered(self, pgid: int) -> bool:
-        """Whether ``pgid`` is still tracked (its leader is not reaped yet)."""
-        with self._lock:
-            return pgid in self._groups
-
-    def unregister(self, pgid: int) -> None:
-        """Stop tracking ``pgid`` (before its leader is reaped, so a pid is never reused)."""
-        for scope in self._chain():
-            with scope._lock:
-                scope._groups.pop(pgid, None)
-
-
-_SCOPE: contextvars.ContextVar[ProcessScope | None] = contextvars.ContextVar(
-    "lorelab_process_scope", default=None
-)
-
-
-def current_scope() -> ProcessScope | None:
-    """The :class:`ProcessScope` the calling code runs in, if any."""
-    return _SCOPE.get()
-
-
 def _open_pidfd(pid: int) -> int | None:
     pidfd_open = getattr(os, "pidfd_open", None)
     if pidfd_open is None:
@@ -229,86 +106,6 @@ def _open_pidfd(pid: int) -> int | None:
     except OSError:
         return None
     return fd
-
-
-class _Tail:
-    """Keeps the last ``limit`` bytes written to it, and hashes and counts everything."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-        self.digest = hashlib.sha256()
-        self.total = 0
-
-    def read(self, fd: int) -> bool:
-        """Read one chunk; return False at EOF."""
-        try:
-            chunk = os.read(fd, _CHUNK)
-        except BlockingIOError:
-            return True
-        if not chunk:
-            return False
-        self.digest.update(chunk)
-        self.total += len(chunk)
-        self.data += chunk
-        if len(self.data) > 2 * self.limit:
-            del self.data[: len(self.data) - self.limit]
-        return True
-
-    def value(self) -> bytes:
-        return bytes(self.data[-self.limit :]) if self.limit else b""
-
-
-class _Head:
-    """Keeps output up to ``limit`` bytes; reading stops one byte past it (``overflow``)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-        self.overflow = False
-
-    def read(self, fd: int) -> bool:
-        """Read one chunk; return False at EOF. Never reads past the bound's first extra byte."""
-        try:
-            chunk = os.read(fd, min(_CHUNK, self.limit + 1 - len(self.data)))
-        except BlockingIOError:
-            return True
-        if not chunk:
-            return False
-        self.data += chunk
-        if len(self.data) > self.limit:
-            self.overflow = True
-        return True
-
-
-class _Stdin:
-    """The input still to be written to the child's stdin."""
-
-    def __init__(self, data: bytes) -> None:
-        self.pending = memoryview(data)
-
-    def write(self, fd: int) -> bool:
-        """Write one chunk; return False when done or the child closed stdin."""
-        try:
-            written = os.write(fd, self.pending[:_CHUNK])
-        except BlockingIOError:
-            return True
-        except (BrokenPipeError, ConnectionResetError):
-            return False
-        self.pending = self.pending[written:]
-        return bool(self.pending)
-
-
-def _drain(fd: int, sink: _Tail | _Head, grace_s: float) -> None:
-    """Read what is left in a pipe for at most ``grace_s`` (0: only what is ready now)."""
-    end = time.monotonic() + grace_s
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while True:
-            if not selector.select(max(end - time.monotonic(), 0)):
-                return
-            if not sink.read(fd) or (isinstance(sink, _Head) and sink.overflow):
-                return
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,9 +133,9 @@ class _Child:
         assert proc.stdout is not None
         self.proc = proc
         self.options = options
-        self.tail = _Tail(options.tail_bytes)
-        self.head = _Head(options.max_stdout) if options.max_stdout is not None else None
-        self.stdin = _Stdin(options.input_bytes or b"")
+        self.tail = Tail(options.tail_bytes)
+        self.head = Head(options.max_stdout) if options.max_stdout is not None else None
+        self.stdin = StdinFeed(options.input_bytes or b"")
         self.pidfd = _open_pidfd(proc.pid)
         self.out_fd = proc.stdout.fileno()
         self.err_fd = proc.stderr.fileno() if proc.stderr is not None else None
@@ -446,7 +243,7 @@ class _Child:
                 if exited or self.overflow:
                     return
 
-    def _sink(self, fd: int) -> _Tail | _Head:
+    def _sink(self, fd: int) -> Tail | Head:
         if fd == self.out_fd and self.head is not None:
             return self.head
         return self.tail
@@ -467,7 +264,7 @@ class _Child:
             returncode = _launcher_status(self.status_read, returncode)
         for fd in sorted(self.open_pipes):
             if not (fd == self.out_fd and self.overflow):
-                _drain(fd, self._sink(fd), self.options.drain_grace_s)
+                drain(fd, self._sink(fd), self.options.drain_grace_s)
         return returncode
 
     def close(self) -> None:
@@ -562,31 +359,20 @@ def _spawn(
     options: _Options,
 ) -> subprocess.Popen[bytes]:
     try:
-        return _popen(argv, cwd=cwd, env=env, executable=executable, options=options)
+        return subprocess.Popen(
+            list(argv),
+            executable=executable,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if options.input_bytes is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if options.max_stdout is not None else subprocess.STDOUT,
+            start_new_session=options.new_session,
+            close_fds=True,
+            pass_fds=() if options.status_fd is None else (options.status_fd,),
+        )
     except OSError as exc:
         raise _SpawnError(exc) from exc
-
-
-def _popen(
-    argv: Sequence[str],
-    *,
-    cwd: Path,
-    env: Mapping[str, str] | None,
-    executable: str | None,
-    options: _Options,
-) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        list(argv),
-        executable=executable,
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        stdin=subprocess.PIPE if options.input_bytes is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE if options.max_stdout is not None else subprocess.STDOUT,
-        start_new_session=options.new_session,
-        close_fds=True,
-        pass_fds=() if options.status_fd is None else (options.status_fd,),
-    )
 
 
 def run_process(
@@ -613,7 +399,7 @@ def run_process(
     In a cancelled :class:`ProcessScope` nothing starts (or a killed run's result is not
     returned): :class:`ExecutionCancelled` is raised.
     """
-    scope = _SCOPE.get()
+    scope = current_scope()
     if scope is not None:
         scope.check()
     environment = dict(env)

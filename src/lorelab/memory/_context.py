@@ -8,13 +8,14 @@ is redacted before it is written, like everything else the memory stores.
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from lorelab._model import InputModel, OutputModel
 from lorelab.context import (
     Checkpoint,
     CheckpointStore,
     FailedCommand,
+    FailedExitCode,
     RequestContext,
     handoff_brief,
     recover,
@@ -29,16 +30,9 @@ class FailedCommandInput(InputModel):
     """A command that already failed before the boundary."""
 
     command: str = Field(min_length=1, max_length=2000)
-    exit_code: int = Field(
+    exit_code: FailedExitCode = Field(
         ge=EXIT_CODE_MIN, le=EXIT_CODE_MAX, description="Its nonzero exit code (an integer)."
     )
-
-    @field_validator("exit_code")
-    @classmethod
-    def _nonzero(cls, value: int) -> int:
-        if value == 0:
-            raise ValueError("a failed command has a nonzero exit code")
-        return value
 
 
 class CheckpointRequest(InputModel):

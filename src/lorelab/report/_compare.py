@@ -24,14 +24,21 @@ class Comparability:
     notes: list[str] = field(default_factory=list)
 
 
-def _learning(a: LearningRun, b: LearningRun) -> Comparability:
+def _missing(sides: tuple[tuple[object, object], ...], outcome: str) -> list[str]:
+    """A reason for each side (its manifest, its outcome) that lacks one or the other."""
     reasons: list[str] = []
-    notes: list[str] = []
-    for run, side in ((a, "left"), (b, "right")):
-        if run.manifest is None:
+    for (manifest, result), side in zip(sides, ("left", "right"), strict=True):
+        if manifest is None:
             reasons.append(f"the {side} run has no readable manifest.json")
-        if run.summary is None:
-            reasons.append(f"the {side} run has no summary (it did not complete)")
+        if result is None:
+            reasons.append(f"the {side} run has no {outcome}")
+    return reasons
+
+
+def _learning(a: LearningRun, b: LearningRun) -> Comparability:
+    sides = ((a.manifest, a.summary), (b.manifest, b.summary))
+    reasons = _missing(sides, "summary (it did not complete)")
+    notes: list[str] = []
     if a.manifest is not None and b.manifest is not None:
         if a.manifest.manifest_sha256 != b.manifest.manifest_sha256:
             reasons.append(
@@ -57,12 +64,8 @@ def _learning(a: LearningRun, b: LearningRun) -> Comparability:
 
 
 def _conditions(a: ConditionsRun, b: ConditionsRun) -> Comparability:
-    reasons: list[str] = []
-    for run, side in ((a, "left"), (b, "right")):
-        if run.manifest is None:
-            reasons.append(f"the {side} run has no readable manifest.json")
-        if run.report is None:
-            reasons.append(f"the {side} run has no evaluated runs file (no decision)")
+    sides = ((a.manifest, a.report), (b.manifest, b.report))
+    reasons = _missing(sides, "evaluated runs file (no decision)")
     if a.manifest is not None and b.manifest is not None:
         if a.manifest.sha256 != b.manifest.sha256:
             reasons.append(

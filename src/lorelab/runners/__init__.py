@@ -13,11 +13,8 @@ import typing
 from lorelab._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from lorelab.io._process import (
-        ExecutionCancelled,
-        ProcessScope,
-        run_process,
-    )
+    from lorelab.io._process import run_process
+    from lorelab.io._scope import ExecutionCancelled, ProcessScope
     from lorelab.runners._check import (
         SuiteCheck,
         check_suite,
@@ -52,8 +49,8 @@ if typing.TYPE_CHECKING:
     )
 
 _WHERE = {
-    "ExecutionCancelled": "lorelab.io._process",
-    "ProcessScope": "lorelab.io._process",
+    "ExecutionCancelled": "lorelab.io._scope",
+    "ProcessScope": "lorelab.io._scope",
     "run_process": "lorelab.io._process",
     "SuiteCheck": "lorelab.runners._check",
     "check_suite": "lorelab.runners._check",

@@ -11,16 +11,15 @@ import ast
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 from lorelab._model import RunnerName
+from lorelab.workers.adapters.static import Section, section_items
 from lorelab.workers.roles import Lesson, Task
 from lorelab.workspace import FileEntry
 
 Runner = RunnerName
 
-Section = Literal["example", "edge"]
-_HEADERS: Final[dict[str, Section]] = {"examples:": "example", "edge cases:": "edge"}
 _TAGGED: Final = re.compile(r"\[(?P<tag>[A-Za-z0-9_-]{1,40})\]\s+(?P<rest>.+)")
 _RAISES: Final = re.compile(
     r"(?P<expr>.+?)\s+raises\s+(?P<error>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*"
@@ -147,21 +146,8 @@ def parse_requirements(requirements: str, runner: Runner) -> list[ExampleItem]:
     is neither blank nor an item (``- ...``). Items that do not parse are skipped.
     """
     items: list[ExampleItem] = []
-    section: Section | None = None
-    for line in requirements.splitlines():
-        stripped = line.strip()
-        header = _HEADERS.get(stripped.lower())
-        if header is not None:
-            section = header
-            continue
-        if not stripped:
-            continue
-        if section is None:
-            continue
-        if not stripped.startswith("- "):
-            section = None
-            continue
-        item = parse_item(stripped[2:], section, runner)
+    for section, body in section_items(requirements):
+        item = parse_item(body, section, runner)
         if item is not None:
             items.append(item)
     return items

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import Field, ValidationError
 
@@ -51,17 +51,7 @@ FailureClass = Literal[
     "multiple-json",
     "invalid-response",
 ]
-FAILURE_CLASSES: Final[tuple[str, ...]] = (
-    "spawn-failed",
-    "identity-changed",
-    "timeout",
-    "output-too-large",
-    "nonzero-exit",
-    "empty-output",
-    "invalid-json",
-    "multiple-json",
-    "invalid-response",
-)
+FAILURE_CLASSES: Final[tuple[str, ...]] = get_args(FailureClass)
 
 
 class ModelClaim(RecordModel):
@@ -352,31 +342,7 @@ def _finish(
     identity: WorkerIdentity | None,
     cwd: Path,
 ) -> RoleCall:
-    failure: FailureClass | None = None
-    detail: str | None = None
-    parsed = _Parsed(None, None, None)
-    if not result.spawned:
-        failure, detail = "spawn-failed", result.spawn_error
-    elif result.timed_out:
-        failure = "timeout"
-        detail = f"no exit within {base['timeout_ms']} ms; the process group was killed"
-    elif result.stdout_overflow:
-        failure = "output-too-large"
-        detail = f"stdout passed {base['max_output_bytes']} bytes; the read stopped there"
-    else:
-        parsed = parse_one_object(result.stdout)
-        if result.exit_code != 0:
-            failure = "nonzero-exit"
-            status = (
-                f"exit code {result.exit_code}"
-                if result.exit_code is not None
-                else f"signal {result.signal_number}"
-            )
-            reported = _adapter_error(parsed.value)
-            detail = f"the worker ended with {status}" + (f": {reported}" if reported else "")
-        elif parsed.failure is not None:
-            failure, detail = parsed.failure, parsed.detail
-
+    parsed, failure, detail = _process_outcome(result, base)
     changes: list[str] = []
     if identity is not None and result.spawned:
         _, changes = rebind_identity(identity, cwd=cwd)
@@ -384,22 +350,9 @@ def _finish(
             before = f"; the call itself: {failure}" if failure else ""
             failure = "identity-changed"
             detail = f"the bound identity changed during the call; response rejected{before}"
-
     value = parsed.value
-    if failure is None and value is not None and json_bytes(value) > base["max_output_bytes"]:
-        # The bound is on what lorelab keeps and counts (the canonical JSON), not only on the
-        # raw stdout: "1e9" is 3 bytes written and 12 kept.
-        failure = "output-too-large"
-        detail = (
-            f"the parsed response is {json_bytes(value)} bytes of canonical JSON, over the "
-            f"{base['max_output_bytes']}-byte bound"
-        )
     if failure is None and value is not None:
-        try:
-            validate_response(role, value, payload=payload)
-        except SchemaError as exc:
-            failure, detail = "invalid-response", str(exc)
-
+        failure, detail = _check_response(role, payload, value, base["max_output_bytes"])
     raw: str | None = None
     truncated = False
     if failure is not None and result.stdout:
@@ -427,3 +380,47 @@ def _finish(
         stderr_tail=_decode(result.output_tail, STDERR_TAIL_CAP)[0],
     )
     return RoleCall(receipt, value if failure is None else None)
+
+
+def _process_outcome(
+    result: ProcessResult, base: dict[str, Any]
+) -> tuple[_Parsed, FailureClass | None, str | None]:
+    """The parsed stdout and how the process itself failed: spawn, timeout, size, exit, parse."""
+    if not result.spawned:
+        return _Parsed(None, None, None), "spawn-failed", result.spawn_error
+    if result.timed_out:
+        detail = f"no exit within {base['timeout_ms']} ms; the process group was killed"
+        return _Parsed(None, None, None), "timeout", detail
+    if result.stdout_overflow:
+        detail = f"stdout passed {base['max_output_bytes']} bytes; the read stopped there"
+        return _Parsed(None, None, None), "output-too-large", detail
+    parsed = parse_one_object(result.stdout)
+    if result.exit_code != 0:
+        status = (
+            f"exit code {result.exit_code}"
+            if result.exit_code is not None
+            else f"signal {result.signal_number}"
+        )
+        reported = _adapter_error(parsed.value)
+        detail = f"the worker ended with {status}" + (f": {reported}" if reported else "")
+        return parsed, "nonzero-exit", detail
+    return parsed, parsed.failure, parsed.detail
+
+
+def _check_response(
+    role: Role, payload: Mapping[str, Any], value: dict[str, Any], max_output_bytes: int
+) -> tuple[FailureClass | None, str | None]:
+    """A parsed response over the kept-size bound, or not valid for the role."""
+    size = json_bytes(value)
+    if size > max_output_bytes:
+        # The bound is on what lorelab keeps and counts (the canonical JSON), not only on the
+        # raw stdout: "1e9" is 3 bytes written and 12 kept.
+        return "output-too-large", (
+            f"the parsed response is {size} bytes of canonical JSON, over the "
+            f"{max_output_bytes}-byte bound"
+        )
+    try:
+        validate_response(role, value, payload=payload)
+    except SchemaError as exc:
+        return "invalid-response", str(exc)
+    return None, None

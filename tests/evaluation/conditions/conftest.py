@@ -3,7 +3,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conditions_support import mini_manifest, mini_seed
+
+from tests.support.conditions import mini_manifest, mini_seed
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[3] / "examples" / "conditions"
 EXAMPLE_MANIFEST = EXAMPLE_DIR / "conditions.json"

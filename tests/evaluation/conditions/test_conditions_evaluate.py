@@ -6,10 +6,9 @@ from click.testing import CliRunner
 
 from lorelab.cli.main import app
 from lorelab.errors import SchemaError
-from lorelab.evaluation.conditions import evaluate_file
+from lorelab.evaluation.conditions import evaluate_file, read_runs
 from lorelab.evaluation.conditions._evaluate import decide, evaluate
 from lorelab.evaluation.conditions._manifest import CONDITIONS, Thresholds
-from lorelab.evaluation.conditions._runs import read_runs
 from lorelab.evaluation.stats import sign_test_p_value
 
 EXAMPLE_MANIFEST = (

@@ -10,7 +10,6 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import CliRunner
-from conditions_support import DATA, mini_manifest, mini_seed
 
 from lorelab.cli.main import app
 from lorelab.errors import PreflightError, UsageError
@@ -27,6 +26,7 @@ from lorelab.evaluation.conditions._memory import LORELAB_PROFILE, MEMCODER_PROF
 from lorelab.evaluation.conditions._one_run import model_matches
 from lorelab.evaluation.conditions._runner import resolve_host, with_model
 from lorelab.workers import adapter_argv
+from tests.support.conditions import DATA, mini_manifest, mini_seed
 
 STANDIN = DATA / "lorelab_standin.py"
 MINI_HOST = DATA / "mini_host.py"

@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from conditions_support import mini_manifest, mini_seed
+
+from tests.support.conditions import mini_manifest, mini_seed
 
 pytestmark = pytest.mark.slow
 

@@ -14,13 +14,13 @@ import subprocess
 import sys
 
 import pytest
-from conditions_support import DATA, mini_manifest, mini_seed
 
 from lorelab.errors import IntegrityFailure
 from lorelab.evaluation.conditions import evaluate_file, finalize_conditions
 from lorelab.evaluation.conditions._manifest import CONDITIONS
 from lorelab.evaluation.conditions._memory import MemoryToolError, MemoryUnderTest
 from lorelab.workers import adapter_argv
+from tests.support.conditions import DATA, mini_manifest, mini_seed
 
 pytestmark = pytest.mark.slow
 

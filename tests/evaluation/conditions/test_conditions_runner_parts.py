@@ -12,7 +12,6 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import CliRunner
-from tests.support.processes import running_with
 
 from lorelab._model import estimate_tokens
 from lorelab.cli.main import app
@@ -30,6 +29,7 @@ from lorelab.evaluation.conditions._runner import resolve_host, resolve_memory
 from lorelab.evaluation.conditions._snapshot import take_snapshot
 from lorelab.evaluation.conditions._verify import command_env, run_verify
 from lorelab.workers import adapter_argv
+from tests.support.processes import running_with
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parents[2] / "examples" / "conditions"

@@ -5,14 +5,13 @@ import json
 
 import anyio
 import pytest
-from conditions_support import mini_seed
 
 from lorelab.errors import SchemaError
-from lorelab.evaluation.conditions._evaluate import evaluate
+from lorelab.evaluation.conditions import evaluate, read_runs
 from lorelab.evaluation.conditions._guidance import guidance_for
 from lorelab.evaluation.conditions._manifest import CONDITIONS, TaskSpec
 from lorelab.evaluation.conditions._memory import LORELAB_PROFILE, lorelab_server_argv, open_memory
-from lorelab.evaluation.conditions._runs import read_runs
+from tests.support.conditions import mini_seed
 
 
 def test_a_dreaming_brief_attributes_the_skill_it_served_to_the_run(tmp_path):

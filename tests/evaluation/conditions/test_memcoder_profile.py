@@ -9,10 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from click.testing import CliRunner
-from conditions_support import mini_manifest, mini_seed
 
-from lorelab.cli.main import app
 from lorelab.evaluation.conditions._memory import MEMCODER_PROFILE, open_memory
 from lorelab.evaluation.conditions._profiles import (
     LORELAB_PROFILE,
@@ -22,6 +19,7 @@ from lorelab.evaluation.conditions._profiles import (
     decode_start,
 )
 from lorelab.testing.memcoder import MemCoderStandIn, ToolError, check_memcoder_row, load_tools
+from tests.support.conditions import mini_seed, run_mini
 
 DATA = Path(__file__).resolve().parent / "data"
 CAPTURED = DATA / "memcoder"
@@ -261,43 +259,6 @@ def test_each_profile_names_its_unsupported_operations_with_a_reason():
 
 
 # ---------------------------------------------------------------- a whole run
-
-
-def run_mini(base: Path, memory_argv: list[str]) -> dict:
-    """Run the mini project under all four conditions against the memory ``memory_argv``
-    serves (profile memcoder), then finalize and evaluate; the results and output directory."""
-    project = base / "mini-project"
-    (project / "done").mkdir(parents=True)
-    (project / "done" / "README").write_text("markers of done tasks\n")
-    (project / "check.py").write_text(
-        "import pathlib, sys\n"
-        "raise SystemExit(0 if pathlib.Path('done', sys.argv[1]).is_file() else 1)\n"
-    )
-    manifest = mini_manifest(project)
-    manifest["memory"] = {"profile": "memcoder", "argv": memory_argv}
-    (base / "manifest.json").write_text(json.dumps(manifest))
-    seed = mini_seed()
-    for experience in seed["experiences"]:
-        # MemCoder's QA admits a summary of three words or more; SOLVE makes the mini host
-        # solve a task whose guidance serves this experience.
-        experience["summary"] = f"SOLVE: wrote the marker file done/{experience['task_id']}"
-    seed["promoteSkill"]["description"] = "Make a check pass: grep for done, write the marker."
-    (base / "seed.json").write_text(json.dumps(seed))
-    output = base / "out"
-    runner = CliRunner()
-    run = runner.invoke(
-        app,
-        ["eval", "conditions", "run", "--manifest", str(base / "manifest.json"), "--host",
-         json.dumps([sys.executable, str(MINI_HOST)]), "--output", str(output),
-         "--seed-memory", str(base / "seed.json"), "--json"],
-    )  # fmt: skip
-    finalize = runner.invoke(app, ["eval", "conditions", "finalize", "--output", str(output)])
-    evaluate = runner.invoke(
-        app,
-        ["evaluate", "--input", str(output / "beta2_runs.json"), "--manifest",
-         str(base / "manifest.json"), "--json"],
-    )  # fmt: skip
-    return {"run": run, "finalize": finalize, "evaluate": evaluate, "output": output}
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 
 import pytest
-from test_memcoder_profile import run_mini
 
 from lorelab.testing.memcoder import check_memcoder_row
+from tests.support.conditions import run_mini
 
 PYTHON = os.environ.get("LORELAB_MEMCODER_PYTHON")
 

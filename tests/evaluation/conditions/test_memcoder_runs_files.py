@@ -6,8 +6,7 @@ import json
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
-from lorelab.evaluation.conditions._evaluate import evaluate
-from lorelab.evaluation.conditions._runs import read_runs
+from lorelab.evaluation.conditions import evaluate, read_runs
 from lorelab.testing.memcoder import check_memcoder_row
 
 

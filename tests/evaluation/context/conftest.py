@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctx_helpers import fixture_dict
+
+from tests.support.context_traces import fixture_dict
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from ctx_helpers import ans, cmd, passing_trace
 
 import lorelab.cli.main
 import lorelab.evaluation.context._run
@@ -19,6 +18,7 @@ from lorelab.cli.main import app
 from lorelab.evaluation.context import evaluate_fixtures, source_tree
 from lorelab.evaluation.context._receipt import git_dirty, git_revision
 from lorelab.evaluation.context._run import package_tree
+from tests.support.context_traces import ans, cmd, passing_trace
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "context"
 REPO = Path(__file__).resolve().parents[3]

@@ -3,11 +3,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from ctx_helpers import ans, passing_trace
 
 from lorelab.cli.main import app
 from lorelab.errors import SchemaError
 from lorelab.evaluation.context import evaluate_fixtures, load_baseline
+from tests.support.context_traces import ans, passing_trace
 
 
 def run(*args: object):

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from ctx_helpers import ans, bnd, cmd, fixture_dict, msg, passing_trace
 
 from lorelab.errors import InputFileError, JSONInputError, PathError, SchemaError
 from lorelab.evaluation.context import fixture_json_schema, load_fixture, parse_fixture
 from lorelab.io import LIMITS
+from tests.support.context_traces import ans, bnd, cmd, fixture_dict, msg, passing_trace
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "context"
 

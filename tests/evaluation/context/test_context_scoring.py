@@ -1,8 +1,17 @@
 import pytest
-from ctx_helpers import GOOD_ANSWER, ans, bnd, build, cmd, msg, passing_trace, score
 
 from lorelab.errors import UsageError
 from lorelab.evaluation.context import counting_window_start, normalise, score_trace
+from tests.support.context_traces import (
+    GOOD_ANSWER,
+    ans,
+    bnd,
+    build,
+    cmd,
+    msg,
+    passing_trace,
+    score,
+)
 
 ZERO = {
     "missingFacts": 0,

@@ -2,9 +2,10 @@
 
 from typing import Any
 
-from ctx_helpers import GOOD_ANSWER, ans, bnd, cmd, msg, score
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from tests.support.context_traces import GOOD_ANSWER, ans, bnd, cmd, msg, score
 
 KINDS = ["compaction", "restart", "child_handoff"]
 

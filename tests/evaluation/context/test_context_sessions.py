@@ -1,7 +1,7 @@
 """Import and scan of recorded Claude Code and Codex CLI sessions.
 
-The transcripts are written by ``session_helpers`` in the published formats; its docstring names
-the sources each format imitates (Claude Code: DRMacIver/claude-reliability
+The transcripts are written by ``tests.support.sessions`` in the published formats; its
+docstring names the sources each format imitates (Claude Code: DRMacIver/claude-reliability
 ``notes/transcript-format.md``, chrisguillory/claude-session-mcp ``CLAUDE.md``,
 alicoding/claude-parser ``docs/JSONL-STRUCTURE.md``; Codex CLI: openai/codex
 ``codex-rs/protocol/src/protocol.rs``, ``RolloutItem``).
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from session_helpers import SID, Claude, Codex
 
 from lorelab.cli.main import app
 from lorelab.errors import InputFileError, OutputExistsError, SchemaError
@@ -29,6 +28,7 @@ from lorelab.evaluation.context import (
     scan_sessions,
     session_fixture,
 )
+from tests.support.sessions import SID, Claude, Codex
 
 REPO = Path(__file__).resolve().parents[3]
 SESSIONS = REPO / "examples" / "context" / "sessions"
@@ -528,3 +528,44 @@ def test_import_creates_missing_parent_directories_private(tmp_path):
     assert stat.S_IMODE(out.parent.stat().st_mode) == 0o700
     assert "1 proposed forbidden command;" not in result.output  # `ls` passed: none proposed
     assert "0 proposed forbidden commands;" in result.output
+
+
+# A field that names a record, item, event, block or tool type is a string in both formats; a
+# list or object there is an unknown type, counted by its JSON text, never a crash.
+NOT_A_NAME = [["user"], {"type": "user"}]
+
+
+@pytest.mark.parametrize("value", NOT_A_NAME)
+def test_a_claude_type_that_is_not_a_string_is_counted_as_unknown(tmp_path, value):
+    path = tmp_path / "claude.jsonl"
+    lines = [
+        {"type": value, "sessionId": SID},
+        {"type": "assistant", "sessionId": SID, "message": {"content": [{"type": value}]}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = parse_session(str(path), agent=None, limit=SESSION_LIMIT, keep_text=False)
+    assert session.agent == "claude-code"
+    assert session.unknown[str(value)] == 1
+    assert session.unknown[f"content:{value}"] == 1
+
+
+@pytest.mark.parametrize("value", NOT_A_NAME)
+def test_a_codex_type_or_tool_name_that_is_not_a_string_is_counted_as_unknown(tmp_path, value):
+    path = tmp_path / "rollout.jsonl"
+    lines = [
+        {"type": "session_meta", "payload": {"id": SID}},
+        {"type": value, "payload": {}},
+        {"type": "response_item", "payload": {"type": value}},
+        {"type": "event_msg", "payload": {"type": value}},
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": value, "call_id": "c1"},
+        },
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = parse_session(str(path), agent=None, limit=SESSION_LIMIT, keep_text=False)
+    assert session.agent == "codex"
+    assert session.unknown[str(value)] == 1
+    assert session.unknown[f"response_item:{value}"] == 1
+    assert session.unknown[f"event_msg:{value}"] == 1
+    assert [event for event in session.events if event.kind == "command"] == []

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from ctx_helpers import ans, bnd, cmd, msg
 
 from lorelab.cli.main import app
 from lorelab.context import CheckpointStore
@@ -22,6 +21,7 @@ from lorelab.evaluation.context import (
     summarise_evidence,
 )
 from lorelab.io import canonical_bytes, sha256_bytes
+from tests.support.context_traces import ans, bnd, cmd, msg
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "context"
 FIXTURE_MODULE = "lorelab.testing.fixture_context"

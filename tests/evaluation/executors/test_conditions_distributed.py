@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 import pytest
-from mini_support import write_mini
 
-from conftest import RAY_ENV
 from lorelab.evaluation.conditions import evaluate_file
+from tests.support.conditions import write_mini
+from tests.support.ray_cluster import RAY_ENV
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +53,7 @@ def _run(base: Path, name: str, *extra: str, host: str = "fixture-host", env=Non
 
 
 def _seed() -> dict:
-    from mini_support import mini_seed
+    from tests.support.conditions import mini_seed
 
     return mini_seed(**SOLVE_SEED)
 

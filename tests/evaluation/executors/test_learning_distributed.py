@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RAY_ENV
+from tests.support.ray_cluster import RAY_ENV
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,6 @@ import sys
 import threading
 
 import pytest
-from executor_units import die_on_three, fail_on_two, mark_started, times_ten, where
-from mini_support import write_mini
 
 from lorelab.errors import UsageError
 from lorelab.evaluation.executors import (
@@ -19,6 +17,8 @@ from lorelab.evaluation.executors import (
     TrialExecutor,
     make_executor,
 )
+from tests.support.conditions import write_mini
+from tests.support.executor_units import die_on_three, fail_on_two, mark_started, times_ten, where
 
 
 def test_the_pool_is_a_trial_executor_and_says_it_is_concurrent():

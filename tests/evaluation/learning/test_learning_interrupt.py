@@ -12,9 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tests.support.processes import running_with
 
 from lorelab.evaluation.learning import get_dataset
+from tests.support.processes import running_with
 
 
 def _manifest(tmp_path: Path) -> Path:

@@ -7,9 +7,8 @@ first on PATH, records its argv and stdin and prints what the real CLI prints.
 import json
 
 from lorelab.workers import adapter_argv, bind_identity, build_prompt, call_worker
-from tests.workers.adapters.test_claude import result_object
-from tests.workers.adapters.test_codex import jsonl
-from tests.workers.support import dreamer_payload, env_with_path, install_standin
+from tests.support.agent_outputs import jsonl, result_object
+from tests.support.workers import dreamer_payload, env_with_path, install_standin
 
 ANSWER = {
     "candidates": [

@@ -8,7 +8,8 @@ API token fields) and ``modelUsage`` (per-model usage).
 import json
 
 from lorelab.workers import adapter_argv, bind_identity, build_prompt, call_worker
-from tests.workers.support import (
+from tests.support.agent_outputs import result_object
+from tests.support.workers import (
     architect_payload,
     env_with_path,
     host_payload,
@@ -17,52 +18,6 @@ from tests.workers.support import (
 )
 
 ANSWER = {"cases": [{"name": "upper", "intent": "clamp(5, 0, 3) == 3"}]}
-
-
-def result_object(text: str, **overrides):
-    obj = {
-        "type": "result",
-        "subtype": "success",
-        "is_error": False,
-        "duration_ms": 2140,
-        "duration_api_ms": 1987,
-        "num_turns": 1,
-        "result": text,
-        "session_id": "4f0b6a2e-8d1c-4a57-9a51-0c2f1f6d3b11",
-        "total_cost_usd": 0.0123,
-        "usage": {
-            "input_tokens": 12,
-            "cache_creation_input_tokens": 3000,
-            "cache_read_input_tokens": 1200,
-            "output_tokens": 150,
-            "server_tool_use": {"web_search_requests": 0},
-            "service_tier": "standard",
-        },
-        "modelUsage": {
-            "claude-haiku-4-5-20251001": {
-                "inputTokens": 300,
-                "outputTokens": 20,
-                "cacheReadInputTokens": 0,
-                "cacheCreationInputTokens": 0,
-                "webSearchRequests": 0,
-                "costUSD": 0.0004,
-                "contextWindow": 200000,
-            },
-            "claude-sonnet-4-5-20250929": {
-                "inputTokens": 12,
-                "outputTokens": 150,
-                "cacheReadInputTokens": 1200,
-                "cacheCreationInputTokens": 3000,
-                "webSearchRequests": 0,
-                "costUSD": 0.0119,
-                "contextWindow": 200000,
-            },
-        },
-        "permission_denials": [],
-        "uuid": "d2a7c3f0-1b5e-4c8a-9f62-7e4d8b1a0c55",
-    }
-    obj.update(overrides)
-    return json.dumps(obj)
 
 
 def _call(trial, tmp_path, payload, stdout, exit_code=0, argv_extra=(), env_extra=None):

@@ -9,64 +9,10 @@ cached_input_tokens, output_tokens}`` (or ``turn.failed`` / ``error``).
 import json
 
 from lorelab.workers import adapter_argv, build_prompt, call_worker
-from tests.workers.support import architect_payload, env_with_path, host_payload, install_standin
+from tests.support.agent_outputs import jsonl
+from tests.support.workers import architect_payload, env_with_path, host_payload, install_standin
 
 ANSWER = {"cases": [{"name": "upper", "intent": "clamp(5, 0, 3) == 3"}]}
-
-
-def jsonl(answer_text: str, *, usage=True, failed=False) -> str:
-    events = [
-        {"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"},
-        {"type": "turn.started"},
-        {
-            "type": "item.completed",
-            "item": {"id": "item_0", "type": "reasoning", "text": "**Plan**"},
-        },
-        {
-            "type": "item.started",
-            "item": {
-                "id": "item_1",
-                "type": "command_execution",
-                "command": "bash -lc 'pytest -q'",
-                "aggregated_output": "",
-                "exit_code": None,
-                "status": "in_progress",
-            },
-        },
-        {
-            "type": "item.completed",
-            "item": {
-                "id": "item_1",
-                "type": "command_execution",
-                "command": "bash -lc 'pytest -q'",
-                "aggregated_output": "1 passed\n",
-                "exit_code": 0,
-                "status": "completed",
-            },
-        },
-        {
-            "type": "item.completed",
-            "item": {"id": "item_2", "type": "agent_message", "text": "draft"},
-        },
-        {
-            "type": "item.completed",
-            "item": {"id": "item_3", "type": "agent_message", "text": answer_text},
-        },
-    ]
-    if failed:
-        events.append({"type": "turn.failed", "error": {"message": "stream disconnected"}})
-    elif usage:
-        events.append(
-            {
-                "type": "turn.completed",
-                "usage": {
-                    "input_tokens": 24763,
-                    "cached_input_tokens": 24448,
-                    "output_tokens": 122,
-                },
-            }
-        )
-    return "".join(json.dumps(event) + "\n" for event in events)
 
 
 def _call(trial, tmp_path, payload, stdout, exit_code=0):

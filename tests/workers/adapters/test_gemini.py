@@ -8,7 +8,7 @@ cached, thoughts, tool}``, ``tools``, ``files``) and, when the request failed, `
 import json
 
 from lorelab.workers import adapter_argv, build_prompt, call_worker
-from tests.workers.support import architect_payload, env_with_path, host_payload, install_standin
+from tests.support.workers import architect_payload, env_with_path, host_payload, install_standin
 
 ANSWER = {"cases": [{"name": "upper", "intent": "clamp(5, 0, 3) == 3"}]}
 STATS = {

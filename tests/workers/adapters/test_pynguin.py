@@ -26,7 +26,7 @@ from lorelab.workers.adapters.pynguin import (
     tighten_floats,
 )
 from lorelab.workers.roles import AuthorPayload
-from tests.workers.support import (
+from tests.support.workers import (
     architect_payload,
     author_payload,
     lesson,

@@ -1,73 +1,20 @@
-"""The static worker: every review rule with adversarial inputs, the architect's plan, and the
-program as a real worker process."""
+"""The static worker's reviewer: every review rule with adversarial inputs."""
 
 import textwrap
 
 import pytest
 
-from lorelab.workers import adapter_argv, bind_identity, call_worker, is_fixture_agent
 from lorelab.workers.adapters._agent import AdapterFailure
 from lorelab.workers.adapters._static_review import review
 from lorelab.workers.adapters._static_rules import RULES_VERSION, defined_names, module_name
-from lorelab.workers.adapters.static import plan, spec_items, spec_signatures
-from lorelab.workers.roles import Task
 from lorelab.workspace import FileEntry
-from tests.workers.support import architect_payload, author_payload, reviewer_payload
-
-CLAMP = textwrap.dedent(
-    """
-    import math
-
-    LIMIT = 10
-
-
-    def clamp(x: int, lo: int, hi: int) -> int:
-        if lo > hi:
-            raise ValueError("lo > hi")
-        return max(lo, min(x, hi))
-
-
-    class Box:
-        def get(self):
-            return 1
-
-
-    if LIMIT:
-        FLAG = True
-    """
-).lstrip()
-
-REQUIREMENTS = textwrap.dedent(
-    """
-    Clamp a value into a range.
-
-    clamp(x: int, lo: int, hi: int) -> int, in module src/clamp.py. It raises ValueError
-    when lo > hi.
-
-    Examples:
-    - clamp(5, 0, 3) == 3
-    - clamp(-1, 0, 3) == 0
-    Edge cases:
-    - [boundary] clamp(3, 0, 3) == 3
-    - [invalid] clamp(1, 3, 0) raises ValueError
-    Notes follow.
-    - not an item any more
-    """
-).lstrip()
-
-
-def _task(source: str = CLAMP, requirements: str = REQUIREMENTS, runner: str = "pytest") -> Task:
-    return Task.model_validate(
-        {
-            "requirements": requirements,
-            "runner": runner,
-            "source": [{"path": "src/clamp.py", "content": source}],
-        }
-    )
+from tests.support.static_worker import CLAMP, static_task
 
 
 def _review(test: str, path: str = "tests/test_clamp.py", source: str = CLAMP):
-    return review(_task(source), [FileEntry(path=path, content=textwrap.dedent(test).lstrip())])
+    return review(
+        static_task(source), [FileEntry(path=path, content=textwrap.dedent(test).lstrip())]
+    )
 
 
 def _problems(test: str, **kwargs) -> str:
@@ -155,7 +102,7 @@ def test_a_file_outside_the_canonical_test_paths_is_rejected(path):
 
 
 def test_no_test_files_is_a_rejection():
-    approved, reasons = review(_task(), [])
+    approved, reasons = review(static_task(), [])
     assert not approved
     assert reasons == ["no test files were given"]
 
@@ -467,7 +414,7 @@ def test_files_under_a_temporary_directory_are_allowed(body):
 
 def test_node_tasks_are_refused_not_reviewed():
     with pytest.raises(AdapterFailure, match="written for pytest"):
-        review(_task(runner="node"), [FileEntry(path="test/a.test.js", content="x")])
+        review(static_task(runner="node"), [FileEntry(path="test/a.test.js", content="x")])
 
 
 def test_every_problem_of_every_file_is_listed_once():
@@ -475,141 +422,10 @@ def test_every_problem_of_every_file_is_listed_once():
         FileEntry(path="tests/test_a.py", content="import time\n\n\ndef test_a():\n    pass\n"),
         FileEntry(path="tests/test_b.py", content="def test_b(:\n"),
     ]
-    approved, reasons = review(_task(), files)
+    approved, reasons = review(static_task(), files)
     assert not approved
     assert reasons == [
         "tests/test_a.py: imports time: tests must not use time",
         "tests/test_a.py: test_a asserts nothing (no assert statement or pytest.raises)",
         "tests/test_b.py: does not parse as Python (line 1: invalid syntax)",
     ]
-
-
-# --- architect -----------------------------------------------------------------------------
-
-
-def test_the_architect_plans_the_signature_every_example_and_every_edge_case():
-    cases, dropped = plan(_task(), 20)
-    assert dropped == 0
-    assert [case.name for case in cases] == [
-        "signature_clamp",
-        "example_1",
-        "example_2",
-        "edge_boundary_1",
-        "edge_invalid_2",
-    ]
-    assert cases[0].intent == (
-        "Call clamp(x: int, lo: int, hi: int) -> int from src/clamp.py with arguments of the "
-        "declared types and check the int it returns"
-    )
-    assert cases[1].intent == "clamp(5, 0, 3) == 3"
-    assert cases[4].intent == "[invalid] clamp(1, 3, 0) raises ValueError"
-
-
-def test_the_architect_cuts_the_plan_to_max_cases_and_counts_what_it_left_out():
-    cases, dropped = plan(_task(), 2)
-    assert [case.name for case in cases] == ["signature_clamp", "example_1"]
-    assert dropped == 3
-
-
-def test_signatures_without_a_return_type_and_with_nested_types_are_read():
-    text = (
-        "overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool, in module src/iv.py.\n"
-        "Also clamp(value, low, high), in module src/clamp.py, returns low.\n"
-        "chunk(items: list, size: int) -> list[list], in module src/chunking.py. Every piece\n"
-    )
-    found = [(s.name, s.params, s.returns, s.path) for s in spec_signatures(text)]
-    assert found == [
-        ("overlaps", "a: tuple[int, int], b: tuple[int, int]", "bool", "src/iv.py"),
-        ("clamp", "value, low, high", None, "src/clamp.py"),
-        ("chunk", "items: list, size: int", "list[list]", "src/chunking.py"),
-    ]
-
-
-def test_without_a_stated_signature_the_architect_plans_the_public_functions_of_the_source():
-    cases, _ = plan(_task(requirements="Clamp things.\n"), 20)
-    assert [case.name for case in cases] == ["signature_clamp"]
-    assert "clamp(x: int, lo: int, hi: int) -> int" in cases[0].intent
-
-
-def test_spec_items_stop_at_the_first_line_that_is_not_an_item():
-    items = spec_items(REQUIREMENTS)
-    assert [(i.section, i.tag) for i in items] == [
-        ("example", None),
-        ("example", None),
-        ("edge", "boundary"),
-        ("edge", "invalid"),
-    ]
-
-
-def test_an_empty_specification_with_no_public_function_cannot_be_planned():
-    assert plan(_task(source="def _private():\n    pass\n", requirements="Nothing."), 5) == (
-        [],
-        0,
-    )
-
-
-# --- the program ---------------------------------------------------------------------------
-
-
-def test_the_static_program_plans_and_says_it_is_rule_based(trial):
-    payload = architect_payload()
-    payload["task"]["requirements"] = REQUIREMENTS
-    payload["task"]["source"] = [{"path": "src/clamp.py", "content": CLAMP}]
-    call = call_worker(adapter_argv("static"), "architect", payload, cwd=trial, timeout_ms=60_000)
-    assert call.ok, call.receipt.failure_detail
-    assert call.response is not None
-    assert [case["name"] for case in call.response["cases"]][:2] == ["signature_clamp", "example_1"]
-    assert "rule-based worker" in call.receipt.stderr_tail
-    assert call.receipt.evidence_kind is None
-    assert call.receipt.usage is None
-    assert call.receipt.model.claimed is None
-
-
-def test_the_static_program_rejects_with_reasons_and_approves_clean_tests(trial):
-    payload = reviewer_payload()
-    call = call_worker(adapter_argv("static"), "reviewer", payload, cwd=trial, timeout_ms=60_000)
-    assert call.ok, call.receipt.failure_detail
-    assert call.response is not None
-    assert call.response["verdict"] == "reject"
-    assert call.response["reasons"] == [
-        "tests/test_clamp.py: test_a asserts nothing (no assert statement or pytest.raises)"
-    ]
-    payload["tests"] = [
-        {
-            "path": "tests/test_clamp.py",
-            "content": "from src.clamp import clamp\n\n\ndef test_a():\n"
-            "    assert clamp(5, 0, 3) == 3\n",
-        }
-    ]
-    call = call_worker(adapter_argv("static"), "reviewer", payload, cwd=trial, timeout_ms=60_000)
-    assert call.response is not None
-    assert call.response["verdict"] == "approve", call.response
-    assert "rule-based worker" in call.receipt.stderr_tail
-
-
-def test_the_static_program_refuses_to_author(trial):
-    call = call_worker(
-        adapter_argv("static"), "author", author_payload(), cwd=trial, timeout_ms=60_000
-    )
-    assert call.receipt.failure == "nonzero-exit"
-    assert "unsupported-role" in (call.receipt.failure_detail or "")
-    assert "writes no tests" in (call.receipt.failure_detail or "")
-
-
-def test_the_static_program_fails_plainly_when_there_is_nothing_to_plan(trial):
-    payload = architect_payload()
-    payload["task"]["requirements"] = "Nothing stated."
-    payload["task"]["source"] = [{"path": "src/clamp.py", "content": "X = 1\n"}]
-    call = call_worker(adapter_argv("static"), "architect", payload, cwd=trial, timeout_ms=60_000)
-    assert call.receipt.failure == "nonzero-exit"
-    assert "nothing-to-plan" in (call.receipt.failure_detail or "")
-
-
-def test_the_static_worker_is_no_protocol_fixture_and_binds_as_a_shipped_adapter(trial):
-    argv = adapter_argv("static")
-    assert not is_fixture_agent(argv)
-    identity = bind_identity(argv, cwd=trial, operator_identity=None)
-    assert identity.tool is None
-    for module in ("static.py", "_static_rules.py", "_static_review.py"):
-        assert f"lorelab/workers/adapters/{module}" in identity.implementation_hashes
-    assert identity.declared_argv == argv

@@ -60,23 +60,22 @@ from lorelab.evaluation.context._score import (
     score_fixture,
     score_trace,
 )
-from lorelab.evaluation.context._sessions import (
+from lorelab.evaluation.context._session_read import (
     AGENTS,
     SESSION_CEILING,
     SESSION_LIMIT,
     Agent,
     Session,
-    parse_session,
 )
+from lorelab.evaluation.context._sessions import parse_session
+from lorelab.evaluation.context._trial import TrialWorker, run_trial
+from lorelab.evaluation.context._trial_checkpoint import build_checkpoint, summarise_evidence
 from lorelab.evaluation.context._trials import (
     FIXTURE_CONTEXT_AGENT,
     MANAGED_BOUNDARIES,
     MAX_TURNS_LIMIT,
-    build_checkpoint,
     resolve_context_agent,
-    run_trial,
     run_trials,
-    summarise_evidence,
 )
 
 __all__ = [
@@ -120,6 +119,7 @@ __all__ = [
     "Score",
     "Session",
     "SessionRow",
+    "TrialWorker",
     "Usage",
     "Verdict",
     "build_checkpoint",

@@ -17,15 +17,14 @@ from typing import Any
 
 from lorelab.errors import OutputExistsError, UsageError
 from lorelab.evaluation.context._fixture import ContextFixture, utf8_path
-from lorelab.evaluation.context._sessions import (
+from lorelab.evaluation.context._session_read import (
     SESSION_LIMIT,
     Agent,
     Node,
     Session,
     check_limit,
-    join_sessions,
-    parse_session,
 )
+from lorelab.evaluation.context._sessions import join_sessions, parse_session
 from lorelab.io import pretty_json
 from lorelab.memory._redact import redact
 

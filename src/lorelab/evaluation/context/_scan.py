@@ -33,16 +33,15 @@ from lorelab.evaluation.context._import import session_fixture
 from lorelab.evaluation.context._receipt import EvaluatorIdentity, evaluator_identity
 from lorelab.evaluation.context._run import check_output_location
 from lorelab.evaluation.context._score import normalise
-from lorelab.evaluation.context._sessions import (
+from lorelab.evaluation.context._session_read import (
     SESSION_LIMIT,
     Agent,
     Session,
     SessionRefused,
     SourceFile,
     check_limit,
-    join_sessions,
-    parse_session,
 )
+from lorelab.evaluation.context._sessions import join_sessions, parse_session
 from lorelab.io import ReceiptDir, create_output_dir, pretty_json, read_bounded, sha256_bytes
 from lorelab.memory._redact import redact
 

@@ -20,7 +20,7 @@ The rules (docs/context.md states them for users):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -161,97 +161,30 @@ def score_trace(
     moves the window of the source trace. ``normalise_commands`` matches forbidden commands
     after whitespace normalisation (proposed forbidden commands of an import, as a scan does).
     """
-    flat = list(iter_events(list(trace)))
-    position = {event.index: pos for pos, (event, _) in enumerate(flat)}
+    view = _TraceView.of(trace)
     required = list(required_boundaries)
-    top_boundaries = [event for event in trace if isinstance(event, BoundaryEvent)]
-    observed = tuple(event.boundary for event in top_boundaries)
-
-    missing_boundaries = len(required) - _matched_in_order(required, observed)
-
-    window_pos: int | None = None
-    if window_start is not None:
-        opener = next((event for event in top_boundaries if event.index == window_start), None)
-        if opener is None or opener.boundary not in _WINDOW_KINDS:
-            raise UsageError(
-                f"window start {window_start} is not a top-level compaction or restart boundary "
-                "event of the trace"
-            )
-        window_pos = position[window_start]
-    same = normalise if normalise_commands else str
-    forbidden = {same(command) for command in forbidden_commands}
-    retries = 0
-    history = 0
-    for pos, (event, depth) in enumerate(flat):
-        if not isinstance(event, CommandEvent) or same(event.command) not in forbidden:
-            continue
-        # A child works after its own handoff: its whole trace counts, whatever is required.
-        if depth > 0 or (window_pos is not None and pos > window_pos):
-            retries += 1
-        else:
-            history += 1
-
+    observed = tuple(event.boundary for event in view.top_boundaries)
+    retries, history = _forbidden_runs(
+        view,
+        forbidden_commands,
+        _window_position(view, window_start),
+        same=normalise if normalise_commands else str,
+    )
     answers = [event for event in trace if isinstance(event, AnswerEvent)]
     answer = answers[-1] if answers else None
-    answer_pos = position[answer.index] if answer is not None else None
     expected = {fact.id: fact for fact in expected_facts}
     stated = {fact.id: fact for fact in answer.facts} if answer is not None else {}
-
-    missing_facts = sum(1 for fact_id in expected if fact_id not in stated)
-    wrong_facts = sum(
-        1
-        for fact_id, fact in stated.items()
-        if fact_id in expected and normalise(fact.value) != normalise(expected[fact_id].value)
-    )
-
-    def earlier(index: int) -> bool:
-        return answer_pos is not None and index in position and position[index] < answer_pos
-
-    requests = {
-        event.index
-        for event, _ in flat
-        if isinstance(event, MessageEvent) and event.author == "user"
-    }
-
-    unsupported = 0
-    if answer is not None:
-        for fact in answer.facts:
-            if fact.id not in expected or not all(earlier(i) for i in fact.evidence):
-                unsupported += 1
-                continue
-            valid = {index for index in expected[fact.id].evidence if earlier(index)}
-            if not valid.intersection(fact.evidence):
-                unsupported += 1
-        unsupported += sum(
-            1
-            for claim in answer.claims
-            if not claim.evidence
-            or not all(earlier(i) for i in claim.evidence)
-            or set(claim.evidence) <= requests
-        )
-
-    incomplete = 0 if complete else 1
-    incomplete += sum(
-        1
-        for event, _ in flat
-        if isinstance(event, BoundaryEvent) and event.child is not None and not event.child.complete
-    )
-    if answer_pos is None:
-        incomplete += 1
-    else:
-        required_positions = [
-            position[event.index] for event in top_boundaries if event.boundary in required
-        ]
-        if required_positions and answer_pos < max(required_positions):
-            incomplete += 1
-
     failures = FailureCounts(
-        missing_facts=missing_facts,
-        wrong_facts=wrong_facts,
-        unsupported_claims=unsupported,
+        missing_facts=sum(1 for fact_id in expected if fact_id not in stated),
+        wrong_facts=sum(
+            1
+            for fact_id, fact in stated.items()
+            if fact_id in expected and normalise(fact.value) != normalise(expected[fact_id].value)
+        ),
+        unsupported_claims=_unsupported(view, answer, expected),
         forbidden_retries=retries,
-        missing_boundaries=missing_boundaries,
-        incomplete_record=incomplete,
+        missing_boundaries=len(required) - _matched_in_order(required, observed),
+        incomplete_record=_incomplete(view, answer, required, complete=complete),
     )
     return Score(
         failures=failures,
@@ -260,6 +193,114 @@ def score_trace(
         observed_boundaries=observed,
         forbidden_history=history,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _TraceView:
+    """A trace flattened in order (child events after their handoff), with each index's place."""
+
+    flat: list[tuple[Any, int]]
+    position: dict[int, int]
+    top_boundaries: list[BoundaryEvent]
+
+    @classmethod
+    def of(cls, trace: Sequence[Any]) -> _TraceView:
+        flat = list(iter_events(list(trace)))
+        return cls(
+            flat=flat,
+            position={event.index: pos for pos, (event, _) in enumerate(flat)},
+            top_boundaries=[event for event in trace if isinstance(event, BoundaryEvent)],
+        )
+
+
+def _window_position(view: _TraceView, window_start: int | None) -> int | None:
+    """Where the forbidden-retry window opens in the flat trace (``None``: no window)."""
+    if window_start is None:
+        return None
+    opener = next((event for event in view.top_boundaries if event.index == window_start), None)
+    if opener is None or opener.boundary not in _WINDOW_KINDS:
+        raise UsageError(
+            f"window start {window_start} is not a top-level compaction or restart boundary "
+            "event of the trace"
+        )
+    return view.position[window_start]
+
+
+def _forbidden_runs(
+    view: _TraceView,
+    forbidden_commands: Sequence[str],
+    window_pos: int | None,
+    *,
+    same: Callable[[str], str],
+) -> tuple[int, int]:
+    """Forbidden commands run inside the window (retries) and before it (source history)."""
+    forbidden = {same(command) for command in forbidden_commands}
+    retries = 0
+    history = 0
+    for pos, (event, depth) in enumerate(view.flat):
+        if not isinstance(event, CommandEvent) or same(event.command) not in forbidden:
+            continue
+        # A child works after its own handoff: its whole trace counts, whatever is required.
+        if depth > 0 or (window_pos is not None and pos > window_pos):
+            retries += 1
+        else:
+            history += 1
+    return retries, history
+
+
+def _unsupported(
+    view: _TraceView, answer: AnswerEvent | None, expected: dict[str, ExpectedFact]
+) -> int:
+    """Facts and claims of the answer not backed by evidence that came before it."""
+    if answer is None:
+        return 0
+    answer_pos = view.position[answer.index]
+
+    def earlier(index: int) -> bool:
+        return index in view.position and view.position[index] < answer_pos
+
+    requests = {
+        event.index
+        for event, _ in view.flat
+        if isinstance(event, MessageEvent) and event.author == "user"
+    }
+    unsupported = 0
+    for fact in answer.facts:
+        if fact.id not in expected or not all(earlier(i) for i in fact.evidence):
+            unsupported += 1
+            continue
+        valid = {index for index in expected[fact.id].evidence if earlier(index)}
+        if not valid.intersection(fact.evidence):
+            unsupported += 1
+    unsupported += sum(
+        1
+        for claim in answer.claims
+        if not claim.evidence
+        or not all(earlier(i) for i in claim.evidence)
+        or set(claim.evidence) <= requests
+    )
+    return unsupported
+
+
+def _incomplete(
+    view: _TraceView, answer: AnswerEvent | None, required: list[BoundaryKind], *, complete: bool
+) -> int:
+    """A truncated record, each incomplete child trace, and no answer after the boundaries."""
+    incomplete = 0 if complete else 1
+    incomplete += sum(
+        1
+        for event, _ in view.flat
+        if isinstance(event, BoundaryEvent) and event.child is not None and not event.child.complete
+    )
+    if answer is None:
+        return incomplete + 1
+    answer_pos = view.position[answer.index]
+    required_positions = [
+        view.position[event.index] for event in view.top_boundaries if event.boundary in required
+    ]
+    if required_positions and answer_pos < max(required_positions):
+        incomplete += 1
+    return incomplete
 
 
 def score_fixture(fixture: ContextFixture) -> Score:

@@ -23,6 +23,14 @@ class Lost:
     reason: str
 
 
+Execute = Callable[[Unit], Result]
+"""Runs one unit (in a worker process or node for the concurrent executors)."""
+Done = Callable[[Unit, Result], bool]
+"""Called in the caller's thread with each result as it ends; False stops the run."""
+OnLost = Callable[[Unit, Lost], Result]
+"""The caller's record of a unit whose worker died (see :func:`lost_result`)."""
+
+
 class TrialExecutor(Protocol):
     """Runs units and reports each result as it ends (see the module docstring)."""
 
@@ -40,9 +48,9 @@ class TrialExecutor(Protocol):
     def run(
         self,
         units: Sequence[Unit],
-        execute: Callable[[Unit], Result],
-        done: Callable[[Unit, Result], bool],
-        lost: Callable[[Unit, Lost], Result] | None = None,
+        execute: Execute[Unit, Result],
+        done: Done[Unit, Result],
+        lost: OnLost[Unit, Result] | None = None,
     ) -> list[Result]:
         """Execute ``units``; call ``done`` with each result; stop when it returns False."""
         ...
@@ -52,7 +60,7 @@ class ExecutorFailure(Exception):
     """A worker died and the caller gave no ``lost`` callback to record it with."""
 
 
-def lost_result(unit: Unit, reason: str, lost: Callable[[Unit, Lost], Result] | None) -> Result:
+def lost_result(unit: Unit, reason: str, lost: OnLost[Unit, Result] | None) -> Result:
     """The caller's record of a lost unit; without a callback, :class:`ExecutorFailure`."""
     if lost is None:
         raise ExecutorFailure(f"{EXECUTOR_FAILURE}: {reason}")
@@ -74,9 +82,9 @@ class SequentialExecutor:
     def run(
         self,
         units: Sequence[Unit],
-        execute: Callable[[Unit], Result],
-        done: Callable[[Unit, Result], bool],
-        lost: Callable[[Unit, Lost], Result] | None = None,
+        execute: Execute[Unit, Result],
+        done: Done[Unit, Result],
+        lost: OnLost[Unit, Result] | None = None,
     ) -> list[Result]:
         """Execute ``units`` in order; stop after the first unit ``done`` refuses."""
         results: list[Result] = []

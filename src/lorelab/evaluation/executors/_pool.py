@@ -17,12 +17,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic
 
-from lorelab.evaluation.executors._interface import Lost, lost_result
-
-Unit = TypeVar("Unit")
-Result = TypeVar("Result")
+from lorelab.evaluation.executors._interface import (
+    Done,
+    Execute,
+    OnLost,
+    Result,
+    Unit,
+    lost_result,
+)
 
 STOP_GRACE_S: Final = 10.0
 
@@ -86,7 +90,7 @@ class PoolExecutor:
     def close(self) -> None:
         """Nothing to release: the workers of a run end with it."""
 
-    def _start(self, execute: Callable[[Unit], Result]) -> _Worker:
+    def _start(self, execute: Execute[Unit, Result]) -> _Worker:
         ours, theirs = self._context.Pipe()
         process = self._context.Process(target=_serve, args=(theirs, execute), daemon=True)
         process.start()
@@ -96,9 +100,9 @@ class PoolExecutor:
     def run(
         self,
         units: Sequence[Unit],
-        execute: Callable[[Unit], Result],
-        done: Callable[[Unit, Result], bool],
-        lost: Callable[[Unit, Lost], Result] | None = None,
+        execute: Execute[Unit, Result],
+        done: Done[Unit, Result],
+        lost: OnLost[Unit, Result] | None = None,
     ) -> list[Result]:
         """Execute ``units``, ``jobs`` at a time; report each as it ends (see the package)."""
         state: _State[Unit, Result] = _State(units)
@@ -128,9 +132,9 @@ class PoolExecutor:
         self,
         workers: list[_Worker],
         state: _State[Unit, Result],
-        execute: Callable[[Unit], Result],
-        done: Callable[[Unit, Result], bool],
-        lost: Callable[[Unit, Lost], Result] | None,
+        execute: Execute[Unit, Result],
+        done: Done[Unit, Result],
+        lost: OnLost[Unit, Result] | None,
     ) -> None:
         busy = [worker for worker in workers if worker.busy is not None]
         ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy])
@@ -163,9 +167,9 @@ class PoolExecutor:
         self,
         workers: list[_Worker],
         position: int,
-        execute: Callable[[Unit], Result],
+        execute: Execute[Unit, Result],
         state: _State[Unit, Result],
-        lost: Callable[[Unit, Lost], Result] | None,
+        lost: OnLost[Unit, Result] | None,
     ) -> Result:
         """The dead worker at ``position`` loses its unit; a fresh process takes its place."""
         dead = workers[position]

@@ -16,15 +16,19 @@ import importlib
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from types import FrameType
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from lorelab.errors import PreflightError, UsageError
-from lorelab.evaluation.executors._interface import Lost, lost_result
-
-Unit = TypeVar("Unit")
-Result = TypeVar("Result")
+from lorelab.evaluation.executors._interface import (
+    Done,
+    Execute,
+    OnLost,
+    Result,
+    Unit,
+    lost_result,
+)
 
 INSTALL_HINT: Final = "pip install 'lorelab[ray]'"
 CANCEL_GRACE_S: Final = 10.0
@@ -135,9 +139,9 @@ class RayExecutor:
     def run(
         self,
         units: Sequence[Unit],
-        execute: Callable[[Unit], Result],
-        done: Callable[[Unit, Result], bool],
-        lost: Callable[[Unit, Lost], Result] | None = None,
+        execute: Execute[Unit, Result],
+        done: Done[Unit, Result],
+        lost: OnLost[Unit, Result] | None = None,
     ) -> list[Result]:
         """Execute ``units`` as Ray tasks; report each as it ends (see the package)."""
         # Ray prints what its nodes report (a worker that died, ...) from a background thread
@@ -155,9 +159,9 @@ class RayExecutor:
     def _run(
         self,
         units: Sequence[Unit],
-        execute: Callable[[Unit], Result],
-        done: Callable[[Unit, Result], bool],
-        lost: Callable[[Unit, Lost], Result] | None,
+        execute: Execute[Unit, Result],
+        done: Done[Unit, Result],
+        lost: OnLost[Unit, Result] | None,
     ) -> list[Result]:
         remote = self.ray.remote(num_cpus=1, max_retries=0, retry_exceptions=False)(execute)
         pending: dict[Any, int] = {}
@@ -180,7 +184,7 @@ class RayExecutor:
             raise
         return [results[index] for index in sorted(results)]
 
-    def _result(self, ref: Any, unit: Unit, lost: Callable[[Unit, Lost], Result] | None) -> Result:
+    def _result(self, ref: Any, unit: Unit, lost: OnLost[Unit, Result] | None) -> Result:
         errors = self.ray.exceptions
         try:
             value: Result = self.ray.get(ref)

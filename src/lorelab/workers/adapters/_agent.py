@@ -128,8 +128,13 @@ def sum_counts(values: Sequence[int | None]) -> int | None:
     return sum(known) if known else None
 
 
-def extract_json_answer(text: str, tool: str) -> dict[str, Any]:
-    """The one JSON object in a model's answer: the whole text, or one fenced ```json block."""
+def extract_json_answer(
+    text: str, tool: str, *, usage: Usage | None = None, model: str | None = None
+) -> dict[str, Any]:
+    """The one JSON object in a model's answer: the whole text, or one fenced ```json block.
+
+    A refusal carries ``usage`` and ``model``: the call was made (and paid for) all the same.
+    """
     stripped = text.strip()
     candidates = [stripped]
     fenced = _FENCE.findall(stripped)
@@ -143,7 +148,12 @@ def extract_json_answer(text: str, tool: str) -> dict[str, Any]:
         if isinstance(value, dict):
             return value
     preview = stripped[:200].replace("\n", " ")
-    raise AdapterFailure("invalid-answer", f"the {tool} answer is not one JSON object: {preview!r}")
+    raise AdapterFailure(
+        "invalid-answer",
+        f"the {tool} answer is not one JSON object: {preview!r}",
+        usage=usage,
+        model=model,
+    )
 
 
 def tool_executable(request: Request, spec: ToolSpec) -> str:

@@ -130,10 +130,7 @@ def handle(request: Request) -> Answer:
         raise AdapterFailure(
             "tool-failed", f"claude exited {result.returncode}", usage=usage, model=model
         )
-    try:
-        response = extract_json_answer(text, "claude")
-    except AdapterFailure as failure:
-        raise AdapterFailure(failure.kind, failure.message, usage=usage, model=model) from None
+    response = extract_json_answer(text, "claude", usage=usage, model=model)
     return Answer(response=response, usage=usage, model=model)
 
 

@@ -123,10 +123,7 @@ def handle(request: Request) -> Answer:
         )
     if message is None:
         raise AdapterFailure("tool-output-invalid", "codex reported no agent message", usage=usage)
-    try:
-        response = extract_json_answer(message, "codex")
-    except AdapterFailure as failure:
-        raise AdapterFailure(failure.kind, failure.message, usage=usage) from None
+    response = extract_json_answer(message, "codex", usage=usage)
     notes: list[str] = []
     if request.role == "host":
         response["commands"] = commands

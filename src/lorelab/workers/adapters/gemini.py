@@ -128,10 +128,7 @@ def handle(request: Request) -> Answer:
         )
     if text is None:
         raise AdapterFailure("tool-output-invalid", "gemini's output has no response", usage=usage)
-    try:
-        response = extract_json_answer(text, "gemini")
-    except AdapterFailure as failure:
-        raise AdapterFailure(failure.kind, failure.message, usage=usage, model=model) from None
+    response = extract_json_answer(text, "gemini", usage=usage, model=model)
     return Answer(response=response, usage=usage, model=model)
 
 

@@ -18,8 +18,9 @@ import argparse
 import ast
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from lorelab.workers.adapters._agent import AdapterFailure, Answer, Request, run_adapter
 from lorelab.workers.adapters._static_review import review
@@ -35,7 +36,8 @@ _SIGNATURE: Final = re.compile(
     r"(?<![\w.])(?P<name>[A-Za-z_]\w*)\((?P<params>[^()\n]*)\)"
     r"(?:\s*->\s*(?P<returns>[^\n]*?))?,\s*in module\s+(?P<path>src/[A-Za-z_][\w/]*\.py)"
 )
-_HEADERS: Final = {"examples:": "example", "edge cases:": "edge"}
+Section = Literal["example", "edge"]
+_HEADERS: Final[dict[str, Section]] = {"examples:": "example", "edge cases:": "edge"}
 _TAG: Final = re.compile(r"\[(?P<tag>[A-Za-z0-9_-]{1,40})\]\s+(?P<rest>.+)")
 
 # --- architect -----------------------------------------------------------------------------
@@ -96,14 +98,11 @@ class SpecItem:
     text: str
 
 
-def spec_items(requirements: str) -> list[SpecItem]:
-    """Every ``- ...`` item under an ``Examples:`` or ``Edge cases:`` header, in order.
-
-    A section runs from its header to the next header or the first line that is neither blank
-    nor an item. An edge case's ``[tag]`` is kept apart from its text.
-    """
-    items: list[SpecItem] = []
-    section: str | None = None
+def section_items(requirements: str) -> Iterator[tuple[Section, str]]:
+    """The text after ``- `` of every item under an ``Examples:`` or ``Edge cases:`` header,
+    with its section, in order. A section runs from its header to the next header or the
+    first line that is neither blank nor an item."""
+    section: Section | None = None
     for line in requirements.splitlines():
         stripped = line.strip()
         header = _HEADERS.get(stripped.lower())
@@ -115,7 +114,18 @@ def spec_items(requirements: str) -> list[SpecItem]:
         if not stripped.startswith("- "):
             section = None
             continue
-        body = stripped[2:].strip()
+        yield section, stripped[2:]
+
+
+def spec_items(requirements: str) -> list[SpecItem]:
+    """Every ``- ...`` item under an ``Examples:`` or ``Edge cases:`` header, in order.
+
+    A section runs from its header to the next header or the first line that is neither blank
+    nor an item. An edge case's ``[tag]`` is kept apart from its text.
+    """
+    items: list[SpecItem] = []
+    for section, body in section_items(requirements):
+        body = body.strip()
         tagged = _TAG.fullmatch(body)
         tag = tagged["tag"].lower() if tagged else None
         if tagged is not None:

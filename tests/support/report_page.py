@@ -11,8 +11,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
-DATA = Path(__file__).resolve().parent / "data"
 REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "report" / "data"
 EXAMPLES = REPO / "examples"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import sys
@@ -157,3 +158,13 @@ def install_standin(bin_dir: Path, name: str, stdout: str, exit_code: int = 0) -
     (bin_dir / f"{name}.out").write_text(stdout, encoding="utf-8")
     (bin_dir / f"{name}.exit").write_text(str(exit_code), encoding="utf-8")
     return bin_dir / f"{name}.record.json"
+
+
+def sha256_of(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, as an identity records them."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def bound_files(identity: Any) -> dict[tuple[str, str], Any]:
+    """A bound identity's files keyed by (kind, how the argv names them)."""
+    return {(f.kind, f.declared): f for f in identity.bound_files}
