@@ -179,3 +179,19 @@ def test_a_manifest_file_is_recorded_by_its_name_never_its_absolute_path(tmp_pat
     assert label == "manifest:my-manifest.json"
     assert str(tmp_path) not in label
     assert manifest == _one_spec()
+
+
+def test_the_documented_trial_receipt_schema_names_every_key_a_trial_receipt_has():
+    import re
+
+    from pydantic.alias_generators import to_camel
+
+    docs = Path(__file__).parents[3] / "docs" / "learning.md"
+    section = docs.read_text().split("### Per-trial receipt", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"`([A-Za-z0-9]+)`", section))
+    written = {
+        field.alias or to_camel(name)
+        for name, field in TrialRecord.model_fields.items()
+        if not field.exclude
+    }
+    assert written - documented == set()
