@@ -85,6 +85,7 @@ class _Session:
     settings: CallSettings
     sent: list[dict[str, Any]] | None
     guard: Callable[[str, dict[str, Any]], str | None] | None
+    received: list[dict[str, Any] | None] | None = None
     started: float = field(default_factory=time.perf_counter)
     receipts: list[RoleReceipt] = field(default_factory=list)
     plan: list[Case] | None = None
@@ -117,6 +118,8 @@ class _Session:
             identity=identity,
         )
         self.receipts.append(result.receipt)
+        if self.received is not None:
+            self.received.append(result.response)
         return result.response
 
     def finish(
@@ -206,14 +209,16 @@ def generate(
     *,
     sent: list[dict[str, Any]] | None = None,
     guard: Callable[[str, dict[str, Any]], str | None] | None = None,
+    received: list[dict[str, Any] | None] | None = None,
 ) -> Generation:
     """Run architect, author and reviewer once each; ``lessons`` is None without memory.
 
     Every payload actually handed to the transport is appended to ``sent`` when given, so a
     caller can prove what did (and did not) reach the worker. ``guard`` sees each payload
     first; a reason it returns stops the generation (status ``refused``) before that call.
+    ``received`` gets each call's parsed response (None when the call failed), in call order.
     """
-    session = _Session(task, lessons, settings, sent, guard)
+    session = _Session(task, lessons, settings, sent, guard, received=received)
     try:
         return session.run()
     except _Refused as exc:

@@ -104,8 +104,35 @@ def test_jobs_2_keeps_every_recall_figure_and_marks_time_confounded(sequential, 
     assert all(t["worker"] is None for t in _trials(sequential))
 
 
+def _same_receipt_fields(run) -> None:
+    """Trials run side by side carry what sequential ones do: byte accounting per trial, the
+    private payloads and responses, and the summary's controller, identity and times."""
+    summary = _summary(run)
+    manifest = json.loads((run["output"] / "manifest.json").read_text())
+    for key in ("workerIdentity", "verificationScope", "implementationHashes"):
+        assert summary[key] == manifest[key]
+    assert summary["controller"]["settings"] == manifest["settings"]
+    assert manifest["manifest"]["id"] == manifest["manifestId"]
+    for arm in summary["arms"].values():
+        assert arm["stableTrials"] == arm["qualifiedTrials"]
+        assert isinstance(arm["totalMs"], int)
+    names = sorted(p.name for p in (run["output"] / "trials").iterdir())
+    assert sorted(p.name for p in (run["output"] / "private").iterdir()) == names
+    for name, trial in zip(names, _trials(run), strict=True):
+        assert trial["byteAccounting"] == manifest["byteAccounting"]
+        kept = json.loads((run["output"] / "private" / name).read_text())
+        roles = [receipt["role"] for receipt in trial["generation"]["roles"]]
+        assert [call["role"] for call in kept["calls"]] == roles
+
+
+def test_jobs_2_trials_carry_the_same_receipt_fields_as_sequential_ones(sequential, jobs2):
+    _same_receipt_fields(sequential)
+    _same_receipt_fields(jobs2)
+
+
 def test_local_ray_keeps_every_recall_figure_and_marks_time_confounded(sequential, on_ray):
     _same_outcomes(on_ray, sequential)
+    _same_receipt_fields(on_ray)
     summary = _summary(on_ray)
     assert summary["timeComparisons"] == "confounded"
     assert summary["executor"]["kind"] == "ray"
@@ -137,5 +164,8 @@ def test_a_node_whose_lorelab_files_differ_fails_its_trials_there(
         assert trial["reason"] == "a worker identity changed before the trial; no call was made"
         assert trial["identityChecks"]
         assert trial["detected"] == 0
+        (receipt,) = trial["generation"]["roles"]
+        assert receipt["spawned"] is False
+        assert receipt["failure"] == "identity-changed"
     others = [t for node_id, ts in by_node.items() if node_id not in failed for t in ts]
     assert all(t["status"] == "qualified" for t in others)

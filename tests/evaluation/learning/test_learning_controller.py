@@ -18,6 +18,7 @@ from lorelab.evaluation.learning._preparation import label_problem
 from lorelab.evaluation.learning.controller import LearningRequest, run_learning
 from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.schedule import schedule
+from lorelab.io import json_bytes
 from lorelab.runners import Case, Execution
 from lorelab.workers import resolve_agent
 from lorelab.workspace import FileEntry
@@ -93,6 +94,10 @@ def _strings(value):
 
 def _trials(output: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((output / "trials").iterdir())]
+
+
+def _trial_names(output: Path) -> list[str]:
+    return sorted(p.name for p in (output / "trials").iterdir())
 
 
 def test_fixture_run_on_one_spec_writes_every_receipt_and_memory_helps(tmp_path):
@@ -280,8 +285,40 @@ def test_worker_whose_script_changes_mid_run_is_invalid_and_never_retried(tmp_pa
     assert any("changed" in change for change in first["identityChecks"])
     assert [r["failure"] for r in first["generation"]["roles"]] == [None, "identity-changed"]
     assert second["status"] == "invalid"
-    assert second["generation"] is None  # caught before the trial: no call at all
     assert len(list(log.iterdir())) == 2  # architect + author once, nothing retried
+
+
+def test_an_identity_drift_before_the_first_call_leaves_an_unlaunched_attempted_call(tmp_path):
+    # The seed: a drift caught before a trial's first call still leaves a role receipt with
+    # spawned: false, and it counts as an attempted call.
+    agent, log = _recording_worker(
+        tmp_path,
+        extra=(
+            "if payload['role'] == 'author':\n"
+            "    with open(__file__, 'a') as handle:\n"
+            "        handle.write('# changed\\n')"
+        ),
+    )
+    output = tmp_path / "out"
+    outcome = run_learning(_request(_one_spec(defects=1), agent), output)
+    assert outcome.exit_code == 1
+    _, second = _trials(output)
+    assert second["reason"] == "a worker identity changed before the trial; no call was made"
+    (receipt,) = second["generation"]["roles"]
+    assert receipt["role"] == "architect"
+    assert receipt["spawned"] is False
+    assert receipt["failure"] == "identity-changed"
+    assert receipt["identityChanges"] == second["identityChecks"] != []
+    assert receipt["inputBytes"] > 0
+    assert second["lessonsReachedAuthor"] == []
+    assert len(list(log.iterdir())) == 2  # nothing was launched for the second trial
+    arm = json.loads((output / "summary.json").read_text())["arms"][second["arm"]]
+    assert arm["attemptedCalls"] == 1
+    assert arm["spawnedCalls"] == 0
+    private = json.loads((output / "private" / _trial_names(output)[1]).read_text())
+    assert [call["role"] for call in private["calls"]] == ["architect"]
+    assert private["calls"][0]["response"] is None
+    assert json_bytes(private["calls"][0]["payload"]) == receipt["inputBytes"]
 
 
 def test_defect_that_passes_its_expected_case_fails_ground_truth_and_no_worker_runs(tmp_path):

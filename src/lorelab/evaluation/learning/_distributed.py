@@ -28,7 +28,12 @@ from lorelab._model import EvidenceKind
 from lorelab.evaluation.executors import EXECUTOR_FAILURE, Lost, TrialExecutor, worker_location
 from lorelab.evaluation.learning._state import LearningRequest, LearningRun
 from lorelab.evaluation.learning._trial import role_workers, run_trial
-from lorelab.evaluation.learning.records import ScheduledTrial, Settings, TrialRecord
+from lorelab.evaluation.learning.records import (
+    BYTE_ACCOUNTING,
+    ScheduledTrial,
+    Settings,
+    TrialRecord,
+)
 from lorelab.evaluation.learning.roles import PerRole
 from lorelab.evaluation.runlog import RunLog
 from lorelab.io import ReceiptDir
@@ -135,6 +140,7 @@ def lost_trial(unit: TrialUnit, lost: Lost, run: LearningRun) -> TrialRecord:
         generation_ms=None,
         validation_ms=None,
         total_ms=0,
+        byte_accounting=dict(BYTE_ACCOUNTING),
     )
 
 

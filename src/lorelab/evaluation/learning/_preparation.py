@@ -45,26 +45,26 @@ def fixture_files(fixture: Fixture, defect_id: str | None = None) -> list[FileEn
 
 
 def write_manifest(run: LearningRun, plan: list[ScheduledTrial], error: str | None) -> None:
-    """Write ``manifest.json``: what is run, how, by which worker and implementation."""
-    run.log.write(
-        "manifest.json",
-        ManifestReceipt(
-            lorelab_version=lorelab.__version__,
-            manifest_id=run.manifest.id,
-            manifest_sha256=manifest_digest(run.manifest),
-            dataset=run.request.dataset,
-            runner=run.manifest.runner,
-            settings=run.settings,
-            order_seed=run.settings.seed,
-            evidence_kind=run.evidence_kind,
-            worker_identity=run.identities.author if run.identities is not None else None,
-            role_identities=run.identities,
-            worker_identity_error=error,
-            verification_scope=dict(VERIFICATION_SCOPE),
-            implementation_hashes=implementation_hashes(),
-            schedule=plan,
-        ),
+    """Write ``manifest.json``: what is run, how, by which worker and implementation, and the
+    frozen manifest itself; the summary repeats its identity, scope and hashes from here."""
+    run.manifest_receipt = ManifestReceipt(
+        lorelab_version=lorelab.__version__,
+        manifest_id=run.manifest.id,
+        manifest_sha256=manifest_digest(run.manifest),
+        dataset=run.request.dataset,
+        runner=run.manifest.runner,
+        settings=run.settings,
+        order_seed=run.settings.seed,
+        evidence_kind=run.evidence_kind,
+        worker_identity=run.identities.author if run.identities is not None else None,
+        role_identities=run.identities,
+        worker_identity_error=error,
+        verification_scope=dict(VERIFICATION_SCOPE),
+        implementation_hashes=implementation_hashes(),
+        schedule=plan,
+        manifest=run.manifest,
     )
+    run.log.write("manifest.json", run.manifest_receipt)
 
 
 def preflight(run: LearningRun, plan: list[ScheduledTrial]) -> str | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 from lorelab._model import DEFAULT_TIMEOUT_MS, EvidenceKind
 from lorelab.evaluation.learning.manifest import Fixture, LearningManifest
-from lorelab.evaluation.learning.records import ControllerReceipt, Settings
+from lorelab.evaluation.learning.records import ControllerReceipt, ManifestReceipt, Settings
 from lorelab.evaluation.learning.roles import PerRole, RoleAssignment
 from lorelab.evaluation.runlog import RunError, RunLog
 from lorelab.runners import get_runner
@@ -109,6 +109,8 @@ class LearningRun:
     frozen_store: Path | None = None
     frozen_sha256: str | None = None
     frozen_lessons: int = 0
+    manifest_receipt: ManifestReceipt | None = None
+    """``manifest.json`` as written (None until preflight wrote it)."""
     # Worker projects live under ``scratch``; the frozen store lives apart, in ``private``,
     # so a no-memory worker finds no store next to its directory.
     scratch: Path = field(

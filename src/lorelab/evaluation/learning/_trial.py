@@ -14,7 +14,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -24,15 +24,17 @@ from lorelab.evaluation.learning._preparation import fixture_files
 from lorelab.evaluation.learning._state import POOL_WORKERS, ROLE_CALLS_PER_TRIAL, LearningRun
 from lorelab.evaluation.learning.manifest import Fixture, LearningManifest
 from lorelab.evaluation.learning.records import (
+    BYTE_ACCOUNTING,
     DefectResult,
     LeakScan,
+    RoleExchange,
     RoleWorkerBinding,
     ScheduledTrial,
     TrialRecord,
     TrialStatus,
 )
 from lorelab.evaluation.learning.roles import PerRole, check_roles, identity_digest
-from lorelab.io import LAUNCHER_HASH_CAP, sha256_file
+from lorelab.io import LAUNCHER_HASH_CAP, json_bytes, sha256_file
 from lorelab.memory import open_store
 from lorelab.runners import Stability, StabilityJob, detect, is_valid_baseline, run_parallel
 from lorelab.testgen import (
@@ -45,7 +47,7 @@ from lorelab.testgen import (
     validate_candidates,
 )
 from lorelab.testgen import generate as generate_tests
-from lorelab.workers import WorkerIdentity
+from lorelab.workers import PROMPT_VERSION, RoleReceipt, WorkerIdentity, prompt_hash
 from lorelab.workspace import FileEntry, RunRoot
 
 SCAN_FILE_CAP: Final = 8 * 1024 * 1024
@@ -126,6 +128,7 @@ class _Trial:
     memory_store_sha256: str | None = None
     lessons_recalled: list[str] = field(default_factory=list)
     lessons_below_floor: list[str] = field(default_factory=list)
+    exchanges: list[RoleExchange] = field(default_factory=list)
 
     def record(
         self,
@@ -172,6 +175,8 @@ class _Trial:
             generation_ms=generation.generation_ms if generation else None,
             validation_ms=validation.validation_ms if validation else None,
             total_ms=int((time.perf_counter() - self.started) * 1000),
+            byte_accounting=dict(BYTE_ACCOUNTING),
+            exchanges=self.exchanges,
         )
 
     def stopped(
@@ -300,16 +305,84 @@ def _before_calls(
             "invalid",
             "a worker identity changed before the trial; no call was made",
             identity_checks=changes,
+            generation=_not_launched(run, trial, worker_cwd, recall, changes),
         )
     return recall
 
 
+def _not_launched(
+    run: LearningRun, trial: _Trial, worker_cwd: Path, recall: Recall | None, changes: list[str]
+) -> Generation:
+    """The generation of a trial whose first call was refused before launch: an identity
+    changed before the trial. Its one role receipt (``spawned: false``) counts as attempted.
+
+    The payload that call would have carried is built by the generation itself and stopped
+    before the transport, so the receipt counts its bytes without anything being launched.
+    """
+    stopped: list[tuple[str, dict[str, Any]]] = []
+
+    def refuse(role: str, payload: dict[str, Any]) -> str:
+        stopped.append((role, payload))
+        return "a worker identity changed before the trial"
+
+    refused = _generate(run, trial, worker_cwd, recall, guard=refuse, count=False)
+    role, payload = stopped[0]
+    # Validated as the transport's own not-launched receipt is built (same fields, same types).
+    receipt = RoleReceipt.model_validate(
+        {
+            "role": role,
+            "attempt": 1,
+            "spawned": False,
+            "exit_code": None,
+            "signal": None,
+            "duration_ms": 0,
+            "timeout_ms": run.settings.timeout_ms,
+            "max_output_bytes": run.settings.max_output_bytes,
+            "input_bytes": json_bytes(payload),
+            "output_bytes": None,
+            "stdout_bytes": 0,
+            "stderr_bytes": 0,
+            "usage": None,
+            "model": {"claimed": None},
+            "evidence_kind": None,
+            "failure": "identity-changed",
+            "failure_detail": "a worker identity changed before the trial's first call; "
+            "not launched",
+            "identity_changes": changes,
+            "raw_response": None,
+            "raw_response_truncated": False,
+            "stderr_tail": "",
+            "prompt_version": PROMPT_VERSION,
+            "prompt_hash": prompt_hash(role),
+        }
+    )
+    run.calls_used += 1
+    # A payload holding test content stays out of the private record too.
+    kept = None if _leaks(run, payload) else payload
+    trial.exchanges = [RoleExchange(role=role, payload=kept, response=None)]
+    return refused.model_copy(
+        update={
+            "status": "failed",
+            "reason": f"{role} call failed (identity-changed): {receipt.failure_detail}",
+            "roles": [receipt],
+        }
+    )
+
+
 def _generate(
-    run: LearningRun, trial: _Trial, worker_cwd: Path, recall: Recall | None
+    run: LearningRun,
+    trial: _Trial,
+    worker_cwd: Path,
+    recall: Recall | None,
+    *,
+    guard: Callable[[str, dict[str, Any]], str | None] | None = None,
+    count: bool = True,
 ) -> Generation:
     identities = _identities(run)
     roles = run.request.roles
     fixture = trial.fixture
+    sent: list[dict[str, Any]] = []
+    received: list[dict[str, Any] | None] = []
     generation = generate_tests(
         GenerationTask(
             requirements=fixture.requirements,
@@ -329,11 +402,21 @@ def _generate(
             reviewer_agent=roles.reviewer,
             reviewer_identity=identities.reviewer,
         ),
-        guard=lambda role, payload: (
-            "it holds reference-test or defect content" if _leaks(run, payload) else None
+        guard=guard
+        or (
+            lambda _role, payload: (
+                "it holds reference-test or defect content" if _leaks(run, payload) else None
+            )
         ),
+        sent=sent,
+        received=received,
     )
-    run.calls_used += len(generation.roles)
+    if count:
+        run.calls_used += len(generation.roles)
+        trial.exchanges = [
+            RoleExchange(role=receipt.role, payload=payload, response=response)
+            for receipt, payload, response in zip(generation.roles, sent, received, strict=True)
+        ]
     return generation
 
 

@@ -10,6 +10,7 @@ resumed or relabelled.
 from __future__ import annotations
 
 import os
+import platform
 import secrets
 import shutil
 import time
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+import lorelab
 from lorelab._model import LIVE, PROTOCOL_FIXTURE, EvidenceKind
 from lorelab.errors import InputFileError, UsageError
 from lorelab.evaluation.executors import SequentialExecutor, TrialExecutor
@@ -42,11 +44,13 @@ from lorelab.evaluation.learning._state import (
 from lorelab.evaluation.learning._trial import forbidden_texts, run_trial
 from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.records import (
+    ControllerRecord,
     PreflightReceipt,
     RoleWorker,
     ScheduledTrial,
     Settings,
     Summary,
+    TrialPayloads,
     TrialRecord,
 )
 from lorelab.evaluation.learning.roles import PerRole
@@ -58,6 +62,8 @@ from lorelab.workers import MAX_OUTPUT_BYTES_CAP, MAX_TIMEOUT_MS
 MAX_CALLS_CAP: Final = 360
 CONTROLLER_FILE: Final = "controller.json"
 TRIALS_DIR: Final = "trials"
+PRIVATE_DIR: Final = "private"
+PROGRAM: Final = "lorelab eval learning"
 
 __all__ = [
     "DEFAULT_REPEAT",
@@ -208,6 +214,36 @@ def trial_receipt_name(entry: ScheduledTrial) -> str:
     return f"{entry.position:03d}-{entry.specification}-r{entry.repetition}-{entry.arm}.json"
 
 
+def _payloads(entry: ScheduledTrial, record: TrialRecord) -> TrialPayloads:
+    return TrialPayloads(
+        position=entry.position,
+        specification=entry.specification,
+        repetition=entry.repetition,
+        arm=entry.arm,
+        calls=record.exchanges or [],
+    )
+
+
+def controller_record(run: LearningRun) -> ControllerRecord:
+    """The summary's ``controller``: what ran the run, with manifest.json's settings, and the
+    phase clock as of now."""
+    clock = run.phases.receipt()
+    written = run.manifest_receipt
+    return ControllerRecord(
+        program=PROGRAM,
+        module=__name__,
+        lorelab_version=written.lorelab_version if written else lorelab.__version__,
+        python_version=platform.python_version(),
+        dataset=run.request.dataset,
+        settings=written.settings if written else run.settings,
+        elapsed_ms=clock.elapsed_ms,
+        setup_ms=clock.setup_ms,
+        shared_preparation_ms=clock.shared_preparation_ms,
+        ground_truth_ms=clock.ground_truth_ms,
+        trials_ms=clock.trials_ms,
+    )
+
+
 def _leaked(record: TrialRecord) -> bool:
     scan = record.leak_scan
     return scan is not None and not (
@@ -221,9 +257,13 @@ def _run(run: LearningRun, plan: list[ScheduledTrial], executor: TrialExecutor) 
         return stopped
     phases = run.phases
     run.log.group(TRIALS_DIR)
+    run.log.group(PRIVATE_DIR)
 
     def done(entry: ScheduledTrial, record: TrialRecord) -> bool:
-        run.log.unit(TRIALS_DIR, trial_receipt_name(entry), record)
+        name = trial_receipt_name(entry)
+        run.log.unit(TRIALS_DIR, name, record)
+        if record.exchanges is not None:
+            run.log.unit(PRIVATE_DIR, name, _payloads(entry, record))
         run.progress(
             f"trial {entry.position}/{len(plan)} {entry.specification} r{entry.repetition} "
             f"{entry.arm}: {record.status}, {record.detected}/{record.defects_total} detected"
@@ -251,6 +291,8 @@ def _run(run: LearningRun, plan: list[ScheduledTrial], executor: TrialExecutor) 
         frozen_lessons=run.frozen_lessons,
         executor=executor.describe(),
         concurrent=executor.concurrent,
+        controller=controller_record(run),
+        manifest_receipt=run.manifest_receipt,
     )
     run.log.write("summary.json", summary)
     run.log.write_text("summary.md", summary_markdown(summary))
@@ -276,6 +318,8 @@ def read_manifest_input(path: str | None, dataset: str | None) -> tuple[Learning
     if path is not None:
         if not Path(path).exists():
             raise InputFileError(f"{path}: no such file")
-        return load_manifest(path), f"manifest:{path}"
+        # The file's name only: receipts never hold an absolute path of the manifest (its
+        # content and hash are in manifest.json).
+        return load_manifest(path), f"manifest:{Path(path).name}"
     name = dataset or "default"
     return get_dataset(name), name

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field
 
 from lorelab._model import EvidenceKind, ReceiptModel, RecordModel, RunnerName
+from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.roles import PerRole, TestRole, WorkerKind, picklable
 from lorelab.runners import DefectOutcome, Execution, Stability
 from lorelab.testgen import CandidateValidation, Generation
@@ -101,6 +102,32 @@ class LeakScan(RecordModel):
     memory_clean: bool = Field(description="No recalled lesson holds such content.")
 
 
+class RoleExchange(RecordModel):
+    """One role call of a trial as the worker saw it: the payload and the parsed response."""
+
+    role: str
+    payload: dict[str, Any] | None = Field(
+        description="The role payload (before transportBudget is appended); null when it was "
+        "not kept."
+    )
+    response: dict[str, Any] | None = Field(
+        description="The parsed response; null when the call failed or was never launched."
+    )
+
+
+class TrialPayloads(ReceiptModel):
+    """``private/<trial>.json``: each role's input payload and parsed response, in call order.
+
+    Kept apart from the trial receipt, in the output directory's ``private/`` (0700, each file
+    0600), with the same path normalization as every receipt."""
+
+    position: int
+    specification: str
+    repetition: int
+    arm: Arm
+    calls: list[RoleExchange]
+
+
 class TrialRecord(ReceiptModel):
     """One specification x arm x repetition, in its own disposable project."""
 
@@ -155,6 +182,17 @@ class TrialRecord(ReceiptModel):
         description="Where a trial run side by side ran (node, process, Ray node id); null "
         "for a sequential run.",
     )
+    byte_accounting: dict[str, str] | None = Field(
+        default=None,
+        description="The definitions of inputBytes and outputBytes in this trial's role "
+        "receipts. Null in receipts written before trials declared them.",
+    )
+    exchanges: list[RoleExchange] | None = Field(
+        default=None,
+        exclude=True,
+        description="Each role's payload and parsed response; never written in the trial "
+        "receipt (the controller writes them to private/, see TrialPayloads).",
+    )
 
 
 class ArmSummary(RecordModel):
@@ -170,13 +208,44 @@ class ArmSummary(RecordModel):
     input_bytes: int
     output_bytes: int
     calls: int = Field(description="Role calls scheduled (3 per trial).")
-    attempted_calls: int = Field(description="Role calls handed to the transport.")
+    attempted_calls: int = Field(
+        description="Role calls with a role receipt: handed to the transport, or refused "
+        "unlaunched because a worker identity changed before the trial's first call."
+    )
     spawned_calls: int = Field(description="Role calls that started a process.")
     billing_usd: float | None = Field(
         serialization_alias="billingUSD",
         # Read back under the name it is written as (receipts must round-trip).
         validation_alias=AliasChoices("billingUSD", "billing_usd"),
         description="Sum of reported cost; null unless every call reported.",
+    )
+    setup_ms: int | None = Field(
+        default=None,
+        description="Sum over the arm's trials of setupMs (null: no trial set up a project).",
+    )
+    setup_ms_median: float | None = Field(
+        default=None, description="Median setupMs over the trials that set up a project."
+    )
+    retrieval_ms: int | None = Field(
+        default=None,
+        description="Sum of retrievalMs (the recall alone); null in the no-memory arm.",
+    )
+    retrieval_ms_median: float | None = Field(
+        default=None, description="Median retrievalMs over the trials that recalled."
+    )
+    total_ms: int | None = Field(
+        default=None, description="Sum of every trial's totalMs (a lost trial counts 0)."
+    )
+    total_ms_median: float | None = Field(
+        default=None, description="Median totalMs over the arm's trials."
+    )
+    stable_trials: int | None = Field(
+        default=None,
+        description="Trials whose generated tests were run for stability and held: a stable "
+        "baseline and a stable run on every defect. Null in older summaries.",
+    )
+    unstable_trials: int | None = Field(
+        default=None, description="Trials with status unstable. Null in older summaries."
     )
 
 
@@ -235,6 +304,24 @@ class Paired(RecordModel):
     )
 
 
+class ControllerRecord(RecordModel):
+    """What ran the evaluation, with which settings, and how long it had taken by the summary."""
+
+    program: str = Field(description="The command: lorelab eval learning.")
+    module: str = Field(description="The controller's module.")
+    lorelab_version: str = Field(description="As manifest.json's lorelabVersion.")
+    python_version: str
+    dataset: str = Field(description="As manifest.json's dataset.")
+    settings: Settings = Field(description="As manifest.json's settings (argv of every role).")
+    elapsed_ms: int = Field(
+        description="From the command's entry (before the manifest was read) to the summary."
+    )
+    setup_ms: int | None = Field(description="Preflight and manifest.json, as controller.json.")
+    shared_preparation_ms: int | None
+    ground_truth_ms: int | None
+    trials_ms: int | None
+
+
 class Summary(ReceiptModel):
     """The run's summary: arms, the paired comparison and its label."""
 
@@ -266,6 +353,18 @@ class Summary(ReceiptModel):
         default_factory=lambda: {"kind": "sequential", "jobs": 1},
         description="Where the trials ran: sequential, a local pool (--jobs) or Ray.",
     )
+    controller: ControllerRecord | None = Field(
+        default=None, description="What ran the evaluation (null in older summaries)."
+    )
+    worker_identity: WorkerIdentity | None = Field(
+        default=None, description="manifest.json's workerIdentity (the author's)."
+    )
+    verification_scope: dict[str, Any] | None = Field(
+        default=None, description="manifest.json's verificationScope."
+    )
+    implementation_hashes: dict[str, Any] | None = Field(
+        default=None, description="manifest.json's implementationHashes."
+    )
 
 
 class ManifestReceipt(ReceiptModel):
@@ -293,6 +392,11 @@ class ManifestReceipt(ReceiptModel):
     byte_accounting: dict[str, str] = Field(default_factory=lambda: dict(BYTE_ACCOUNTING))
     accounting_version: int = ACCOUNTING_VERSION
     schedule: list[ScheduledTrial]
+    manifest: LearningManifest | None = Field(
+        default=None,
+        description="The frozen manifest content: the parsed, validated manifest that was run "
+        "(its canonical JSON hashes to manifestSha256). Null in older receipts.",
+    )
 
 
 class PreflightReceipt(ReceiptModel):

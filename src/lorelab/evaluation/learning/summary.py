@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
+from statistics import median
 from typing import Any
 
 from lorelab._model import PROTOCOL_FIXTURE, EvidenceKind
@@ -14,8 +15,10 @@ from lorelab.evaluation.learning.records import (
     ARMS,
     BYTE_ACCOUNTING,
     ArmSummary,
+    ControllerRecord,
     EffectSize,
     Label,
+    ManifestReceipt,
     Paired,
     Settings,
     SpecPair,
@@ -35,6 +38,24 @@ from lorelab.evaluation.stats import (
 MIN_LABEL_REPETITIONS = 3
 
 
+def _sum_and_median(values: Sequence[int | None]) -> tuple[int | None, float | None]:
+    """Sum and median of the values a trial recorded (null: none did)."""
+    known = [value for value in values if value is not None]
+    if not known:
+        return None, None
+    return sum(known), float(median(known))
+
+
+def _stable(trial: TrialRecord) -> bool:
+    """The generated tests were run for stability and held on the baseline and every defect."""
+    baseline = trial.validation.stability if trial.validation else None
+    return (
+        baseline is not None
+        and baseline.stable
+        and all(defect.stability.stable for defect in trial.defects)
+    )
+
+
 def _arm(records: Sequence[TrialRecord]) -> ArmSummary:
     receipts = [r for t in records if t.generation for r in t.generation.roles]
     defects = sum(t.defects_total for t in records)
@@ -46,6 +67,9 @@ def _arm(records: Sequence[TrialRecord]) -> ArmSummary:
         if receipts and len(receipts) == calls and all(c is not None for c in costs)
         else None
     )
+    setup, setup_median = _sum_and_median([t.setup_ms for t in records])
+    retrieval, retrieval_median = _sum_and_median([t.retrieval_ms for t in records])
+    total, total_median = _sum_and_median([t.total_ms for t in records])
     return ArmSummary(
         trials=len(records),
         qualified_trials=sum(1 for t in records if t.status == "qualified"),
@@ -60,6 +84,14 @@ def _arm(records: Sequence[TrialRecord]) -> ArmSummary:
         attempted_calls=len(receipts),
         spawned_calls=sum(1 for r in receipts if r.spawned),
         billing_usd=billing,
+        setup_ms=setup,
+        setup_ms_median=setup_median,
+        retrieval_ms=retrieval,
+        retrieval_ms_median=retrieval_median,
+        total_ms=total,
+        total_ms_median=total_median,
+        stable_trials=sum(1 for t in records if _stable(t)),
+        unstable_trials=sum(1 for t in records if t.status == "unstable"),
     )
 
 
@@ -134,10 +166,14 @@ def build_summary(
     frozen_lessons: int,
     executor: dict[str, Any] | None = None,
     concurrent: bool = False,
+    controller: ControllerRecord | None = None,
+    manifest_receipt: ManifestReceipt | None = None,
 ) -> Summary:
     """Summarise ``records``; every trial counts, rejected and failed ones as zero.
 
-    ``concurrent``: the trials ran side by side, so time comparisons are ``confounded``."""
+    ``concurrent``: the trials ran side by side, so time comparisons are ``confounded``.
+    ``manifest_receipt``: ``manifest.json``, whose worker identity, verification scope and
+    implementation hashes the summary repeats (one source)."""
     claimed_fixture = any(
         r.evidence_kind == PROTOCOL_FIXTURE
         for t in records
@@ -169,6 +205,10 @@ def build_summary(
         byte_accounting=BYTE_ACCOUNTING,
         time_comparisons="confounded" if concurrent else "sequential",
         executor=executor or {"kind": "sequential", "jobs": 1},
+        controller=controller,
+        worker_identity=manifest_receipt.worker_identity if manifest_receipt else None,
+        verification_scope=manifest_receipt.verification_scope if manifest_receipt else None,
+        implementation_hashes=manifest_receipt.implementation_hashes if manifest_receipt else None,
     )
 
 
