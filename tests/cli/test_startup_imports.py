@@ -263,3 +263,44 @@ def test_a_query_vector_loads_neither_tokenizers_safetensors_nor_wordllama(tmp_p
         assert "numpy" in modules
         loaded = [m for m in modules if m.split(".")[0] in {*EMBEDDING, "wordllama", "requests"}]
         assert loaded == ["numpy"] or all(m.startswith("numpy") for m in loaded)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "pytest -q"},
+            "tool_response": {"exit_code": 1},
+        },
+        {"hook_event_name": "Stop", "stop_hook_active": False},
+    ],
+    ids=lambda payload: payload["hook_event_name"],
+)
+def test_a_hook_with_nothing_to_store_loads_neither_pydantic_nor_the_store(tmp_path, payload):
+    # Claude Code's hook input shape (code.claude.com/docs/en/hooks). The store exists, so the
+    # evaluation-lock check really reads it (through the read-only probe); a journaled command
+    # and a Stop with no edit since the last proposal need nothing else from the memory.
+    home = str(tmp_path / "home")
+    prepared = _run_cli(["memory", "prepare", "anything"], "", home)  # makes the store
+    assert (tmp_path / "home" / "memory.db").exists()
+    assert "lorelab.memory._sqlite" in prepared
+    project = tmp_path / "project"
+    project.mkdir()
+    full = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        **payload,
+    }
+    modules = _run_cli(
+        ["hook", payload["hook_event_name"], "--agent", "claude-code"], json.dumps(full), home
+    )
+    assert "lorelab.memory._lock_probe" in modules
+    loaded = [
+        m
+        for m in modules
+        if m == "pydantic" or m.startswith(("pydantic.", "lorelab.memory._sqlite", "numpy"))
+    ]
+    assert loaded == []
