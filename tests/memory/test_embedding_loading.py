@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
+from lorelab._cache import CACHE_ENV
 from lorelab.errors import IntegrityFailure
 from lorelab.memory import _bpe, _embedding
 
@@ -38,7 +39,7 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> _bpe.Bpe:
 @pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     where = tmp_path / "cache"
-    monkeypatch.setenv(_bpe.CACHE_ENV, str(where))
+    monkeypatch.setenv(CACHE_ENV, str(where))
     return where
 
 
@@ -173,7 +174,7 @@ def test_a_damaged_cache_is_rebuilt_not_trusted(cache_dir, tables):
 def test_a_cache_directory_that_cannot_be_written_is_not_an_error(tmp_path, monkeypatch, tables):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
-    monkeypatch.setenv(_bpe.CACHE_ENV, str(blocker / "cache"))
+    monkeypatch.setenv(CACHE_ENV, str(blocker / "cache"))
     assert _bpe.load(TOKENIZER_JSON).keys == tables.keys
 
 
@@ -281,7 +282,7 @@ def test_the_package_directory_is_found_without_importing_wordllama(tmp_path):
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('wordllama', 'requests', 'tokenizers', 'safetensors')))\n"
     )
-    env = {**os.environ, _bpe.CACHE_ENV: str(tmp_path / "cache")}
+    env = {**os.environ, CACHE_ENV: str(tmp_path / "cache")}
     for _ in range(2):  # the first run writes the cache, the second reads it
         done = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True

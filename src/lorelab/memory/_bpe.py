@@ -22,7 +22,6 @@ import hashlib
 import heapq
 import json
 import marshal
-import os
 import re
 import sys
 from array import array
@@ -31,7 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-CACHE_ENV: Final = "LORELAB_CACHE_DIR"
+from lorelab._cache import cache_dir, write_atomically
+
 _MAGIC: Final = f"lorelab-bpe-1 {sys.byteorder} {array('Q').itemsize}\n".encode()
 _DICT_FROM: Final = 2048
 """Symbols in one piece from which the merges are looked up in a dict."""
@@ -184,16 +184,6 @@ def _special_pattern(specials: tuple[str, ...]) -> re.Pattern[str]:
     return pattern
 
 
-def cache_dir() -> Path:
-    """Where the compact tables are kept."""
-    chosen = os.environ.get(CACHE_ENV)
-    if chosen:
-        return Path(chosen)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "lorelab"
-
-
 def load(tokenizer_json: Path) -> Bpe:
     """The tables of ``tokenizer_json``, from the cache when it holds them intact."""
     raw = tokenizer_json.read_bytes()
@@ -232,8 +222,6 @@ def _read_cache(path: Path) -> Bpe | None:
 
 
 def _write_cache(path: Path, tables: Bpe) -> None:
-    import tempfile
-
     payload = marshal.dumps(
         (
             tables.chars,
@@ -243,19 +231,7 @@ def _write_cache(path: Path, tables: Bpe) -> None:
             tables.values.tobytes(),
         )
     )
-    data = _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".bpe-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    write_atomically(path, _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
 
 
 def build(config: dict[str, Any]) -> Bpe:
