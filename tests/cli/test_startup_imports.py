@@ -304,3 +304,25 @@ def test_a_hook_with_nothing_to_store_loads_neither_pydantic_nor_the_store(tmp_p
         if m == "pydantic" or m.startswith(("pydantic.", "lorelab.memory._sqlite", "numpy"))
     ]
     assert loaded == []
+
+
+def test_pre_compact_writes_its_checkpoint_without_the_store_or_numpy(tmp_path):
+    # Claude Code's PreCompact input (code.claude.com/docs/en/hooks): the checkpoint is written
+    # under the memory home by the checkpoint operation's own function, not through the store.
+    home = tmp_path / "home"
+    _run_cli(["memory", "prepare", "anything"], "", str(home))  # makes the store
+    project = tmp_path / "project"
+    project.mkdir()
+    payload = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "PreCompact",
+        "trigger": "auto",
+    }
+    modules = _run_cli(
+        ["hook", "PreCompact", "--agent", "claude-code"], json.dumps(payload), str(home)
+    )
+    assert "lorelab.memory._context" in modules
+    assert [m for m in modules if m.startswith(("lorelab.memory._sqlite", "numpy"))] == []
+    assert list((home / "checkpoints").rglob("*.json")), "no checkpoint was written"

@@ -392,7 +392,11 @@ class _Session:
                 }
             )
         )
-        result = self._operation("checkpoint", request)
+        # The checkpoint operation's own function (the operations table's handler calls it with
+        # the memory home too), imported alone: the table would load every aggregate module.
+        from lorelab.memory._context import checkpoint
+
+        result = checkpoint(self.home, request)
         assert isinstance(result, CheckpointResult)
         self.journal.append({"kind": "compact", "checkpoint": result.checkpoint_id})
         self._remember_latest(checkpointSession=self.payload.session_id)
