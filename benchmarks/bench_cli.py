@@ -4,7 +4,9 @@ Run:  python benchmarks/bench_cli.py [--runs 15] [--json]
 
 Every figure is the median wall time of N fresh processes, measured in the same run as the
 baseline ``python -c pass`` with the same interpreter, interleaved round by round so that a
-busy machine slows both alike. Targets (as medians):
+busy machine slows both alike. Each process's own CPU time (user + system, from ``wait4``) is
+reported beside it, with its ratio to the baseline's, and the load average before and after:
+on a shared machine the CPU ratio is the steadier figure. Targets (on wall time, as medians):
 
 - ``lorelab --version`` and ``lorelab --help``: at most 10x the baseline;
 - ``lorelab memory prepare`` on a one-item store, and every ``lorelab hook EVENT`` handler: at
@@ -35,13 +37,23 @@ HOOK_TARGET = 20.0
 MCP_TARGET_S = 0.8
 
 
-def _time_process(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> float:
-    started = time.perf_counter()
-    done = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=False)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{argv} exited {done.returncode}: {done.stderr.decode()[-500:]}")
-    return elapsed
+def _time_process(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, the child's own) of one process."""
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as errors:
+        given.write(stdin)
+        given.seek(0)
+        started = time.perf_counter()
+        child = subprocess.Popen(
+            argv, stdin=given, stdout=subprocess.DEVNULL, stderr=errors, env=env
+        )
+        _, status, usage = os.wait4(child.pid, 0)
+        elapsed = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            errors.seek(0)
+            message = errors.read().decode(errors="replace")[-500:]
+            raise SystemExit(f"{argv} exited {child.returncode}: {message}")
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 def _mcp_spawn_to_tools(home: Path) -> float:
@@ -135,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "LORELAB_HOME": str(home)}
         _one_item_store(home, env)
 
-        cases: dict[str, Callable[[], float]] = {
+        cases: dict[str, Callable[[], tuple[float, float]]] = {
             "python -c pass": lambda: _time_process([sys.executable, "-c", "pass"], env),
             "version": lambda: _time_process([*PROGRAM, "--version"], env),
             "help": lambda: _time_process([*PROGRAM, "--help"], env),
@@ -148,25 +160,31 @@ def main(argv: list[str] | None = None) -> int:
             cases[f"hook {event}"] = lambda event=event, payload=payload: _time_process(
                 [*PROGRAM, "hook", event], hook_env, payload
             )
-        samples: dict[str, list[float]] = {name: [] for name in cases}
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         mcp_samples: list[float] = []
+        load_before = os.getloadavg()
         for _ in range(args.runs):
             for name, run in cases.items():
                 samples[name].append(run())
             mcp_samples.append(_mcp_spawn_to_tools(home))
+        load_after = os.getloadavg()
 
-    baseline = statistics.median(samples["python -c pass"])
+    baseline = statistics.median(wall for wall, _ in samples["python -c pass"])
+    baseline_cpu = statistics.median(cpu for _, cpu in samples["python -c pass"])
     rows = []
     for name, values in samples.items():
         if name == "python -c pass":
             continue
-        median = statistics.median(values)
+        median = statistics.median(wall for wall, _ in values)
+        cpu = statistics.median(cpu for _, cpu in values)
         target = TARGETS.get(name, HOOK_TARGET)
         rows.append(
             {
                 "command": name,
                 "medianS": round(median, 4),
                 "ratio": round(median / baseline, 2),
+                "cpuMedianS": round(cpu, 4),
+                "cpuRatio": round(cpu / baseline_cpu, 2),
                 "targetRatio": target,
                 "met": median / baseline <= target,
             }
@@ -178,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "runs": args.runs,
         "baselineS": round(baseline, 4),
+        "baselineCpuS": round(baseline_cpu, 4),
+        "loadAverageBefore": [round(v, 2) for v in load_before],
+        "loadAverageAfter": [round(v, 2) for v in load_after],
         "commands": rows,
         "mcpSpawnToToolsS": round(mcp_median, 4),
         "mcpTargetS": MCP_TARGET_S,
@@ -186,12 +207,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"baseline python -c pass: {baseline * 1000:.1f} ms (median of {args.runs})")
+        print(
+            f"baseline python -c pass: {baseline * 1000:.1f} ms wall, {baseline_cpu * 1000:.1f} ms"
+            f" CPU (medians of {args.runs}); load average {load_before[0]:.2f} before,"
+            f" {load_after[0]:.2f} after"
+        )
         for row in rows:
             verdict = "ok" if row["met"] else "OVER"
             print(
                 f"{row['command']:<24} {row['medianS'] * 1000:8.1f} ms  {row['ratio']:6.2f}x"
                 f"  (target <= {row['targetRatio']:g}x) {verdict}"
+                f"   CPU {row['cpuMedianS'] * 1000:7.1f} ms {row['cpuRatio']:6.2f}x"
             )
         verdict = "ok" if report["mcpMet"] else "OVER"
         print(

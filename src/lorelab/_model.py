@@ -5,11 +5,12 @@ disk, refused unknown keys and the receipt schema version are decided in one pla
 """
 
 import math
-from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from lorelab._time import timestamp, utc_now
 
 RunnerName = Literal["pytest", "node"]
 """The two test runners lorelab drives."""
@@ -76,17 +77,6 @@ class OutputModel(BaseModel):
     """A result handed back to an agent or a user: snake_case, unknown keys refused."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
-
-
-def utc_now() -> datetime:
-    """The current time, timezone-aware in UTC."""
-    return datetime.now(UTC)
-
-
-def timestamp(moment: datetime | None = None) -> str:
-    """The one time stamp format lorelab writes: ISO 8601, UTC, microseconds, ``Z``."""
-    value = (moment or utc_now()).astimezone(UTC)
-    return value.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def estimate_tokens(text: str | None) -> int:

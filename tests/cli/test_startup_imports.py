@@ -231,7 +231,98 @@ def test_the_embedding_model_loads_only_when_a_vector_is_needed(tmp_path):
         "0",
     ]
     recorded = _run_cli(record, "", home)
-    assert {"numpy", "tokenizers", "safetensors"} <= set(recorded)
+    assert "numpy" in recorded  # the vector really was computed
     assert _embedding_modules(_run_cli(["memory", "list"], "", home)) == []
     prepared = _run_cli(["memory", "prepare", "date parser test fails"], "", home)
-    assert "tokenizers" in prepared
+    assert "numpy" in prepared
+
+
+def test_a_query_vector_loads_neither_tokenizers_safetensors_nor_wordllama(tmp_path):
+    # One text is tokenized by lorelab's own reading of the tokenizer (cached tables) and the
+    # weights are mapped directly: the packages that cost start-up time stay unloaded, and
+    # wordllama's __init__ (which imports requests) never runs.
+    home = str(tmp_path / "home")
+    record = [
+        "memory",
+        "record",
+        "--task",
+        "Fix the date parser test",
+        "--summary",
+        "Made it timezone-aware",
+        "--outcome",
+        "passed",
+        "--verify-command",
+        "pytest",
+        "--verify-exit-code",
+        "0",
+    ]
+    for modules in (
+        _run_cli(record, "", home),
+        _run_cli(["memory", "prepare", "date parser test fails"], "", home),
+    ):
+        assert "numpy" in modules
+        loaded = [m for m in modules if m.split(".")[0] in {*EMBEDDING, "wordllama", "requests"}]
+        assert loaded == ["numpy"] or all(m.startswith("numpy") for m in loaded)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "pytest -q"},
+            "tool_response": {"exit_code": 1},
+        },
+        {"hook_event_name": "Stop", "stop_hook_active": False},
+    ],
+    ids=lambda payload: payload["hook_event_name"],
+)
+def test_a_hook_with_nothing_to_store_loads_neither_pydantic_nor_the_store(tmp_path, payload):
+    # Claude Code's hook input shape (code.claude.com/docs/en/hooks). The store exists, so the
+    # evaluation-lock check really reads it (through the read-only probe); a journaled command
+    # and a Stop with no edit since the last proposal need nothing else from the memory.
+    home = str(tmp_path / "home")
+    prepared = _run_cli(["memory", "prepare", "anything"], "", home)  # makes the store
+    assert (tmp_path / "home" / "memory.db").exists()
+    assert "lorelab.memory._sqlite" in prepared
+    project = tmp_path / "project"
+    project.mkdir()
+    full = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        **payload,
+    }
+    modules = _run_cli(
+        ["hook", payload["hook_event_name"], "--agent", "claude-code"], json.dumps(full), home
+    )
+    assert "lorelab.memory._lock_probe" in modules
+    loaded = [
+        m
+        for m in modules
+        if m == "pydantic" or m.startswith(("pydantic.", "lorelab.memory._sqlite", "numpy"))
+    ]
+    assert loaded == []
+
+
+def test_pre_compact_writes_its_checkpoint_without_the_store_or_numpy(tmp_path):
+    # Claude Code's PreCompact input (code.claude.com/docs/en/hooks): the checkpoint is written
+    # under the memory home by the checkpoint operation's own function, not through the store.
+    home = tmp_path / "home"
+    _run_cli(["memory", "prepare", "anything"], "", str(home))  # makes the store
+    project = tmp_path / "project"
+    project.mkdir()
+    payload = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "PreCompact",
+        "trigger": "auto",
+    }
+    modules = _run_cli(
+        ["hook", "PreCompact", "--agent", "claude-code"], json.dumps(payload), str(home)
+    )
+    assert "lorelab.memory._context" in modules
+    assert [m for m in modules if m.startswith(("lorelab.memory._sqlite", "numpy"))] == []
+    assert list((home / "checkpoints").rglob("*.json")), "no checkpoint was written"

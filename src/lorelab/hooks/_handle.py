@@ -175,6 +175,12 @@ class _Session:
     def _active_lock(self) -> str | None:
         if not self.store_file.exists():
             return None
+        from lorelab.memory._lock_probe import ProbeFailed, active_lock
+
+        try:
+            return active_lock(self.store_file)
+        except ProbeFailed:
+            pass  # read through the store below
         from lorelab.memory import LocksRequest, open_store
 
         store = open_store(self.home, create=False)
@@ -386,7 +392,11 @@ class _Session:
                 }
             )
         )
-        result = self._operation("checkpoint", request)
+        # The checkpoint operation's own function (the operations table's handler calls it with
+        # the memory home too), imported alone: the table would load every aggregate module.
+        from lorelab.memory._context import checkpoint
+
+        result = checkpoint(self.home, request)
         assert isinstance(result, CheckpointResult)
         self.journal.append({"kind": "compact", "checkpoint": result.checkpoint_id})
         self._remember_latest(checkpointSession=self.payload.session_id)
@@ -395,8 +405,6 @@ class _Session:
         )
 
     def _stop(self) -> None:
-        from lorelab.memory import CommandRun, RecordRequest, Verification, open_store
-
         entries = self._entries()
         start = max(
             (i + 1 for i, e in enumerate(entries) if e.get("kind") in ("recorded", "proposed")),
@@ -422,6 +430,9 @@ class _Session:
             self.journal.append({"kind": "proposed", "verified": False, "reason": reason})
             self._log(f"experience not recorded (unverified, never served): {reason}")
             return
+        # Loaded only here: most Stop events (one per agent turn) have nothing to record.
+        from lorelab.memory import CommandRun, RecordRequest, Verification, open_store
+
         commands = [
             CommandRun(command=e["command"], exit_code=e["exitCode"])
             for e in window

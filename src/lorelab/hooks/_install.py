@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from lorelab._model import utc_now
+from lorelab._time import utc_now
 from lorelab.errors import InputFileError
 from lorelab.hooks._agents import AGENTS, AgentSpec
 

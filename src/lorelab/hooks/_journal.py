@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from lorelab._model import timestamp
+from lorelab._time import timestamp
 
 JOURNAL_LIMIT: Final = 2 * 1024 * 1024  # bytes; past it, events are no longer journaled
 TEXT_LIMIT: Final = 2000  # characters kept of a command or a prompt

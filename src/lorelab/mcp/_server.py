@@ -40,6 +40,7 @@ from pydantic import BaseModel, ValidationError
 from lorelab import __version__
 from lorelab.errors import LorelabError
 from lorelab.io import describe_validation_error
+from lorelab.mcp import _schemas
 from lorelab.mcp._stdio import LOG, GuardedLines, claimed_stdin
 from lorelab.memory import ALLOW_CHECKS_ENV, OPERATIONS, MemoryStore, Operation, Target
 
@@ -88,12 +89,12 @@ def _unwrap_json_strings(request: type[BaseModel], arguments: dict[str, Any]) ->
     return unwrapped
 
 
-def _tool(entry: Operation[Any, Any]) -> Tool:
+def _tool(entry: Operation[Any, Any], schema: dict[str, dict[str, Any]]) -> Tool:
     return Tool(
         name=entry.tool or entry.name,
         description=entry.description,
-        input_schema=entry.request.model_json_schema(),
-        output_schema=entry.result.model_json_schema(),
+        input_schema=schema["input"],
+        output_schema=schema["output"],
         annotations=ToolAnnotations(read_only_hint=entry.read_only),
     )
 
@@ -124,7 +125,9 @@ class LorelabServer:
             for entry in OPERATIONS
             if entry.tool is not None and (allow_checks or not entry.needs_consent)
         }
-        self.tools = [_tool(entry) for entry in self.operations.values()]
+        served = list(self.operations.values())
+        found = _schemas.schemas(served)
+        self.tools = [_tool(entry, found[str(entry.tool)]) for entry in served]
         self.lowlevel = Server(
             SERVER_NAME,
             version=__version__,

@@ -2,18 +2,26 @@
 
 The weights (32,000 x 256, fp16) and the tokenizer ship inside the ``wordllama`` wheel, so
 nothing is downloaded at run time. WordLlama's own loader is not used (it asks Hugging Face
-for the tokenizer first); the two files are read from the installed package. A text's vector
-is the mean of its token vectors, L2-normalised. numpy, tokenizers and safetensors are
-imported on first use only, so commands that need no vector never load them.
+for the tokenizer first), nor is the package imported: the two files are read from where it
+is installed. A text's vector is the mean of its first 512 token vectors, L2-normalised.
+
+Start-up cost decides the loading, since a hook embeds one prompt per process: the weights
+file is memory-mapped (only the rows a text uses are read), and a few texts are tokenized by
+the pure-Python reading of the same tokenizer in ``_bpe`` (tables cached on first use), while
+a large batch (a reindex) uses ``tokenizers``. Both give the same ids (tested). numpy is
+imported on first use only, so commands that need no vector never load it.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from lorelab.errors import IntegrityFailure
+from lorelab.memory import _bpe
 
 if TYPE_CHECKING:
     import numpy as np
@@ -26,17 +34,31 @@ MODEL_ID: Final = "wordllama/l2_supercat_256"
 DIMENSIONS: Final = 256
 MAX_TOKENS: Final = 512
 """Tokens past this are not embedded: a task's opening says what it is about."""
+RUST_BATCH: Final = 16
+"""Batches of at least this many texts are tokenized by ``tokenizers``; smaller ones in Python."""
 _WEIGHTS: Final = ("weights", "l2_supercat_256.safetensors")
 _TOKENIZER: Final = ("tokenizers", "l2_supercat_tokenizer_config.json")
+_TENSOR: Final = "embedding.weight"
+_HEADER_CAP: Final = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
 class Model:
-    """The loaded tokenizer and token-embedding table."""
+    """The token-embedding table and where the tokenizer is read from."""
 
-    tokenizer: Any
     table: Any
-    """fp16 array, one row per token id."""
+    """fp16 array, one row per token id (a view of the mapped weights file)."""
+    tokenizer_json: Path
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """The token ids of each text, without special tokens added."""
+        if len(texts) >= RUST_BATCH:
+            encoded = _rust_tokenizer(self.tokenizer_json).encode_batch(
+                texts, add_special_tokens=False
+            )
+            return [list(encoding.ids) for encoding in encoded]
+        tables = _python_tokenizer(self.tokenizer_json)
+        return [tables.encode(text) for text in texts]
 
     def embed(self, texts: list[str]) -> Matrix:
         """One L2-normalised float32 row per text; a text with no tokens gives a zero row."""
@@ -45,28 +67,35 @@ class Model:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
-        for row, encoding in enumerate(
-            self.tokenizer.encode_batch(texts, add_special_tokens=False)
-        ):
-            ids = encoding.ids[:MAX_TOKENS]
+        for row, ids in enumerate(self.token_ids(texts)):
             if ids:
-                out[row] = self.table[ids].astype(np.float32).mean(axis=0)
+                out[row] = self.table[ids[:MAX_TOKENS]].astype(np.float32).mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         result: Matrix = out / norms
         return result
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _model: Model | None = None
+_bpe_tables: _bpe.Bpe | None = None
+_rust: Any = None
 
 
-def model() -> Model:
-    """The model, loaded once per process from the installed ``wordllama`` package."""
+def model(texts: int = 1) -> Model:
+    """The model, loaded once per process from the installed ``wordllama`` package.
+
+    ``texts`` is the size of the batch about to be embedded: the tokenizer that batch needs is
+    loaded too, so that a caller can load everything before it takes a lock.
+    """
     global _model
     with _lock:
         if _model is None:
             _model = _load()
+        if texts >= RUST_BATCH:
+            _rust_tokenizer(_model.tokenizer_json)
+        else:
+            _python_tokenizer(_model.tokenizer_json)
         return _model
 
 
@@ -75,24 +104,90 @@ def loaded() -> bool:
     return _model is not None
 
 
-def _load() -> Model:
-    from importlib.resources import files
+def _failure(problem: object) -> IntegrityFailure:
+    return IntegrityFailure(
+        f"the bundled embedding model ({MODEL_ID}) could not be loaded from the installed "
+        f"wordllama package: {problem}; reinstall lorelab"
+    )
 
-    from safetensors.numpy import load_file
-    from tokenizers import Tokenizer
+
+def _package_dir() -> Path:
+    # Found without importing it: wordllama's __init__ imports requests and its inference
+    # stack, which the embedding does not use.
+    from importlib.util import find_spec
+
+    spec = find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        raise _failure("the package is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _load() -> Model:
+    root = _package_dir()
+    table = read_weights(root.joinpath(*_WEIGHTS))
+    return Model(table=table, tokenizer_json=root.joinpath(*_TOKENIZER))
+
+
+def read_weights(path: Path) -> Any:
+    """The fp16 table of a one-tensor safetensors file, mapped (rows are read on demand).
+
+    The format is an 8-byte little-endian header length, a JSON header naming each tensor's
+    dtype, shape and byte offsets, then the raw data; anything else than one ``F16`` tensor of
+    ``DIMENSIONS`` columns whose offsets fit the file is refused.
+    """
+    import mmap
+
+    import numpy as np
 
     try:
-        root = files("wordllama")
-        tokenizer = Tokenizer.from_file(str(root.joinpath(*_TOKENIZER)))
-        table = load_file(str(root.joinpath(*_WEIGHTS)))["embedding.weight"]
-    except (OSError, KeyError, ImportError, ValueError, RuntimeError) as exc:
-        raise IntegrityFailure(
-            f"the bundled embedding model ({MODEL_ID}) could not be loaded from the installed "
-            f"wordllama package: {exc}; reinstall lorelab"
-        ) from None
-    if table.shape[1] != DIMENSIONS:
-        raise IntegrityFailure(f"{MODEL_ID}: expected {DIMENSIONS} dimensions, got {table.shape}")
-    return Model(tokenizer=tokenizer, table=table)
+        with path.open("rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as exc:  # ValueError: an empty file cannot be mapped
+        raise _failure(f"{path.name}: {exc}") from None
+    size = len(mapped)
+    length = int.from_bytes(mapped[:8], "little") if size >= 8 else -1
+    if not 0 < length <= min(_HEADER_CAP, size - 8):
+        raise _failure(f"{path.name}: no safetensors header")
+    try:
+        header = json.loads(mapped[8 : 8 + length])
+        entry = header[_TENSOR]
+        dtype, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _failure(f"{path.name}: unreadable header ({exc!r})") from None
+    rows = shape[0] if isinstance(shape, list) and len(shape) == 2 else None
+    if dtype != "F16" or not isinstance(rows, int) or shape[1] != DIMENSIONS:
+        raise _failure(
+            f"{MODEL_ID}: expected F16 rows of {DIMENSIONS} dimensions, got {dtype} {shape}"
+        )
+    start = 8 + length + begin
+    if begin < 0 or end - begin != rows * DIMENSIONS * 2 or 8 + length + end > size:
+        raise _failure(f"{path.name}: data offsets {[begin, end]} do not fit shape {shape}")
+    flat = np.frombuffer(mapped, dtype="<f2", count=rows * DIMENSIONS, offset=start)
+    return flat.reshape(rows, DIMENSIONS)
+
+
+def _python_tokenizer(path: Path) -> _bpe.Bpe:
+    global _bpe_tables
+    with _lock:
+        if _bpe_tables is None:
+            try:
+                _bpe_tables = _bpe.load(path)
+            except (OSError, ValueError) as exc:
+                raise _failure(exc) from None
+        return _bpe_tables
+
+
+def _rust_tokenizer(path: Path) -> Any:
+    global _rust
+    with _lock:
+        if _rust is None:
+            try:
+                from tokenizers import Tokenizer
+
+                _rust = Tokenizer.from_file(str(path))
+            except (OSError, ImportError, ValueError, RuntimeError) as exc:
+                raise _failure(exc) from None
+        return _rust
 
 
 def embed(texts: list[str]) -> Matrix:

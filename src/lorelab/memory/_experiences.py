@@ -162,7 +162,7 @@ def record_many(db: Database, request: RecordManyRequest) -> RecordManyResult:
     The model is loaded before the transaction starts, so the store is not held locked
     while the model loads; the vectors are computed from the redacted tasks, in one batch.
     """
-    _embedding.model()
+    _embedding.model(len(request.experiences))
 
     def write(conn: sqlite3.Connection) -> RecordManyResult:
         results: list[RecordResult] = []
