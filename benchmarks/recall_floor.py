@@ -33,7 +33,13 @@ from pathlib import Path
 
 from lorelab.evaluation.learning.datasets import get_dataset
 from lorelab.evaluation.learning.manifest import Fixture, HistoryEntry
-from lorelab.memory import AddLessonRequest, MemoryStore, open_store
+from lorelab.memory import (
+    AddLessonRequest,
+    LessonSearchRequest,
+    MemoryStore,
+    open_store,
+    unique_terms,
+)
 from lorelab.testgen._recall import (
     COMMON_FRACTION,
     GRAMMAR_TERMS,
@@ -42,6 +48,7 @@ from lorelab.testgen._recall import (
     RecallFloor,
     common_terms,
     recall_lessons,
+    test_names,
 )
 
 TUNING_DATASETS = ("qualification", "default")
@@ -111,6 +118,24 @@ def recalled_pairs(
     }
 
 
+def legacy_recalled_pairs(store: MemoryStore, fixtures: Sequence[Fixture]) -> dict[str, list[str]]:
+    """The same, under the floor lorelab used before this one (for the before/after figures):
+    3 shared terms, every term counting except ``example edge case raises return value``."""
+    old_grammar = set(unique_terms("example examples edge case cases raises return returns"))
+    old_grammar |= set(unique_terms("value values"))
+    out: dict[str, list[str]] = {}
+    for fixture in fixtures:
+        wanted = set(unique_terms(fixture.requirements)) - old_grammar
+        hits = store.search_lessons(LessonSearchRequest(text=fixture.requirements, k=12)).hits
+        out[fixture.id] = []
+        for hit in hits[:3]:
+            names = " ".join(n for t in hit.lesson.tests for n in test_names(t.content))
+            theirs = set(unique_terms(f"{hit.lesson.requirements} {names}")) - old_grammar
+            if len(wanted & theirs) >= 3:
+                out[fixture.id].append(hit.lesson.id)
+    return out
+
+
 def score(
     recalled: dict[str, list[str]],
     lessons: Sequence[str],
@@ -167,8 +192,22 @@ def main() -> None:
             f"held out: {len(held_fixtures)} fixtures x {len(held_history)} history items: "
             f"related recalled {h[0]}/{h[1]}, unrelated recalled {h[2]}/{h[3]}"
         )
+        before = legacy_recalled_pairs(held, held_fixtures)
+        b = score(before, lessons, HELD_OUT_RELATED, HELD_OUT_AMBIGUOUS)
+        print(
+            f"held out, the floor before this one: related recalled {b[0]}/{b[1]}, "
+            f"unrelated recalled {b[2]}/{b[3]}"
+        )
+        dev_before = score(
+            legacy_recalled_pairs(dev, dev_fixtures), [h.id for h in dev_history], DEV_RELATED
+        )
+        print(
+            f"dev, the floor before this one: related recalled {dev_before[0]}/{dev_before[1]}, "
+            f"unrelated recalled {dev_before[2]}/{dev_before[3]}"
+        )
+        print("held out, lessons recalled per specification (now | before):")
         for spec, ids in got_held.items():
-            print(f"  {spec:20s} {', '.join(ids) or '-'}")
+            print(f"  {spec:20s} {', '.join(ids) or '-'} | {', '.join(before[spec]) or '-'}")
         dev.close()
         held.close()
 
