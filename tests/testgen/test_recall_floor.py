@@ -193,3 +193,15 @@ def test_requirements_of_only_generic_words_recall_nothing(tmp_path: Path, requi
         store.close()
     assert recall.lessons == []
     assert recall.below_floor == []
+
+
+def test_file_names_are_locations_even_before_sentence_punctuation():
+    text = "See capwords.py. Then notes.md: and str.casefold, x.json; and run/it!"
+    assert informative_terms(text) == {"see", "str", "casefold"}
+
+
+def test_a_huge_word_is_read_once_not_rescanned_per_character():
+    # 200,000 characters without a "/" and a path after them: a backtracking pattern over
+    # "any run of non-space characters" would rescan the word from every offset.
+    word = "saturation" + "x" * 200_000
+    assert informative_terms(f"{word} src/colour.py hue") == {word, "hue"}
