@@ -39,11 +39,10 @@ from lorelab.workspace import FileEntry
 
 DEFAULT_K: Final = 3
 MIN_SHARED_TERMS: Final = 4
-# A word with a "/" in it, or ending in a source or data file suffix, names a location.
-_LOCATION_WORD: Final = re.compile(
-    r"[^\s\"'`()\[\]{},;]*/[^\s\"'`()\[\]{},;]*"
-    r"|[\w.-]+\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|json|txt|md|toml|cfg|ini)\b",
-)
+# Where words end for the location check: whitespace, quotes, brackets, commas, semicolons.
+_DELIMITERS: Final = re.compile(r"[\s\"'`()\[\]{},;]+")
+# A word ending in a source or data file suffix (after sentence punctuation) names a file.
+_FILE_WORD: Final = re.compile(r"\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|json|txt|md|toml|cfg|ini)$")
 # Words that say where code is or how a test is named, not what it does.
 LOCATION_TERMS: Final = frozenset(
     unique_terms("src lib test tests module modules file files py js mjs cjs ts")
@@ -80,9 +79,19 @@ def test_names(content: str) -> list[str]:
     return [a or b for a, b in _TEST_NAME.findall(content)]
 
 
+def _is_location(word: str) -> bool:
+    return "/" in word or _FILE_WORD.search(word.rstrip(".:!?")) is not None
+
+
+def without_locations(text: str) -> str:
+    """``text`` without its words that name a location: a path (any word with ``/``) or a
+    file name (``capwords.py``, ``notes.md``). Linear in the length of ``text``."""
+    return " ".join(word for word in _DELIMITERS.split(text) if not _is_location(word))
+
+
 def candidate_terms(text: str) -> set[str]:
     """The terms of ``text`` that could be evidence: location words, numbers, grammar gone."""
-    kept = unique_terms(_LOCATION_WORD.sub(" ", text))
+    kept = unique_terms(without_locations(text))
     return {term for term in kept if not term.isdigit()} - LOCATION_TERMS - GRAMMAR_TERMS
 
 
