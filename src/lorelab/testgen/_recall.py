@@ -9,9 +9,10 @@ not informative when every specification carries it, whatever it is about:
 
 - where the code lives: words containing ``/`` or ending in a source-file suffix
   (``src/colorsys_hsv.py``) are dropped before terms are taken, and ``LOCATION_TERMS``
-  (``src``, ``py``, ``module``, ``test``...) never count;
+  (``src``, ``py``, ``module``, ``test``...) never count, so neither does the signature
+  phrase "in module src/x.py";
 - the requirements grammar of docs/protocol.md (``GRAMMAR_TERMS``: ``Examples:``,
-  ``Edge cases:``, ``raises``, ``in module``...);
+  ``Edge cases:``, ``raises``, ``returns``, ``value``);
 - numbers (example literals such as ``10`` say nothing about the subject);
 - ``CORPUS_COMMON_TERMS``: the terms found in at least ``COMMON_FRACTION`` of the
   specifications of the tuning datasets (``qualification`` and ``default``), frozen here and
