@@ -24,10 +24,10 @@ from lorelab.workers import resolve_agent
 from lorelab.workspace import FileEntry
 
 
-def _one_spec(defects: int | None = None) -> LearningManifest:
-    """The default dataset cut to its first specification (normalize), for speed."""
+def _one_spec(defects: int | None = None, fixture_id: str = "normalize") -> LearningManifest:
+    """The default dataset cut to one specification (normalize unless named), for speed."""
     manifest = get_dataset("default")
-    fixture = manifest.fixtures[0]
+    fixture = next(f for f in manifest.fixtures if f.id == fixture_id)
     if defects is not None:
         fixture = fixture.model_copy(update={"defects": fixture.defects[:defects]})
     return manifest.model_copy(update={"fixtures": [fixture]})
@@ -101,8 +101,11 @@ def _trial_names(output: Path) -> list[str]:
 
 
 def test_fixture_run_on_one_spec_writes_every_receipt_and_memory_helps(tmp_path):
+    # interval-overlap: the one default specification the clamp lesson is related to (both
+    # are about ranges); the recall floor keeps it from normalize and dedupe.
     output = tmp_path / "out"
-    outcome = run_learning(_request(_one_spec(), resolve_agent("fixture")), output)
+    manifest = _one_spec(fixture_id="interval-overlap")
+    outcome = run_learning(_request(manifest, resolve_agent("fixture")), output)
     assert outcome.exit_code == 0, outcome.message
     summary = json.loads((output / "summary.json").read_text())
     assert summary["evidenceKind"] == "protocol-fixture"
@@ -136,7 +139,7 @@ def test_fixture_run_on_one_spec_writes_every_receipt_and_memory_helps(tmp_path)
         controller[k] is not None for k in ("setupMs", "sharedPreparationMs", "groundTruthMs")
     )
     ground = sorted(p.name for p in (output / "ground-truth").iterdir())
-    assert "normalize.reference.run1.json" in ground
+    assert "interval-overlap.reference.run1.json" in ground
     assert len(ground) == 2 * (1 + 3)
     assert (output / "summary.md").read_text().startswith("# Learning evaluation summary")
 
