@@ -107,7 +107,9 @@ def execute_unit(unit: RunUnit) -> UnitOutcome:
     try:
         copy = unit.snapshot.materialise(root / f"{task.id}--{unit.condition}")
         before = run_verify(task.verify, copy, host.env, host.verify_timeout_s)
-        attempts = _host_attempts(host, task, copy, unit.payload) if unit.run_host else _Attempts()
+        attempts = (
+            _host_attempts(host, task, copy, unit.payload, before) if unit.run_host else _Attempts()
+        )
         if attempts.verifications and not attempts.failure:
             after = attempts.verifications[-1]
         else:

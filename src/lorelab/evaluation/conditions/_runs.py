@@ -37,8 +37,14 @@ class RunRecord(BaseModel):
     condition: Condition = Field(description="baseline, memory_guided, skill_planned or dreaming.")
     passed: StrictBool = Field(description="Whether the final verification passed.")
     # Bounded so that means stay finite floats; no real run comes near either bound.
-    rework_count: StrictInt = Field(
-        ge=0, le=MAX_COUNT, description="Further host attempts after a failed verification."
+    rework_count: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_COUNT,
+        description=(
+            "Meaningful retry/edit/test cycles after the first attempt; absent or null when "
+            "unknown (lorelab's runner: the host did not report its cycles)."
+        ),
     )
     retrieval_relevant: StrictBool | None = Field(
         default=None,
@@ -88,6 +94,15 @@ class RunRecord(BaseModel):
             "Optional: why the run could not complete as declared (a failed host call such as "
             "'timeout', or 'memory-failure'); such a run counts as failed and is no clean "
             "measurement."
+        ),
+    )
+    reprompt_count: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_COUNT,
+        description=(
+            "Optional: how often lorelab's runner prompted the host again after a failed "
+            "verification (not rework: rework is what the host did)."
         ),
     )
     memory_calls_failed: list[str] | None = Field(
