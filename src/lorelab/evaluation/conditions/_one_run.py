@@ -224,34 +224,80 @@ class _Observed:
     notes: list[str]
 
 
-async def _observe(ctx: RunContext, task: TaskSpec, condition: str) -> _Observed:
-    copy = ctx.snapshot.materialise(ctx.root / f"{task.id}--{condition}")
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One run's guidance as the memory served it, and the check of what it served."""
+
+    task: TaskSpec
+    condition: Condition
+    guidance: Guidance
+    served: ServedCheck
+
+
+async def serve(ctx: RunContext, task: TaskSpec, condition: Condition) -> Served:
+    """Ask the memory for one run's guidance (before its host runs) and check what it served."""
+    guidance = await guidance_for(ctx.memory, task, condition)
     served = ServedCheck(checked=True)
+    if guidance.served_ids and ctx.memory is not None:
+        served = await check_served(
+            ctx.memory, ctx.manifest, task, guidance.served_ids, guidance.brief_items
+        )
+    if guidance.error:
+        ctx.memory_failures += 1
+    return Served(task, condition, guidance, served)
+
+
+@dataclass(frozen=True, slots=True)
+class HostOutcome:
+    """What running the host in a copy produced: the verifications, the host's attempts, the
+    files changed, and (for a run on a worker) where it ran."""
+
+    before: VerifyReceipt
+    after: VerifyReceipt
+    attempts: _Attempts
+    changed: list[str]
+    worker: dict[str, Any] | None = None
+
+
+def run_in_copy(
+    host: HostSide, snapshot: Snapshot, copy: Path, task: TaskSpec, served: Served
+) -> HostOutcome:
+    """In a fresh copy of ``snapshot`` at ``copy``: verify, let the host work (unless its memory
+    call failed), verify again; the copy is removed afterwards."""
+    materialised = snapshot.materialise(copy)
     try:
-        before = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
-        guidance = await guidance_for(ctx.memory, task, condition)
-        notes: list[str] = [guidance.note] if guidance.note else []
-        if guidance.served_ids and ctx.memory is not None:
-            served = await check_served(
-                ctx.memory, ctx.manifest, task, guidance.served_ids, guidance.brief_items
-            )
-        if guidance.error:
-            attempts = _Attempts(failure=MEMORY_FAILURE, failure_detail=guidance.error)
-            notes.append(guidance.error)
-            ctx.memory_failures += 1
-        else:
-            attempts = _host_attempts(ctx, task, copy, guidance.payload, before)
-        count_failures(ctx, attempts, notes)
+        before = run_verify(task.verify, materialised, host.env, host.verify_timeout_s)
+        attempts = (
+            _Attempts()
+            if served.guidance.error
+            else _host_attempts(host, task, materialised, served.guidance.payload, before)
+        )
         if attempts.verifications and not attempts.failure:
             after = attempts.verifications[-1]
         else:
             # The host failed or never ran: verify once more so the record shows the tree's
             # state, but the run stays failed (a failed call counts zero).
-            after = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
-        changed = ctx.snapshot.changed_files(copy)
+            after = run_verify(task.verify, materialised, host.env, host.verify_timeout_s)
+        changed = snapshot.changed_files(materialised)
     finally:
-        shutil.rmtree(copy, ignore_errors=True)
-    return _Observed(before, after, guidance, served, attempts, changed, notes)
+        shutil.rmtree(materialised, ignore_errors=True)
+    return HostOutcome(before, after, attempts, changed)
+
+
+def observed(ctx: RunContext, served: Served, outcome: HostOutcome | None) -> _Observed:
+    """What one run produced (``outcome`` None: its worker died and nothing came back)."""
+    guidance = served.guidance
+    notes: list[str] = [guidance.note] if guidance.note else []
+    if outcome is None:
+        return _Observed(None, None, guidance, served.served, _Attempts(), [], notes)
+    attempts = outcome.attempts
+    if guidance.error:
+        attempts = _Attempts(failure=MEMORY_FAILURE, failure_detail=guidance.error)
+        notes.append(guidance.error)
+    count_failures(ctx, attempts, notes)
+    return _Observed(
+        outcome.before, outcome.after, guidance, served.served, attempts, outcome.changed, notes
+    )
 
 
 def count_failures(ctx: RunContext, attempts: _Attempts, notes: list[str]) -> None:
@@ -388,7 +434,9 @@ def _guidance_receipt(task: TaskSpec, seen: _Observed, named: list[str]) -> Guid
 
 async def one_run(ctx: RunContext, task: TaskSpec, condition: Condition) -> ConditionRun:
     """Run ``task`` under ``condition``; write its receipt at once; return its record."""
-    return write_run(ctx, task, condition, await _observe(ctx, task, condition))
+    served = await serve(ctx, task, condition)
+    outcome = run_in_copy(ctx, ctx.snapshot, ctx.root / f"{task.id}--{condition}", task, served)
+    return write_run(ctx, task, condition, observed(ctx, served, outcome))
 
 
 def write_run(
