@@ -167,29 +167,44 @@ def _pass_rate(run: ConditionsRun, report: ConditionsReport) -> Section:
     )
 
 
-def _level(passed: bool, rework: int, worst: int) -> int:
-    return min(rework, worst) if passed else worst + 1
+def _level(passed: bool, rework: int | None, worst: int, unknown: bool) -> int:
+    if not passed:
+        return worst + 1 + int(unknown)
+    # A passed run whose rework is unknown gets its own level, between the counts and failed.
+    return worst + 1 if rework is None else min(rework, worst)
+
+
+def _rework_text(rework: int | None) -> str:
+    return "rework unknown" if rework is None else f"{rework} rework"
 
 
 def _slopes(report: ConditionsReport) -> tuple[list[SlopePanel], list[str]]:
-    worst = max(
-        [t.baseline_rework for p in report.paired for t in p.tasks]
-        + [t.condition_rework for p in report.paired for t in p.tasks]
-        + [0]
+    counts = [t.baseline_rework for p in report.paired for t in p.tasks] + [
+        t.condition_rework for p in report.paired for t in p.tasks
+    ]
+    worst = max([count for count in counts if count is not None] + [0])
+    unknown = any(
+        (t.baseline_passed and t.baseline_rework is None)
+        or (t.condition_passed and t.condition_rework is None)
+        for p in report.paired
+        for t in p.tasks
     )
-    levels = [f"passed, {n} rework" for n in range(worst + 1)] + ["failed"]
+    levels = [f"passed, {n} rework" for n in range(worst + 1)]
+    levels += ["passed, rework unknown"] if unknown else []
+    levels += ["failed"]
     panels = [
         SlopePanel(
             p.condition,
             p.condition,
             [
                 SlopeLine(
-                    _level(t.baseline_passed, t.baseline_rework, worst),
-                    _level(t.condition_passed, t.condition_rework, worst),
+                    _level(t.baseline_passed, t.baseline_rework, worst, unknown),
+                    _level(t.condition_passed, t.condition_rework, worst, unknown),
                     t.difference,
                     f"{t.task_id}: baseline {'passed' if t.baseline_passed else 'failed'} "
-                    f"({t.baseline_rework} rework) \u2192 {p.condition} "
-                    f"{'passed' if t.condition_passed else 'failed'} ({t.condition_rework} rework)",
+                    f"({_rework_text(t.baseline_rework)}) \u2192 {p.condition} "
+                    f"{'passed' if t.condition_passed else 'failed'} "
+                    f"({_rework_text(t.condition_rework)})",
                 )
                 for t in p.tasks
             ],

@@ -12,6 +12,11 @@ depends only on the payload and the project:
    task needs), it applies the correct edit, first undoing its own earlier wrong edit.
 4. Otherwise it makes the plausible but wrong edit.
 
+After an edit that changed a file it runs the task's verify command (``task.verify``) once and
+reports that edit-then-verify cycle in ``cycles`` (``{edited, verification: {command,
+exitCode}}``); a call that changed nothing reports no cycle, so the runner counts rework from
+the host's own cycles (docs/conditions.md).
+
 Needs, decoys and edits ship here, with the fixture host, for the example project in
 ``examples/conditions/``; they are never in the project copy and never shown to a real host.
 A task id the host does not know, or a file that does not match, gets no edit. Every response
@@ -43,6 +48,7 @@ from lorelab._model import PROTOCOL_FIXTURE
 EVIDENCE_KIND: Final = PROTOCOL_FIXTURE
 MAX_PAYLOAD_BYTES: Final = 4 * 1024 * 1024
 COMMAND_TIMEOUT_S: Final = 20
+VERIFY_TIMEOUT_S: Final = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,7 +388,19 @@ def _text(value: Any, where: str) -> str:
     return value
 
 
-def _parse(payload: Any) -> tuple[str, str, str, int, str]:
+@dataclass(frozen=True, slots=True)
+class HostInput:
+    """What the fixture reads from a host payload."""
+
+    task_id: str
+    prompt: str
+    verify: str | None
+    guidance: str
+    attempt: int
+    tail: str
+
+
+def _parse(payload: Any) -> HostInput:
     if not isinstance(payload, dict):
         raise PayloadError("payload must be a JSON object")
     if payload.get("role") != "host":
@@ -392,6 +410,9 @@ def _parse(payload: Any) -> tuple[str, str, str, int, str]:
         raise PayloadError("task must be an object {id, prompt}")
     task_id = _text(task.get("id"), "task.id")
     prompt = _text(task.get("prompt"), "task.prompt")
+    verify = task.get("verify")
+    if verify is not None:
+        verify = _text(verify, "task.verify")
     guidance = payload.get("guidance")
     guidance_text = ""
     if guidance is not None:
@@ -407,7 +428,7 @@ def _parse(payload: Any) -> tuple[str, str, str, int, str]:
         if not isinstance(last, dict):
             raise PayloadError("lastVerification must be null or an object")
         tail = _text(last.get("outputTail", ""), "lastVerification.outputTail")
-    return task_id, prompt, guidance_text, attempt, tail
+    return HostInput(task_id, prompt, verify, guidance_text, attempt, tail)
 
 
 def decide(task: FixtureTask, prompt: str, guidance: str, attempt: int, tail: str) -> HostAction:
@@ -455,7 +476,7 @@ def _apply(root: Path, edits: Sequence[Edit], undo: Sequence[Edit]) -> list[str]
     return sorted(set(changed))
 
 
-def _run(command: str, cwd: Path) -> dict[str, Any]:
+def _run(command: str, cwd: Path, timeout_s: float = COMMAND_TIMEOUT_S) -> dict[str, Any]:
     try:
         completed = subprocess.run(
             shlex.split(command),
@@ -463,7 +484,7 @@ def _run(command: str, cwd: Path) -> dict[str, Any]:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            timeout=COMMAND_TIMEOUT_S,
+            timeout=timeout_s,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
@@ -472,26 +493,35 @@ def _run(command: str, cwd: Path) -> dict[str, Any]:
 
 
 def answer(payload: Any, cwd: Path) -> dict[str, Any]:
-    """The host response for ``payload``, after editing files under ``cwd``."""
-    task_id, prompt, guidance, attempt, tail = _parse(payload)
-    task = TASKS.get(task_id)
+    """The host response for ``payload``, after editing files under ``cwd`` (and running the
+    verify command once when an edit changed a file)."""
+    given = _parse(payload)
+    task = TASKS.get(given.task_id)
     if task is None:
         return {
-            "summary": f"The fixture host has no data for task {task_id}; no edit made.",
+            "summary": f"The fixture host has no data for task {given.task_id}; no edit made.",
             "commands": [],
+            "cycles": [],
             "evidenceKind": EVIDENCE_KIND,
         }
-    action = decide(task, prompt, guidance, attempt, tail)
+    action = decide(task, given.prompt, given.guidance, given.attempt, given.tail)
     commands = [_run(command, cwd) for command in action.commands]
     edits, undo = (task.solution, task.wrong) if action.kind == "solve" else (task.wrong, ())
     summary = task.solved_summary if action.kind == "solve" else task.wrong_summary
+    edited: list[str] = []
     try:
-        _apply(cwd, edits, undo)
+        edited = _apply(cwd, edits, undo)
     except (FileNotFoundError, LookupError) as exc:
         summary = f"The project does not match the fixture data ({exc}); no edit made."
+    cycles: list[dict[str, Any]] = []
+    if edited and given.verify is not None:
+        verification = _run(given.verify, cwd, VERIFY_TIMEOUT_S)
+        commands.append(verification)
+        cycles.append({"edited": edited, "verification": verification})
     return {
         "summary": f"{summary} ({action.kind}: {action.reason})",
         "commands": commands,
+        "cycles": cycles,
         "evidenceKind": EVIDENCE_KIND,
     }
 

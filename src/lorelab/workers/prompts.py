@@ -74,15 +74,20 @@ Rules:
 """,
     "host": """\
 Task: solve the coding task in `task.prompt` by editing files in your current working
-directory (and nowhere else). `guidance`, when present, is memory guidance (a brief or a plan);
-use it only where it helps. `lastVerification`, when present, is the result of the previous
-attempt's verification command.
+directory (and nowhere else). `task.verify` is the task's verification command. `guidance`,
+when present, is memory guidance (a brief or a plan); use it only where it helps.
+`lastVerification` is the result of the verification command before this attempt: on attempt 1,
+before any edit; later, after the previous attempt.
 
 Reply shape:
-{"summary": "<what you changed and why>", "commands": [{"command": "<command>", "exitCode": 0}]}
+{"summary": "<what you changed and why>", "commands": [{"command": "<command>", "exitCode": 0}],
+ "cycles": [{"edited": ["<file>", ...], "verification": {"command": "<task.verify>",
+ "exitCode": 0}}]}
 
 Rules:
 - List every shell command you ran, in order, with its exit code (null if you do not know it).
+- Run `task.verify` after each edit. List each edit-then-verify cycle in `cycles`, in order:
+  the files you edited since the previous verify run, then that run's command and exit code.
 - Do not read or write credentials, and do not use the network unless the task requires it.
 """,
     "context": """\

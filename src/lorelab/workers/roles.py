@@ -163,6 +163,13 @@ class HostTask(StrictRecordModel):
 
     id: str = Field(description="The task id.")
     prompt: str = Field(description="What the host must do.")
+    verify: str | None = Field(
+        default=None,
+        description=(
+            "The task's verification command (the conditions runner always sends it): the "
+            "host runs it after each edit and reports each edit-then-verify cycle."
+        ),
+    )
 
 
 class Guidance(StrictRecordModel):
@@ -262,11 +269,25 @@ class HostCommand(StrictRecordModel):
     exit_code: int | None
 
 
+class HostCycle(StrictRecordModel):
+    """One edit-then-verify cycle a host ran: the files it edited, then the verify run."""
+
+    edited: list[str] = Field(description="Files edited since the previous verify run.")
+    verification: HostCommand = Field(description="The verify run that closed the cycle.")
+
+
 class HostResponse(_Response):
     """What a host reports after editing files in its working directory."""
 
     summary: str
     commands: list[HostCommand]
+    cycles: list[HostCycle] | None = Field(
+        default=None,
+        description=(
+            "Optional: the edit-then-verify cycles of this call, in order; absent means the "
+            "host did not report them (its rework is then unknown, never 0)."
+        ),
+    )
 
 
 # The context role belongs to the context evaluation's simulated trials (docs/context.md).

@@ -121,8 +121,11 @@ def test_every_run_verifies_before_and_after_with_output_digests(run):
         assert len(before["output_sha256"]) == 64
         assert len(after["output_sha256"]) == 64
         assert (after["exit_code"] == 0) == record["passed"]
-        assert record["rework_count"] == record["host_calls"] - 1
-        assert record["rework_count"] <= MANIFEST.rework_budget
+        assert record["reprompt_count"] == record["host_calls"] - 1
+        assert record["reprompt_count"] <= MANIFEST.rework_budget
+        # The fixture host reports its cycles (at most one per call): rework is known.
+        assert record["rework_count"] == max(0, record["host_cycles"] - 1)
+        assert record["rework_count"] <= record["reprompt_count"]
         assert record["evidence_kind"] == "protocol-fixture"
 
 
@@ -151,6 +154,10 @@ def test_the_fixture_outcomes_follow_the_documented_rule(run):
     # Nothing names the file and memory holds nothing about it: failed everywhere.
     for condition in CONDITIONS:
         assert runs[("h-free-shipping-boundary", condition)]["passed"] is False
+    # Re-prompted (reworkBudget 1), it repeats its one wrong edit: no further cycle, no rework.
+    stuck = runs[("h-free-shipping-boundary", "baseline")]
+    assert MANIFEST.rework_budget == 1
+    assert (stuck["reprompt_count"], stuck["host_cycles"], stuck["rework_count"]) == (1, 1, 0)
     # The Skill's plan names `grep -rn quantize shop`: solved under skill_planned only.
     assert runs[("h-line-total-half-up", "baseline")]["passed"] is False
     planned = runs[("h-line-total-half-up", "skill_planned")]

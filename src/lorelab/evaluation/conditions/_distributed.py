@@ -25,27 +25,24 @@ import shutil
 import socket
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from lorelab.errors import IntegrityFailure
-from lorelab.evaluation.conditions._guidance import Guidance, guidance_for
-from lorelab.evaluation.conditions._integrity import ServedCheck, check_served
 from lorelab.evaluation.conditions._manifest import Condition, ConditionsManifest, TaskSpec
 from lorelab.evaluation.conditions._one_run import (
-    MEMORY_FAILURE,
+    HostOutcome,
     RunContext,
-    _Attempts,
-    _host_attempts,
+    Served,
     _Observed,
-    count_failures,
+    observed,
     one_run,
+    run_in_copy,
+    serve,
     write_run,
 )
 from lorelab.evaluation.conditions._receipts import ConditionRun
 from lorelab.evaluation.conditions._snapshot import Snapshot
-from lorelab.evaluation.conditions._verify import VerifyReceipt, run_verify
 from lorelab.evaluation.executors import EXECUTOR_FAILURE, Lost, worker_location
 from lorelab.workers import WorkerIdentity
 
@@ -68,21 +65,7 @@ class RunUnit:
     index: int
     host: HostParts
     snapshot: Snapshot
-    task: TaskSpec
-    condition: Condition
-    payload: dict[str, Any] | None
-    run_host: bool
-
-
-@dataclass(frozen=True, slots=True)
-class UnitOutcome:
-    """What a worker saw: the verifications, the host's attempts, the files changed."""
-
-    before: VerifyReceipt
-    after: VerifyReceipt
-    attempts: _Attempts
-    changed: list[str]
-    worker: dict[str, Any]
+    served: Served
 
 
 def snapshot_digest(snapshot: Snapshot) -> str:
@@ -94,7 +77,7 @@ def snapshot_digest(snapshot: Snapshot) -> str:
     return digest.hexdigest()
 
 
-def execute_unit(unit: RunUnit) -> UnitOutcome:
+def execute_unit(unit: RunUnit) -> HostOutcome:
     """On a worker: check the snapshot, run the task in a fresh copy, report what happened."""
     found = snapshot_digest(unit.snapshot)
     if found != unit.snapshot.sha256:
@@ -102,61 +85,18 @@ def execute_unit(unit: RunUnit) -> UnitOutcome:
             f"project snapshot on {socket.gethostname()}: sha256 {found}, expected "
             f"{unit.snapshot.sha256}; the run was not started"
         )
-    host, task = unit.host, unit.task
+    served = unit.served
     root = Path(tempfile.mkdtemp(prefix="lorelab-run-"))
     try:
-        copy = unit.snapshot.materialise(root / f"{task.id}--{unit.condition}")
-        before = run_verify(task.verify, copy, host.env, host.verify_timeout_s)
-        attempts = _host_attempts(host, task, copy, unit.payload) if unit.run_host else _Attempts()
-        if attempts.verifications and not attempts.failure:
-            after = attempts.verifications[-1]
-        else:
-            after = run_verify(task.verify, copy, host.env, host.verify_timeout_s)
-        changed = unit.snapshot.changed_files(copy)
+        copy = root / f"{served.task.id}--{served.condition}"
+        outcome = run_in_copy(unit.host, unit.snapshot, copy, served.task, served)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    worker = {**worker_location(), "snapshotSha256Checked": found}
-    return UnitOutcome(before, after, attempts, changed, worker)
+    return replace(outcome, worker={**worker_location(), "snapshotSha256Checked": found})
 
 
-@dataclass(frozen=True, slots=True)
-class _Served:
-    task: TaskSpec
-    condition: Condition
-    guidance: Guidance
-    served: ServedCheck
-
-
-async def _serve(ctx: RunContext, task: TaskSpec, condition: Condition) -> _Served:
-    """Ask the memory for one run's guidance, as a sequential run does before its host."""
-    guidance = await guidance_for(ctx.memory, task, condition)
-    served = ServedCheck(checked=True)
-    if guidance.served_ids and ctx.memory is not None:
-        served = await check_served(
-            ctx.memory, ctx.manifest, task, guidance.served_ids, guidance.brief_items
-        )
-    if guidance.error:
-        ctx.memory_failures += 1
-    return _Served(task, condition, guidance, served)
-
-
-def _observed(ctx: RunContext, served: _Served, outcome: UnitOutcome | None) -> _Observed:
-    guidance = served.guidance
-    notes: list[str] = [guidance.note] if guidance.note else []
-    if outcome is None:
-        return _Observed(None, None, guidance, served.served, _Attempts(), [], notes)
-    attempts = outcome.attempts
-    if guidance.error:
-        attempts = _Attempts(failure=MEMORY_FAILURE, failure_detail=guidance.error)
-        notes.append(guidance.error)
-    count_failures(ctx, attempts, notes)
-    return _Observed(
-        outcome.before, outcome.after, guidance, served.served, attempts, outcome.changed, notes
-    )
-
-
-def _lost_observed(ctx: RunContext, served: _Served, lost: Lost) -> _Observed:
-    seen = _observed(ctx, served, None)
+def _lost_observed(ctx: RunContext, served: Served, lost: Lost) -> _Observed:
+    seen = observed(ctx, served, None)
     seen.attempts.failure = EXECUTOR_FAILURE
     seen.attempts.failure_detail = lost.reason
     seen.notes.append(f"{EXECUTOR_FAILURE}: {lost.reason}; never retried, left out of comparisons")
@@ -171,31 +111,28 @@ async def run_phase(ctx: RunContext, runs: list[tuple[TaskSpec, Condition]]) -> 
         for task, condition in runs:
             ctx.records.append(await one_run(ctx, task, condition))
         return
-    served = [await _serve(ctx, task, condition) for task, condition in runs]
     host = HostParts(ctx.manifest, ctx.argv, ctx.identity, ctx.env, ctx.verify_timeout_s)
     units = [
-        RunUnit(
-            i, host, ctx.snapshot, s.task, s.condition, s.guidance.payload, not s.guidance.error
-        )
-        for i, s in enumerate(served)
+        RunUnit(i, host, ctx.snapshot, await serve(ctx, task, condition))
+        for i, (task, condition) in enumerate(runs)
     ]
     first = len(ctx.records)
     order: dict[int, int] = {}
 
-    def done(unit: RunUnit, result: UnitOutcome | Lost) -> bool:
-        one = served[unit.index]
+    def done(unit: RunUnit, result: HostOutcome | Lost) -> bool:
+        one = unit.served
         if isinstance(result, Lost):
             seen, worker = _lost_observed(ctx, one, result), None
         else:
-            seen, worker = _observed(ctx, one, result), result.worker
+            seen, worker = observed(ctx, one, result), result.worker
         order[len(ctx.records)] = unit.index
         ctx.records.append(write_run(ctx, one.task, one.condition, seen, worker))
         return True
 
-    def keep(_unit: RunUnit, found: Lost) -> UnitOutcome | Lost:
+    def keep(_unit: RunUnit, found: Lost) -> HostOutcome | Lost:
         return found
 
-    execute: Callable[[RunUnit], UnitOutcome | Lost] = execute_unit
+    execute: Callable[[RunUnit], HostOutcome | Lost] = execute_unit
     executor.run(units, execute, done, lost=keep)
     # Receipts were written as runs ended; the runs file keeps the sequential order.
     ended = ctx.records[first:]

@@ -43,13 +43,8 @@ class DreamOutcome:
 
     def receipt(self) -> DreamReceipt:
         """The ``dream.json`` receipt."""
-        return DreamReceipt(
-            supported=self.supported,
-            candidate_ids=self.candidate_ids,
-            checks=self.checks,
-            promoted=self.promoted,
-            errors=self.errors,
-            tool_errors=self.tool_errors,
+        return DreamReceipt.model_validate(
+            {name: getattr(self, name) for name in DreamReceipt.model_fields}
         )
 
 

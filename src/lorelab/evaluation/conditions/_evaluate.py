@@ -32,6 +32,7 @@ from lorelab.evaluation.conditions._report import (
     HoldoutSource,
     PairedComparison,
     ReviewRequired,
+    ReworkSource,
     SignTestResult,
     TaskPair,
     TokenCost,
@@ -69,6 +70,9 @@ def _difference(baseline: RunRecord, other: RunRecord) -> int:
     if not other.passed:
         # Both failed: fewer attempts at a failure (or none, after a host or memory failure)
         # is no improvement.
+        return 0
+    if other.rework_count is None or baseline.rework_count is None:
+        # Both passed, but a rework count is unknown: which needed less cannot be said.
         return 0
     if other.rework_count != baseline.rework_count:
         return 1 if other.rework_count < baseline.rework_count else -1
@@ -129,6 +133,7 @@ def _summary(condition: str, every: list[RunRecord]) -> ConditionSummary:
     runs = [run for run in every if not run.left_out()]
     relevance = [run.retrieval_relevant for run in runs if run.retrieval_relevant is not None]
     tokens = [run.guidance_tokens for run in runs if run.guidance_tokens is not None]
+    rework = [run.rework_count for run in runs if run.rework_count is not None]
     passed = sum(run.passed for run in runs)
     return ConditionSummary(
         condition=condition,
@@ -137,7 +142,8 @@ def _summary(condition: str, every: list[RunRecord]) -> ConditionSummary:
         executor_failures=sum(1 for run in every if run.executor_failure()),
         passed=passed,
         pass_rate=_mean([1.0 if run.passed else 0.0 for run in runs]),
-        mean_rework=_mean([float(run.rework_count) for run in runs]),
+        mean_rework=_mean([float(count) for count in rework]),
+        rework_known=len(rework),
         retrieval_relevance_rate=_mean([1.0 if value else 0.0 for value in relevance]),
         relevance_known=len(relevance),
         mean_guidance_tokens=_mean([float(t) for t in tokens]),
@@ -147,6 +153,15 @@ def _summary(condition: str, every: list[RunRecord]) -> ConditionSummary:
 
 def _delta(other: float | None, base: float | None) -> float | None:
     return None if other is None or base is None else other - base
+
+
+def _known_rework(pairs: list[tuple[RunRecord, RunRecord]]) -> list[tuple[int, int]]:
+    """(baseline, condition) rework of the pairs where both runs state it."""
+    return [
+        (b.rework_count, o.rework_count)
+        for b, o in pairs
+        if b.rework_count is not None and o.rework_count is not None
+    ]
 
 
 def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComparison:
@@ -175,10 +190,12 @@ def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComp
     ]
     base_pass = _mean([1.0 if b.passed else 0.0 for b, _ in pairs])
     other_pass = _mean([1.0 if o.passed else 0.0 for _, o in pairs])
-    base_rework = _mean([float(b.rework_count) for b, _ in pairs])
-    other_rework = _mean([float(o.rework_count) for _, o in pairs])
-    both = [(b, o) for b, o in pairs if b.passed and o.passed]
-    both_delta = sum(o.rework_count - b.rework_count for b, o in both) / len(both) if both else None
+    # Rework is compared over the pairs whose runs both state it (unknown is never 0).
+    known = _known_rework(pairs)
+    base_rework = _mean([float(b) for b, _ in known])
+    other_rework = _mean([float(o) for _, o in known])
+    both = _known_rework([(b, o) for b, o in pairs if b.passed and o.passed])
+    both_delta = sum(o - b for b, o in both) / len(both) if both else None
     tokens = [o.guidance_tokens for _, o in pairs if o.guidance_tokens is not None]
     base_tokens = [b.guidance_tokens for b, _ in pairs if b.guidance_tokens is not None]
     test = sign_test(pair.difference for pair in tasks)
@@ -194,6 +211,7 @@ def _paired(runs: LoadedRuns, condition: str, holdouts: list[str]) -> PairedComp
         condition_mean_rework=other_rework,
         rework_delta=_delta(other_rework, base_rework),
         rework_delta_both_passed=both_delta,
+        rework_known=len(known),
         negative_transfer=[o.task_id for b, o in pairs if b.passed and not o.passed],
         pollution_rate=_mean([1.0 if pair.polluted else 0.0 for pair in tasks]),
         polluted=[pair.task_id for pair in tasks if pair.polluted],
@@ -285,7 +303,7 @@ def _rule(
 
     pass_delta, rework_delta = paired.pass_rate_delta, paired.rework_delta
     pollution, irrelevance = paired.pollution_rate, paired.irrelevance_rate
-    if pass_delta is None or rework_delta is None or pollution is None or irrelevance is None:
+    if pass_delta is None or pollution is None or irrelevance is None:
         return verdict("invalid", ["no holdout task could be paired with baseline"])
     violations: list[str] = []
     if len(paired.negative_transfer) > t.max_negative_transfer:
@@ -313,9 +331,10 @@ def _rule(
     both = paired.rework_delta_both_passed
     improved = pass_delta > 0 or (both is not None and both < 0)
     both_text = "n/a" if both is None else f"{both:+.3f}"
+    rework_text = "unknown" if rework_delta is None else f"{rework_delta:+.3f}"
     summary = (
         f"pass-rate delta {pass_delta:+.3f}, rework delta "
-        f"{rework_delta:+.3f} (where both passed: {both_text}), sign test "
+        f"{rework_text} (where both passed: {both_text}), sign test "
         f"+{test.positive}/-{test.negative}/={test.ties}, p = {test.p_value:.4g}"
     )
     if improved:
@@ -411,6 +430,17 @@ def _insufficient(runs: LoadedRuns, holdouts: list[str], source: HoldoutSource) 
     if source == "all-tasks":
         short.append("give the holdouts (--holdouts ID,... or --manifest) to decide")
     return short
+
+
+def rework_source(runs: LoadedRuns) -> ReworkSource:
+    """What the runs' ``rework_count`` counts: the host's reported cycles (lorelab's runner
+    now), lorelab's re-prompts (a lorelab runs file written before hosts reported cycles: it
+    has ``host_calls`` and no ``reprompt_count``), or whatever the file's writer counted."""
+    if any(run.reprompt_count is not None for run in runs.runs):
+        return "host-cycles"
+    if any("host_calls" in (run.model_extra or {}) for run in runs.runs):
+        return "reprompts"
+    return "as-written"
 
 
 def _incomplete(runs: LoadedRuns) -> list[str]:
@@ -519,6 +549,7 @@ def evaluate(
         holdouts=holdouts,
         manifest_sha256=runs.manifest_sha256,
         manifest_checked=manifest_checked,
+        rework_source=rework_source(runs),
         conditions=[_summary(c, by_condition[c]) for c in reported],
         paired=paired,
         flagged_runs=flagged,

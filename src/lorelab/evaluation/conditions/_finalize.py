@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shlex
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -34,6 +34,7 @@ from lorelab.evaluation.conditions._memory import (
     MemoryToolError,
     MemoryUnderTest,
     MemoryUnsupported,
+    lock_receipt,
     lorelab_server_argv,
     open_memory,
 )
@@ -243,6 +244,43 @@ def _unless_interrupted(exc: MemoryToolError) -> None:
         ) from None
 
 
+async def _journaled(
+    journal: Journal,
+    state: dict[str, Any],
+    key: dict[str, Any],
+    step: tuple[str, int, str],
+    recover: Callable[[], Awaitable[dict[str, Any] | None]],
+    write: Callable[[], Awaitable[dict[str, Any]]],
+) -> None:
+    """One finalize write between its journal entries: ``step`` is (the journal's name for it,
+    the run's index, the memory operation). Done by an earlier finalize: taken from the journal.
+    Begun by one (an intent without a result): ``recover`` looks for it in memory first."""
+    name, index, operation = step
+    listed = "recorded" if operation == "record" else "outcomes"
+    done_name, intent_name = f"{name}-{index:03d}.json", f"{name}-{index:03d}-intent.json"
+    done = journal.get(done_name)
+    if done is not None:
+        state[listed].append({**key, **done["result"], "fromJournal": True})
+        return
+    try:
+        result = None
+        if journal.get(intent_name) is not None:
+            result = await recover()
+        else:
+            journal.put(intent_name, {**key, "operation": operation})
+        if result is None:
+            result = await write()
+    except MemoryUnsupported as exc:
+        state["unsupported"].append(_unsupported(key, exc))
+        return
+    except MemoryToolError as exc:
+        _unless_interrupted(exc)
+        state["errors"].append({**key, "operation": operation, "error": str(exc)})
+        return
+    journal.put(done_name, {**key, "result": result})
+    state[listed].append({**key, **result})
+
+
 async def _record_one(
     memory: MemoryUnderTest,
     journal: Journal,
@@ -251,36 +289,23 @@ async def _record_one(
     arguments: dict[str, Any],
     state: dict[str, Any],
 ) -> None:
-    done_name, intent_name = f"record-{index:03d}.json", f"record-{index:03d}-intent.json"
-    done = journal.get(done_name)
-    if done is not None:
-        state["recorded"].append({**key, **done["result"], "fromJournal": True})
-        return
-    try:
-        recovered = None
-        if journal.get(intent_name) is not None:
-            recovered = await _already_recorded(memory, arguments)
-        else:
-            journal.put(intent_name, {**key, "operation": "record"})
-        if recovered is not None:
-            result = {"experienceId": recovered, "verified": None, "recoveredFromMemory": True}
-        else:
-            answer = await memory.call("record", arguments)
-            result = {"experienceId": answer.get("id"), "verified": answer.get("verified")}
-            if answer.get("rejected"):
-                # The memory answered but stored no experience (MemCoder's QA, say).
-                result["notStored"] = answer["rejected"]
-            if answer.get("plan_outcome"):
-                result["planOutcome"] = answer["plan_outcome"]
-    except MemoryUnsupported as exc:
-        state["unsupported"].append(_unsupported(key, exc))
-        return
-    except MemoryToolError as exc:
-        _unless_interrupted(exc)
-        state["errors"].append({**key, "operation": "record", "error": str(exc)})
-        return
-    journal.put(done_name, {**key, "result": result})
-    state["recorded"].append({**key, **result})
+    async def recover() -> dict[str, Any] | None:
+        recovered = await _already_recorded(memory, arguments)
+        if recovered is None:
+            return None
+        return {"experienceId": recovered, "verified": None, "recoveredFromMemory": True}
+
+    async def write() -> dict[str, Any]:
+        answer = await memory.call("record", arguments)
+        result = {"experienceId": answer.get("id"), "verified": answer.get("verified")}
+        if answer.get("rejected"):
+            # The memory answered but stored no experience (MemCoder's QA, say).
+            result["notStored"] = answer["rejected"]
+        if answer.get("plan_outcome"):
+            result["planOutcome"] = answer["plan_outcome"]
+        return result
+
+    await _journaled(journal, state, key, ("record", index, "record"), recover, write)
 
 
 async def _report_one(
@@ -291,49 +316,40 @@ async def _report_one(
     run: RunRecord,
     state: dict[str, Any],
 ) -> None:
-    assert run.plan_id is not None
-    done_name, intent_name = f"outcome-{index:03d}.json", f"outcome-{index:03d}-intent.json"
-    done = journal.get(done_name)
-    if done is not None:
-        state["outcomes"].append({**key, **done["result"], "fromJournal": True})
-        return
-    if not memory.supports("report_outcome"):
+    plan_id = run.plan_id
+    assert plan_id is not None
+    if not memory.supports("report_outcome") and journal.get(f"outcome-{index:03d}.json") is None:
         state["skipped"].append({**key, "reason": "the memory has no outcome operation"})
         return
-    try:
-        if journal.get(intent_name) is not None and await _outcome_reported(memory, run.plan_id):
-            result: dict[str, Any] = {
-                "planId": run.plan_id,
-                "skillId": run.skill_id,
-                "health": None,
-                "state": None,
-                "recoveredFromMemory": True,
-            }
-        else:
-            if journal.get(intent_name) is None:
-                journal.put(intent_name, {**key, "operation": "report_outcome"})
-            outcome = await memory.call(
-                "report_outcome",
-                {"plan_id": run.plan_id, "passed": run.passed, "rework_count": run.rework_count},
-                {"skill_id": run.skill_id},
-            )
-            result = {
-                "planId": run.plan_id,
-                "skillId": outcome.get("skill_id"),
-                "health": outcome.get("health"),
-                "state": outcome.get("state"),
-            }
-            if outcome.get("credit") is not None:
-                result["credit"] = outcome["credit"]
-    except MemoryUnsupported as exc:
-        state["unsupported"].append(_unsupported(key, exc))
-        return
-    except MemoryToolError as exc:
-        _unless_interrupted(exc)
-        state["errors"].append({**key, "operation": "report_outcome", "error": str(exc)})
-        return
-    journal.put(done_name, {**key, "result": result})
-    state["outcomes"].append({**key, **result})
+
+    async def recover() -> dict[str, Any] | None:
+        if not await _outcome_reported(memory, plan_id):
+            return None
+        return {
+            "planId": plan_id,
+            "skillId": run.skill_id,
+            "health": None,
+            "state": None,
+            "recoveredFromMemory": True,
+        }
+
+    async def write() -> dict[str, Any]:
+        outcome = await memory.call(
+            "report_outcome",
+            {"plan_id": plan_id, "passed": run.passed, "rework_count": run.rework_count},
+            {"skill_id": run.skill_id},
+        )
+        result = {
+            "planId": plan_id,
+            "skillId": outcome.get("skill_id"),
+            "health": outcome.get("health"),
+            "state": outcome.get("state"),
+        }
+        if outcome.get("credit") is not None:
+            result["credit"] = outcome["credit"]
+        return result
+
+    await _journaled(journal, state, key, ("outcome", index, "report_outcome"), recover, write)
 
 
 async def _record_outcomes(
@@ -377,22 +393,12 @@ async def _clear_lock(
         active = await memory.lock_state(manifest.id)
         if active is None and not written:
             # The run stopped while the lock was being written, and the memory holds none.
-            lock = LockReceipt(
-                evaluation_id=manifest.id,
-                method="never-written",
-                active=False,
-                holdout_tasks=lock_tasks(manifest),
-                detail="the run stopped before its lock was written; there is none to clear",
-            )
+            detail = "the run stopped before its lock was written; there is none to clear"
+            lock = lock_receipt(manifest.id, lock_tasks(manifest), "never-written", False, detail)
         elif active is False:
             # Cleared by an interrupted finalize before it could write the journal entry.
-            lock = LockReceipt(
-                evaluation_id=manifest.id,
-                method="already-cleared",
-                active=False,
-                holdout_tasks=lock_tasks(manifest),
-                detail="the memory holds this evaluation's lock only as cleared",
-            )
+            detail = "the memory holds this evaluation's lock only as cleared"
+            lock = lock_receipt(manifest.id, lock_tasks(manifest), "already-cleared", False, detail)
         else:
             lock = await memory.clear_lock(manifest.id, lock_tasks(manifest))
     except MemoryToolError as exc:

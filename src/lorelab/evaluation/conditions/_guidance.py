@@ -85,21 +85,29 @@ def _plan_text(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _nothing_handed(
+    brief: Mapping[str, Any], served: list[str], note: str, skill_ids: tuple[str, ...] = ()
+) -> Guidance:
+    """No guidance for the host, with what the memory's answer still served and why."""
+    return Guidance(
+        None,
+        None,
+        brief_id=_opt_str(brief.get("brief_id")),
+        served_ids=tuple(served),
+        note=note,
+        brief_items=_brief_items(brief),
+        skill_ids=skill_ids,
+    )
+
+
 def _plan_guidance(result: Mapping[str, Any]) -> Guidance:
     found = result.get("brief")
     brief: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     _, served = _text_of_brief(brief)
     plan_id = result.get("plan_id")
     if not plan_id:
-        return Guidance(
-            None,
-            None,
-            brief_id=_opt_str(brief.get("brief_id")),
-            served_ids=tuple(served),
-            note=f"no plan: {result.get('reason') or 'the memory gave none'}",
-            brief_items=_brief_items(brief),
-            skill_ids=_brief_skill_ids(brief),
-        )
+        note = f"no plan: {result.get('reason') or 'the memory gave none'}"
+        return _nothing_handed(brief, served, note, _brief_skill_ids(brief))
     skill_id = _opt_str(result.get("skill_id"))
     plan_text = _plan_text(result)
     own = [skill_id] if skill_id else []
@@ -118,13 +126,8 @@ def _plan_guidance(result: Mapping[str, Any]) -> Guidance:
 def _brief_guidance(brief: Mapping[str, Any]) -> Guidance:
     text, served = _text_of_brief(brief)
     if text is None:
-        return Guidance(
-            None,
-            None,
-            brief_id=_opt_str(brief.get("brief_id")),
-            served_ids=tuple(served),
-            note=f"empty brief: {brief.get('reason') or 'nothing relevant'}",
-            brief_items=_brief_items(brief),
+        return _nothing_handed(
+            brief, served, f"empty brief: {brief.get('reason') or 'nothing relevant'}"
         )
     # The Skills a brief served are the Skills this run used (a dreaming run's Dream products
     # among them): attributed so that repeated failures mark them review_required. One served

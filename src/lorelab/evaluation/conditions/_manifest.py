@@ -216,6 +216,11 @@ class SkillSpec(RecordModel):
     )
 
 
+def _share(default: float, description: str) -> Any:
+    """A threshold on a share of runs: a number from 0 to 1 (strict: "0.2" is a mistake)."""
+    return Field(default=default, ge=0, le=1, strict=True, description=description)
+
+
 class Thresholds(RecordModel):
     """Decision thresholds for the dreaming condition, declared before any run."""
 
@@ -232,21 +237,11 @@ class Thresholds(RecordModel):
         ge=0,
         description="Most holdout tasks baseline passed and the condition may fail.",
     )
-    max_pollution_rate: float = Field(
-        default=0.2,
-        ge=0,
-        le=1,
-        strict=True,
-        description=(
-            "Highest share of holdout runs that may serve irrelevant guidance or unchecked items."
-        ),
+    max_pollution_rate: float = _share(
+        0.2, "Highest share of holdout runs that may serve irrelevant guidance or unchecked items."
     )
-    max_irrelevance_rate: float = Field(
-        default=0.5,
-        ge=0,
-        le=1,
-        strict=True,
-        description="Highest share of holdout runs whose retrieval_relevant may be false.",
+    max_irrelevance_rate: float = _share(
+        0.5, "Highest share of holdout runs whose retrieval_relevant may be false."
     )
     max_mean_guidance_tokens: float = Field(
         default=1200,

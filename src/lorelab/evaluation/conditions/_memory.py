@@ -83,6 +83,19 @@ class LockReceipt(BaseModel):
     detail: str | None = None
 
 
+def lock_receipt(
+    evaluation_id: str, tasks: list[str], method: str, active: bool, detail: str | None = None
+) -> LockReceipt:
+    """A lock receipt; without any lock (method ``none``) its state is unknown (null)."""
+    return LockReceipt(
+        evaluation_id=evaluation_id,
+        method=method,
+        active=None if method == "none" else active,
+        holdout_tasks=tasks,
+        detail=detail,
+    )
+
+
 def lorelab_server_argv(home: Path, project: Path) -> list[str]:
     """The default server argv of the lorelab profile: this Python running ``lorelab mcp``."""
     return [sys.executable, "-m", "lorelab", "mcp", "--home", str(home), "--project", str(project)]
@@ -177,9 +190,7 @@ class MemoryUnderTest:
         tasks = list(holdout_tasks)
         if self.supports("lock_set"):
             await self.call("lock_set", {"evaluation_id": evaluation_id, "holdout_tasks": tasks})
-            return LockReceipt(
-                evaluation_id=evaluation_id, method="mcp", active=True, holdout_tasks=tasks
-            )
+            return lock_receipt(evaluation_id, tasks, "mcp", True)
         if self.profile.lock_via_lorelab_cli and self.home is not None:
             with tempfile.NamedTemporaryFile(
                 "w", suffix=".json", encoding="utf-8", delete=False
@@ -199,19 +210,12 @@ class MemoryUnderTest:
                     f"evaluation lock {evaluation_id}: the memory refused it: "
                     f"{done.stderr.strip() or done.stdout.strip()}"
                 )
-            return LockReceipt(
-                evaluation_id=evaluation_id, method="lorelab-cli", active=True, holdout_tasks=tasks
-            )
-        return LockReceipt(
-            evaluation_id=evaluation_id,
-            method="none",
-            active=None,
-            holdout_tasks=tasks,
-            detail=(
-                "the memory offers no evaluation lock; only the runner withholds holdout "
-                "outcomes until finalize"
-            ),
+            return lock_receipt(evaluation_id, tasks, "lorelab-cli", True)
+        detail = (
+            "the memory offers no evaluation lock; only the runner withholds holdout outcomes "
+            "until finalize"
         )
+        return lock_receipt(evaluation_id, tasks, "none", True, detail)
 
     async def lock_state(self, evaluation_id: str) -> bool | None:
         """Whether the memory holds an active lock ``evaluation_id`` (``True``), only cleared
@@ -247,9 +251,7 @@ class MemoryUnderTest:
         tasks = list(holdout_tasks)
         if self.supports("lock_clear"):
             await self.call("lock_clear", {"evaluation_id": evaluation_id})
-            return LockReceipt(
-                evaluation_id=evaluation_id, method="mcp", active=False, holdout_tasks=tasks
-            )
+            return lock_receipt(evaluation_id, tasks, "mcp", False)
         if self.profile.lock_via_lorelab_cli and self.home is not None:
             done = await anyio.to_thread.run_sync(
                 _lorelab_cli, self.home, ["lock", "clear", evaluation_id, "--json"]
@@ -258,15 +260,9 @@ class MemoryUnderTest:
                 raise MemoryToolError(
                     "lock_clear", None, done.stderr.strip() or done.stdout.strip()
                 )
-            return LockReceipt(
-                evaluation_id=evaluation_id, method="lorelab-cli", active=False, holdout_tasks=tasks
-            )
-        return LockReceipt(
-            evaluation_id=evaluation_id,
-            method="none",
-            active=None,
-            holdout_tasks=tasks,
-            detail="the memory offers no evaluation lock",
+            return lock_receipt(evaluation_id, tasks, "lorelab-cli", False)
+        return lock_receipt(
+            evaluation_id, tasks, "none", False, "the memory offers no evaluation lock"
         )
 
 

@@ -35,6 +35,7 @@ from lorelab.evaluation.conditions._receipts import (
     VerifySnapshot,
 )
 from lorelab.evaluation.conditions._relevance import named_keys, relevance_keys
+from lorelab.evaluation.conditions._rework import meaningful_cycles, rework_from_cycles
 from lorelab.evaluation.conditions._snapshot import Snapshot
 from lorelab.evaluation.conditions._verify import VerifyReceipt, run_verify
 from lorelab.evaluation.executors import TrialExecutor
@@ -108,17 +109,40 @@ class _Attempts:
     evidence_kind: str | None = None
     note: str | None = None
     host_ms: int = 0
+    # Calls that reported their cycles, and the meaningful cycles they reported.
+    cycles_reported: int = 0
+    cycle_count: int = 0
+
+    @property
+    def host_cycles(self) -> int | None:
+        """The host's meaningful cycles; None unless every call answered and reported them."""
+        if self.calls and self.cycles_reported == len(self.calls):
+            return self.cycle_count
+        return None
+
+
+def _last_verification(task: TaskSpec, verification: VerifyReceipt) -> dict[str, Any]:
+    return {
+        "command": task.verify,
+        "exitCode": verification.exit_code,
+        "outputTail": verification.output_tail,
+    }
 
 
 def _host_attempts(
-    ctx: HostSide, task: TaskSpec, copy: Path, guidance: dict[str, Any] | None
+    ctx: HostSide,
+    task: TaskSpec,
+    copy: Path,
+    guidance: dict[str, Any] | None,
+    before: VerifyReceipt,
 ) -> _Attempts:
     manifest = ctx.manifest
     result = _Attempts()
     # The budget is host-call time only: verify commands between attempts have their own
     # timeout and do not use it up.
     budget_ms = manifest.host.time_budget_s * 1000
-    last: dict[str, Any] | None = None
+    # Attempt 1 is told the verification before any edit, as the protocol has the host run it.
+    last = _last_verification(task, before)
     prompt = manifest.render_prompt(task)
     for attempt in range(1, manifest.rework_budget + 2):
         remaining_ms = budget_ms - result.host_ms
@@ -128,7 +152,7 @@ def _host_attempts(
         payload = {
             "protocol": PROTOCOL,
             "role": "host",
-            "task": {"id": task.id, "prompt": prompt},
+            "task": {"id": task.id, "prompt": prompt, "verify": task.verify},
             "guidance": guidance,
             "attempt": attempt,
             "lastVerification": last,
@@ -158,12 +182,18 @@ def _host_attempts(
         response = call.response
         result.summary = str(response.get("summary", ""))
         result.commands += [c for c in response.get("commands", []) if isinstance(c, dict)]
+        cycles = response.get("cycles")
+        if isinstance(cycles, list):
+            result.cycles_reported += 1
+            result.cycle_count += meaningful_cycles(
+                [c for c in cycles if isinstance(c, dict)], task.verify
+            )
         verification = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
         result.calls.append(
             AttemptReceipt(
                 receipt=receipt,
                 response=HostResponse(
-                    summary=result.summary, commands=response.get("commands", [])
+                    summary=result.summary, commands=response.get("commands", []), cycles=cycles
                 ),
                 verification=verification,
             )
@@ -172,11 +202,7 @@ def _host_attempts(
         if verification.exit_code == 0:
             result.passed = True
             break
-        last = {
-            "command": task.verify,
-            "exitCode": verification.exit_code,
-            "outputTail": verification.output_tail,
-        }
+        last = _last_verification(task, verification)
     return result
 
 
@@ -198,34 +224,80 @@ class _Observed:
     notes: list[str]
 
 
-async def _observe(ctx: RunContext, task: TaskSpec, condition: str) -> _Observed:
-    copy = ctx.snapshot.materialise(ctx.root / f"{task.id}--{condition}")
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One run's guidance as the memory served it, and the check of what it served."""
+
+    task: TaskSpec
+    condition: Condition
+    guidance: Guidance
+    served: ServedCheck
+
+
+async def serve(ctx: RunContext, task: TaskSpec, condition: Condition) -> Served:
+    """Ask the memory for one run's guidance (before its host runs) and check what it served."""
+    guidance = await guidance_for(ctx.memory, task, condition)
     served = ServedCheck(checked=True)
+    if guidance.served_ids and ctx.memory is not None:
+        served = await check_served(
+            ctx.memory, ctx.manifest, task, guidance.served_ids, guidance.brief_items
+        )
+    if guidance.error:
+        ctx.memory_failures += 1
+    return Served(task, condition, guidance, served)
+
+
+@dataclass(frozen=True, slots=True)
+class HostOutcome:
+    """What running the host in a copy produced: the verifications, the host's attempts, the
+    files changed, and (for a run on a worker) where it ran."""
+
+    before: VerifyReceipt
+    after: VerifyReceipt
+    attempts: _Attempts
+    changed: list[str]
+    worker: dict[str, Any] | None = None
+
+
+def run_in_copy(
+    host: HostSide, snapshot: Snapshot, copy: Path, task: TaskSpec, served: Served
+) -> HostOutcome:
+    """In a fresh copy of ``snapshot`` at ``copy``: verify, let the host work (unless its memory
+    call failed), verify again; the copy is removed afterwards."""
+    materialised = snapshot.materialise(copy)
     try:
-        before = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
-        guidance = await guidance_for(ctx.memory, task, condition)
-        notes: list[str] = [guidance.note] if guidance.note else []
-        if guidance.served_ids and ctx.memory is not None:
-            served = await check_served(
-                ctx.memory, ctx.manifest, task, guidance.served_ids, guidance.brief_items
-            )
-        if guidance.error:
-            attempts = _Attempts(failure=MEMORY_FAILURE, failure_detail=guidance.error)
-            notes.append(guidance.error)
-            ctx.memory_failures += 1
-        else:
-            attempts = _host_attempts(ctx, task, copy, guidance.payload)
-        count_failures(ctx, attempts, notes)
+        before = run_verify(task.verify, materialised, host.env, host.verify_timeout_s)
+        attempts = (
+            _Attempts()
+            if served.guidance.error
+            else _host_attempts(host, task, materialised, served.guidance.payload, before)
+        )
         if attempts.verifications and not attempts.failure:
             after = attempts.verifications[-1]
         else:
             # The host failed or never ran: verify once more so the record shows the tree's
             # state, but the run stays failed (a failed call counts zero).
-            after = run_verify(task.verify, copy, ctx.env, ctx.verify_timeout_s)
-        changed = ctx.snapshot.changed_files(copy)
+            after = run_verify(task.verify, materialised, host.env, host.verify_timeout_s)
+        changed = snapshot.changed_files(materialised)
     finally:
-        shutil.rmtree(copy, ignore_errors=True)
-    return _Observed(before, after, guidance, served, attempts, changed, notes)
+        shutil.rmtree(materialised, ignore_errors=True)
+    return HostOutcome(before, after, attempts, changed)
+
+
+def observed(ctx: RunContext, served: Served, outcome: HostOutcome | None) -> _Observed:
+    """What one run produced (``outcome`` None: its worker died and nothing came back)."""
+    guidance = served.guidance
+    notes: list[str] = [guidance.note] if guidance.note else []
+    if outcome is None:
+        return _Observed(None, None, guidance, served.served, _Attempts(), [], notes)
+    attempts = outcome.attempts
+    if guidance.error:
+        attempts = _Attempts(failure=MEMORY_FAILURE, failure_detail=guidance.error)
+        notes.append(guidance.error)
+    count_failures(ctx, attempts, notes)
+    return _Observed(
+        outcome.before, outcome.after, guidance, served.served, attempts, outcome.changed, notes
+    )
 
 
 def count_failures(ctx: RunContext, attempts: _Attempts, notes: list[str]) -> None:
@@ -307,11 +379,14 @@ def _record(
         extra["dream_items_served"] = sorted(set(guidance.served_ids) & promoted)
     if failed_calls:
         extra["memory_calls_failed"] = list(dict.fromkeys(failed_calls))
+    rework = rework_from_cycles(attempts.host_cycles)
+    if rework is not None:
+        # Left out when unknown, never null: MemCoder's evaluate refuses a null rework_count.
+        extra["rework_count"] = rework
     record = ConditionRun(
         task_id=task.id,
         condition=condition,
         passed=attempts.passed and attempts.failure is None,
-        rework_count=max(0, len(attempts.calls) - 1),
         guidance_tokens=estimate_tokens(guidance.text),
         notes="; ".join(seen.notes),
         holdout=task.holdout,
@@ -324,6 +399,8 @@ def _record(
         changed_files=seen.changed,
         verify_files_edited=edited,
         host_calls=len(attempts.calls),
+        reprompt_count=max(0, len(attempts.calls) - 1),
+        host_cycles=attempts.host_cycles,
         host_failure=attempts.failure,
         host_model_declared=ctx.manifest.host.model,
         host_models_claimed=list(attempts.models),
@@ -357,7 +434,9 @@ def _guidance_receipt(task: TaskSpec, seen: _Observed, named: list[str]) -> Guid
 
 async def one_run(ctx: RunContext, task: TaskSpec, condition: Condition) -> ConditionRun:
     """Run ``task`` under ``condition``; write its receipt at once; return its record."""
-    return write_run(ctx, task, condition, await _observe(ctx, task, condition))
+    served = await serve(ctx, task, condition)
+    outcome = run_in_copy(ctx, ctx.snapshot, ctx.root / f"{task.id}--{condition}", task, served)
+    return write_run(ctx, task, condition, observed(ctx, served, outcome))
 
 
 def write_run(

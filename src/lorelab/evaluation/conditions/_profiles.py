@@ -101,6 +101,12 @@ class MemoryProfile:
     ) -> dict[str, Any]:
         """The tool arguments for lorelab's ``arguments``; :class:`MemoryUnsupported` when
         the memory cannot express them. ``context`` carries what only some servers need."""
+        if operation == "report_outcome" and arguments.get("rework_count") is None:
+            raise MemoryUnsupported(
+                operation,
+                f"{self.tools.get(operation, operation)} needs a rework count, and the host did "
+                "not report its edit-then-verify cycles (its rework is unknown, never 0)",
+            )
         return dict(arguments)
 
     def decode(self, operation: str, value: Any) -> dict[str, Any]:

@@ -258,6 +258,7 @@ class ConditionRun(_OmitUnset, OutputModel):
     """One task x condition in the runs file: the protocol's snake_case keys, then lorelab's."""
 
     _OMIT_UNSET: ClassVar[tuple[str, ...]] = (
+        "rework_count",
         "retrieval_relevant",
         "memory_calls_failed",
         "unchecked_items_served",
@@ -271,7 +272,9 @@ class ConditionRun(_OmitUnset, OutputModel):
     task_id: str
     condition: Condition
     passed: bool
-    rework_count: int
+    # The host's meaningful edit-then-verify cycles after its first (docs/conditions.md); left
+    # out when the host did not report its cycles, never null (MemCoder refuses a null).
+    rework_count: int | None = None
     # Left out of baseline rows (no retrieval happened), never null: MemCoder's evaluate
     # refuses a null retrieval_relevant, and absent is true for both readers.
     retrieval_relevant: bool | None = None
@@ -287,6 +290,10 @@ class ConditionRun(_OmitUnset, OutputModel):
     changed_files: list[str]
     verify_files_edited: list[str]
     host_calls: int
+    # Defaults keep receipts written before hosts reported cycles readable (null: not
+    # recorded then).
+    reprompt_count: int | None = None
+    host_cycles: int | None = None
     host_failure: str | None
     memory_calls_failed: list[str] | None = None
     host_model_declared: str | None
@@ -304,10 +311,12 @@ class ConditionRun(_OmitUnset, OutputModel):
 
 
 class HostResponse(RecordModel):
-    """What a host answered: its summary and the commands it reports."""
+    """What a host answered: its summary, the commands and the edit-then-verify cycles it
+    reports (``cycles`` null when it reported none)."""
 
     summary: str
     commands: Any
+    cycles: Any = None
 
 
 class AttemptReceipt(_OmitUnset, RecordModel):

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lorelab.evaluation.conditions._report import ConditionsReport
+from lorelab.evaluation.conditions._report import REWORK_SOURCES, ConditionsReport
 from lorelab.io import escape_control
 
 
@@ -44,6 +44,7 @@ def print_report(report: ConditionsReport, console: Console) -> None:
     if report.manifest_sha256:
         state = "checked against --manifest" if report.manifest_checked else "no --manifest given"
         console.print(f"manifest sha256 {report.manifest_sha256} ({state})")
+    console.print(f"rework ({report.rework_source}): {REWORK_SOURCES[report.rework_source]}")
     console.print(_conditions_table(report))
     console.print(_paired_table(report))
     _print_tail(report, console)

@@ -21,6 +21,14 @@ Verdict = Literal[
 # (incomplete), or they do not reach what a decision needs (insufficient).
 FAILED_VERDICTS: Final[tuple[Verdict, ...]] = ("invalid", "incomplete", "insufficient")
 HoldoutSource = Literal["manifest", "option", "runs", "all-tasks"]
+ReworkSource = Literal["host-cycles", "reprompts", "as-written"]
+REWORK_SOURCES: Final[dict[str, str]] = {
+    "host-cycles": "the host's own edit-then-verify cycles after its first (unknown when the "
+    "host did not report them)",
+    "reprompts": "lorelab's re-prompts after a failed verification: this runs file was written "
+    "before hosts reported their cycles, so its rework is not the host's own",
+    "as-written": "as the runs file's writer counted it",
+}
 
 CANNOT_PROVE: Final = (
     "Causality from a small sample: with few holdout tasks a difference can be chance; the "
@@ -54,7 +62,8 @@ class ConditionSummary(RecordModel):
     )
     passed: int
     pass_rate: float | None = Field(description="Over the measured runs; null when none.")
-    mean_rework: float | None
+    mean_rework: float | None = Field(description="Over the runs that state rework_count.")
+    rework_known: int = Field(default=0, description="Runs that state rework_count.")
     retrieval_relevance_rate: float | None = Field(
         description="Share of runs with retrieval_relevant true, over runs that state it."
     )
@@ -71,13 +80,14 @@ class TaskPair(RecordModel):
     task_id: str
     baseline_passed: bool
     condition_passed: bool
-    baseline_rework: int
-    condition_rework: int
+    baseline_rework: int | None = Field(description="null when the run does not state it.")
+    condition_rework: int | None = Field(description="null when the run does not state it.")
     difference: int = Field(
         description=(
             "+1 when the condition did better (passed where baseline failed, or both passed "
             "and it needed less rework), -1 when worse, 0 for a tie (both failed is always a "
-            "tie: rework of a failed run is no improvement)."
+            "tie: rework of a failed run is no improvement; both passed with a rework count "
+            "unknown is a tie too)."
         )
     )
     polluted: bool
@@ -119,12 +129,18 @@ class PairedComparison(RecordModel):
     pass_rate_delta: float | None
     baseline_mean_rework: float | None
     condition_mean_rework: float | None
-    rework_delta: float | None
+    rework_delta: float | None = Field(
+        description="Mean rework of the condition minus baseline's, over the pairs that state "
+        "both; null when none does."
+    )
     rework_delta_both_passed: float | None = Field(
         description=(
             "Mean rework of the condition minus baseline's over the holdouts both passed; "
             "null when there are none. Only this rework delta can show an improvement."
         )
+    )
+    rework_known: int = Field(
+        default=0, description="Holdout pairs whose two runs both state rework_count."
     )
     negative_transfer: list[str] = Field(
         description="Holdout tasks baseline passed and the condition failed."
@@ -195,6 +211,14 @@ class ConditionsReport(ReceiptModel):
     )
     manifest_checked: bool = Field(
         description="True when --manifest was given and matched the recorded SHA-256."
+    )
+    rework_source: ReworkSource = Field(
+        default="as-written",
+        description=(
+            "What rework_count counts in these runs: 'host-cycles' (the host's reported "
+            "cycles), 'reprompts' (an older lorelab runs file: lorelab's re-prompts), "
+            "'as-written' (a runs file lorelab's runner did not write)."
+        ),
     )
     conditions: list[ConditionSummary]
     paired: list[PairedComparison]

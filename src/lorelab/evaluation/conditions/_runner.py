@@ -15,7 +15,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -340,26 +340,48 @@ def _finish(ctx: RunContext) -> RunSummary:
         flagged_runs=ctx.flagged_runs,
         executor_failures=ctx.executor_failures,
     )
-    ctx.log.finish(
-        RUN_FILE,
-        RunFinished(
-            evaluation_id=ctx.manifest.id,
-            finished_at=timestamp(),
-            runs=summary.runs,
-            passed=summary.passed,
-            host_failures=summary.host_failures,
-            memory_failures=summary.memory_failures,
-            model_mismatches=summary.model_mismatches,
-            flagged_runs=summary.flagged_runs,
-            identity_changes=summary.identity_changes,
-            evidence_kind=evidence,
-            exit_code=exit_code,
-            runs_file=RUNS_FILE,
-            executor_failures=ctx.executor_failures,
-            executor=ctx.executor.describe() if ctx.executor else {"kind": "sequential", "jobs": 1},
-        ),
-    )
+    # run.json carries the summary's counts under the same names.
+    counts = {name: value for name, value in asdict(summary).items() if name != "output"}
+    finished = {
+        **counts,
+        "evaluation_id": ctx.manifest.id,
+        "finished_at": timestamp(),
+        "runs_file": RUNS_FILE,
+        "executor": ctx.executor.describe() if ctx.executor else {"kind": "sequential", "jobs": 1},
+    }
+    ctx.log.finish(RUN_FILE, RunFinished.model_validate(finished))
     return summary
+
+
+def _bind_host(
+    argv: list[str],
+    cwd: Path,
+    options: RunOptions,
+    manifest: ConditionsManifest,
+    env: dict[str, str],
+) -> WorkerIdentity:
+    """Bind the host's identity in ``cwd``; refuse an argv asking for another model."""
+    identity = bind_identity(argv, cwd=cwd, operator_identity=options.identity, env=env)
+    requested = identity.model.requested
+    if manifest.host.model is not None and requested not in (None, manifest.host.model):
+        raise UsageError(
+            f"the host argv asks for model {requested!r} but the manifest declares "
+            f"host.model {manifest.host.model!r}"
+        )
+    return identity
+
+
+def _run_logged(ctx: RunContext, mem: _Memory) -> None:
+    """Run every phase; whatever stops the run (an error, Ctrl-C, SIGTERM, a bug) leaves
+    aborted.json, so finalize can clear the lock (the caller removes the temporary copies)."""
+    try:
+        with progress_bar("conditions runs", len(ctx.manifest.tasks) * 4) as ctx.tick:
+            run_async(_execute, ctx, mem)
+    except BaseException as exc:
+        ctx.log.abort(ABORTED_FILE, exc, lambda error: _aborted(ctx, mem.preflight, error))
+        if isinstance(exc, LorelabError) or not isinstance(exc, OSError):
+            raise
+        raise IntegrityFailure(f"the run stopped: {exc}") from None
 
 
 def run_conditions(options: RunOptions) -> RunSummary:
@@ -387,15 +409,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
         clean = snapshot.materialise(root / "memory-project")
         if not (options.memory_argv or manifest.memory.argv) and home is not None:
             memory_argv = lorelab_server_argv(home, clean)
-        identity = bind_identity(
-            argv, cwd=preflight_copy, operator_identity=options.identity, env=env
-        )
-        requested = identity.model.requested
-        if manifest.host.model is not None and requested not in (None, manifest.host.model):
-            raise UsageError(
-                f"the host argv asks for model {requested!r} but the manifest declares "
-                f"host.model {manifest.host.model!r}"
-            )
+        identity = _bind_host(argv, preflight_copy, options, manifest, env)
         log = RunLog.start(options.output)
         log.write(MANIFEST_FILE, ManifestReceipt(sha256=manifest_sha, manifest=manifest))
         mem = _Memory(
@@ -430,16 +444,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
             executor=options.executor,
         )
         log.group(RUNS_DIR)
-        try:
-            with progress_bar("conditions runs", len(manifest.tasks) * 4) as ctx.tick:
-                run_async(_execute, ctx, mem)
-        except BaseException as exc:
-            # Whatever stops the run (an error, Ctrl-C, SIGTERM, a bug) leaves aborted.json, so
-            # finalize can clear the lock; the temporary copies go in the finally below.
-            log.abort(ABORTED_FILE, exc, lambda error: _aborted(ctx, mem.preflight, error))
-            if isinstance(exc, LorelabError) or not isinstance(exc, OSError):
-                raise
-            raise IntegrityFailure(f"the run stopped: {exc}") from None
+        _run_logged(ctx, mem)
         return _finish(ctx)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -10,7 +10,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
@@ -28,6 +28,11 @@ _SHOWN: Final = 5
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
 
 
+def _count(description: str) -> Any:
+    """An optional count, bounded so that means stay finite floats (no real run comes near)."""
+    return Field(default=None, ge=0, le=MAX_COUNT, description=description)
+
+
 class RunRecord(BaseModel):
     """One task x condition outcome, in the protocol's own keys."""
 
@@ -36,20 +41,15 @@ class RunRecord(BaseModel):
     task_id: str = Field(min_length=1, description="The task's id.")
     condition: Condition = Field(description="baseline, memory_guided, skill_planned or dreaming.")
     passed: StrictBool = Field(description="Whether the final verification passed.")
-    # Bounded so that means stay finite floats; no real run comes near either bound.
-    rework_count: StrictInt = Field(
-        ge=0, le=MAX_COUNT, description="Further host attempts after a failed verification."
+    rework_count: StrictInt | None = _count(
+        "Meaningful retry/edit/test cycles after the first attempt; absent or null when "
+        "unknown (lorelab's runner: the host did not report its cycles)."
     )
     retrieval_relevant: StrictBool | None = Field(
         default=None,
         description="Whether the guidance was relevant (required for memory conditions).",
     )
-    guidance_tokens: StrictInt | None = Field(
-        default=None,
-        ge=0,
-        le=MAX_COUNT,
-        description="Estimated tokens of guidance handed to the host.",
-    )
+    guidance_tokens: StrictInt | None = _count("Estimated tokens of guidance handed to the host.")
     notes: str | None = Field(default=None, description="Free text.")
     holdout: StrictBool | None = Field(
         default=None, description="Optional: whether the task is a holdout."
@@ -89,6 +89,10 @@ class RunRecord(BaseModel):
             "'timeout', or 'memory-failure'); such a run counts as failed and is no clean "
             "measurement."
         ),
+    )
+    reprompt_count: StrictInt | None = _count(
+        "Optional: how often lorelab's runner prompted the host again after a failed "
+        "verification (not rework: rework is what the host did)."
     )
     memory_calls_failed: list[str] | None = Field(
         default=None,
