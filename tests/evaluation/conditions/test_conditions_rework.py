@@ -10,7 +10,6 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import CliRunner
-from conditions_support import DATA, mini_manifest
 
 from lorelab.cli.main import app
 from lorelab.evaluation.conditions import evaluate_file
@@ -25,6 +24,7 @@ from lorelab.evaluation.runlog import RunLog
 from lorelab.testing.fixture_host import answer
 from lorelab.testing.memcoder import check_memcoder_row
 from lorelab.workers import bind_identity, validate_payload, validate_response
+from tests.support.conditions import DATA, mini_manifest
 
 CYCLE_HOST = DATA / "cycle_host.py"
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "conditions"
