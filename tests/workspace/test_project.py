@@ -346,3 +346,36 @@ def test_check_writable_reports_what_write_files_would_refuse_and_writes_nothing
             check_writable(project, ["src/a.py"])
         check_writable(project, ["src/a.py"], allow_overwrite=True)
         assert sorted(p.name for p in project.iterdir()) == ["src"]
+
+
+def test_copy_project_skips_virtual_environments_caches_and_the_memory_home(tmp_path):
+    # A project with its virtualenv inside (python3 -m venv .venv, the usual setup): the venv's
+    # bin/python is a symlink, which copy_project refuses anywhere else.
+    source = tmp_path / "source"
+    (source / "src").mkdir(parents=True)
+    (source / "src" / "m.py").write_text("M = 1\n")
+    for venv in (source / ".venv", source / "envs" / "py311"):
+        (venv / "bin").mkdir(parents=True)
+        (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (venv / "bin" / "python").symlink_to("/usr/bin/python3")
+    (source / "src" / "__pycache__").mkdir()
+    (source / "src" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"\x00")
+    (source / ".lorelab").mkdir()
+    (source / ".lorelab" / "memory.db").write_bytes(b"SQLite format 3\x00")
+    (source / "venv-notes").mkdir()  # a directory without the marker is copied
+    (source / "venv-notes" / "a.txt").write_text("kept\n")
+    with RunRoot(tmp_path) as root:
+        project = root.copy_project(source, "copy")
+        assert (project / "src" / "m.py").read_text() == "M = 1\n"
+        assert (project / "venv-notes" / "a.txt").read_text() == "kept\n"
+        for gone in (".venv", "envs/py311", "src/__pycache__", ".lorelab"):
+            assert not (project / gone).exists(), gone
+        assert root.skipped(project) == (".lorelab", ".venv", "envs/py311", "src/__pycache__")
+
+
+def test_copy_project_still_refuses_a_symlink_outside_a_virtual_environment(tmp_path):
+    source = tmp_path / "source"
+    (source / "bin").mkdir(parents=True)
+    (source / "bin" / "python").symlink_to("/usr/bin/python3")
+    with RunRoot(tmp_path) as root, pytest.raises(PathError, match=r"bin/python.*symlink"):
+        root.copy_project(source, "copy")

@@ -13,6 +13,7 @@ from lorelab.workspace._project import (
     RunRoot,
     check_layout,
     check_writable,
+    is_virtualenv,
     write_files,
 )
 
@@ -27,5 +28,6 @@ __all__ = [
     "check_distinct",
     "check_layout",
     "check_writable",
+    "is_virtualenv",
     "write_files",
 ]

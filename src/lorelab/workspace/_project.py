@@ -27,9 +27,33 @@ MAX_PROJECT_BYTES: Final = 32 * 1024 * 1024
 # A copied tree keeps its own names (see copy_project), within these bounds.
 COPY_MAX_DEPTH: Final = 32
 COPY_MAX_PATH_LENGTH: Final = 1024
-# Version-control metadata is skipped by copy_project, never read (it is large and no check
-# needs it); any entry with one of these names, at any depth, file or directory.
-COPY_SKIPPED_NAMES: Final = frozenset({".git", ".hg", ".svn", ".bzr"})
+# Version-control metadata, the memory home and tool caches are skipped by copy_project,
+# never read (they are large or rebuilt, and no check needs them); any entry with one of these
+# names, at any depth, file or directory.
+COPY_SKIPPED_NAMES: Final = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        ".lorelab",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+    }
+)
+VENV_MARKER: Final = "pyvenv.cfg"
+"""A directory holding this file is a Python virtual environment (PEP 405): copy_project
+skips it whatever its name (it is full of symlinks, and checks run with the interpreter on
+PATH, not with a copy of it)."""
+
+
+def is_virtualenv(directory: str | os.PathLike[str]) -> bool:
+    """Whether ``directory`` is a Python virtual environment (holds ``pyvenv.cfg``)."""
+    return os.path.isfile(os.path.join(directory, VENV_MARKER))
+
+
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -380,7 +404,8 @@ class RunRoot:
         they are (a copied tree need not use canonical paths, see docs/runners.md) within
         :data:`COPY_MAX_DEPTH` directories and :data:`COPY_MAX_PATH_LENGTH` characters, with no
         backslash and no two paths equal ignoring case. Version-control metadata
-        (:data:`COPY_SKIPPED_NAMES`) is skipped; :meth:`skipped` lists what was left out.
+        (:data:`COPY_SKIPPED_NAMES`), the memory home, tool caches and Python virtual
+        environments (:func:`is_virtualenv`) are skipped; :meth:`skipped` lists what was left out.
         Files are 0600, or 0700 when the source file is executable by its owner.
         """
         source_path = Path(source)
@@ -402,7 +427,7 @@ class RunRoot:
         return target
 
     def skipped(self, project: str | os.PathLike[str]) -> tuple[str, ...]:
-        """The source entries :meth:`copy_project` left out of ``project`` (VCS metadata)."""
+        """The source entries :meth:`copy_project` left out of ``project`` (see there)."""
         return self._skipped.get(Path(project), ())
 
     def cleanup(self) -> None:
@@ -476,6 +501,9 @@ def _walk(
         _check_copied_name(relative, entry.name)
         if entry.is_symlink():
             raise PathError(f"path {relative!r}: is a symlink; symlinks are never copied")
+        if entry.is_dir(follow_symlinks=False) and is_virtualenv(entry.path):
+            skipped.append(relative)
+            continue
         if entry.is_dir(follow_symlinks=False):
             yield from _walk(Path(entry.path), f"{relative}/", skipped, depth + 1)
         elif entry.is_file(follow_symlinks=False):

@@ -311,3 +311,14 @@ def test_a_verify_command_cannot_write_outside_its_project_copy_and_says_how_it_
         assert victim.read_text() == "keep me\n"
     else:
         assert not victim.exists()  # unconfined here, and the receipt says "partial" or "none"
+
+
+def test_the_project_snapshot_leaves_out_a_virtual_environment_inside_the_project(tmp_path):
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "m.py").write_text("M = 1\n")
+    (project / ".venv" / "bin").mkdir(parents=True)
+    (project / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (project / ".venv" / "bin" / "python").symlink_to("/usr/bin/python3")
+    snapshot = take_snapshot(project)
+    assert snapshot.paths() == ["src/m.py"]

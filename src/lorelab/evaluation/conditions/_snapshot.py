@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from lorelab.errors import InvalidInput, PathError
+from lorelab.workspace import is_virtualenv
 
 EXCLUDED_DIRS: Final = frozenset(
     {
@@ -96,7 +97,7 @@ def _walk(directory: Path, prefix: str) -> list[tuple[str, Path]]:
         if entry.is_symlink():
             raise PathError(f"project path {relative!r}: is a symlink; symlinks are never copied")
         if entry.is_dir(follow_symlinks=False):
-            if entry.name in EXCLUDED_DIRS:
+            if entry.name in EXCLUDED_DIRS or is_virtualenv(entry.path):
                 continue
             found.extend(_walk(Path(entry.path), f"{relative}/"))
         elif entry.is_file(follow_symlinks=False):
