@@ -20,7 +20,7 @@ from lorelab.evaluation.conditions import evaluate_file, finalize_conditions
 from lorelab.evaluation.conditions._manifest import CONDITIONS
 from lorelab.evaluation.conditions._memory import MemoryToolError, MemoryUnderTest
 from lorelab.workers import adapter_argv
-from tests.support.conditions import DATA, mini_manifest, mini_seed
+from tests.support.conditions import DATA, mini_manifest, mini_seed, write_mini_project
 
 pytestmark = pytest.mark.slow
 
@@ -37,17 +37,6 @@ def _lorelab(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=TIMEOUT_S,
         check=False,
     )
-
-
-def _project(base):
-    project = base / "mini-project"
-    (project / "done").mkdir(parents=True)
-    (project / "done" / "README").write_text("markers of done tasks\n")
-    (project / "check.py").write_text(
-        "import pathlib, sys\n"
-        "raise SystemExit(0 if pathlib.Path('done', sys.argv[1]).is_file() else 1)\n"
-    )
-    return project
 
 
 def _records(output):
@@ -69,7 +58,7 @@ def _experiences(home):
 def run_a(tmp_path_factory):
     base = tmp_path_factory.mktemp("mini-a")
     manifest = base / "conditions.json"
-    manifest.write_text(json.dumps(mini_manifest(_project(base), model="fixture-model")))
+    manifest.write_text(json.dumps(mini_manifest(write_mini_project(base), model="fixture-model")))
     seed = base / "seed.json"
     seed.write_text(json.dumps(mini_seed()))
     output, home = base / "out", base / "home"
@@ -200,7 +189,7 @@ def _seed_item(item_id, task):
 @pytest.fixture(scope="module")
 def run_b(tmp_path_factory):
     base = tmp_path_factory.mktemp("mini-b")
-    data = mini_manifest(_project(base), model="mini-model")
+    data = mini_manifest(write_mini_project(base), model="mini-model")
     next(t for t in data["tasks"] if t["id"] == "h6")["prompt"] = "CHEAT make check h6 pass"
     manifest = base / "conditions.json"
     manifest.write_text(json.dumps(data))
