@@ -1,6 +1,7 @@
 """Fixtures shared by every test directory."""
 
 import os
+import signal
 import subprocess
 import venv
 from pathlib import Path
@@ -22,3 +23,12 @@ def pynguin_executable(tmp_path_factory) -> Path:
             timeout=600,
         )
     return executable
+
+
+def pytest_configure(config):
+    # A shell that starts a command in the background without job control (`cmd &` in a
+    # script) starts it with SIGINT ignored, and Python then keeps ignoring it; every process
+    # the tests start would inherit that, and the Ctrl-C tests would wait for a signal that
+    # never arrives. Each test process (xdist workers included) takes Ctrl-C as a terminal does.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
