@@ -210,27 +210,30 @@ def _embedding_modules(modules: list[str]) -> list[str]:
     return [m for m in modules if m.split(".")[0] in EMBEDDING]
 
 
+RECORD = [
+    "memory",
+    "record",
+    "--task",
+    "Fix the date parser test",
+    "--summary",
+    "Made it timezone-aware",
+    "--outcome",
+    "passed",
+    "--verify-command",
+    "pytest",
+    "--verify-exit-code",
+    "0",
+]
+"""One verified experience recorded through the CLI (it computes a vector)."""
+
+
 def test_the_embedding_model_loads_only_when_a_vector_is_needed(tmp_path):
     home = str(tmp_path / "home")
     # An empty store: prepare has nothing to compare with, so no model.
     empty = _run_cli(["memory", "prepare", "Fix the date parser test"], "", home)
     assert "lorelab.memory._sqlite" in empty
     assert _embedding_modules(empty) == []
-    record = [
-        "memory",
-        "record",
-        "--task",
-        "Fix the date parser test",
-        "--summary",
-        "Made it timezone-aware",
-        "--outcome",
-        "passed",
-        "--verify-command",
-        "pytest",
-        "--verify-exit-code",
-        "0",
-    ]
-    recorded = _run_cli(record, "", home)
+    recorded = _run_cli(RECORD, "", home)
     assert "numpy" in recorded  # the vector really was computed
     assert _embedding_modules(_run_cli(["memory", "list"], "", home)) == []
     prepared = _run_cli(["memory", "prepare", "date parser test fails"], "", home)
@@ -242,22 +245,8 @@ def test_a_query_vector_loads_neither_tokenizers_safetensors_nor_wordllama(tmp_p
     # weights are mapped directly: the packages that cost start-up time stay unloaded, and
     # wordllama's __init__ (which imports requests) never runs.
     home = str(tmp_path / "home")
-    record = [
-        "memory",
-        "record",
-        "--task",
-        "Fix the date parser test",
-        "--summary",
-        "Made it timezone-aware",
-        "--outcome",
-        "passed",
-        "--verify-command",
-        "pytest",
-        "--verify-exit-code",
-        "0",
-    ]
     for modules in (
-        _run_cli(record, "", home),
+        _run_cli(RECORD, "", home),
         _run_cli(["memory", "prepare", "date parser test fails"], "", home),
     ):
         assert "numpy" in modules

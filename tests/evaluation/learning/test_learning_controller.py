@@ -271,7 +271,8 @@ def test_worker_that_times_out_fails_its_trials_without_retry(tmp_path):
     assert summary["arms"]["memory"]["calls"] == 3
 
 
-def test_worker_whose_script_changes_mid_run_is_invalid_and_never_retried(tmp_path):
+def _run_with_a_worker_that_edits_itself_on_its_author_call(tmp_path):
+    """Two trials of one specification; the worker's script changes during the first trial."""
     agent, log = _recording_worker(
         tmp_path,
         extra=(
@@ -281,7 +282,11 @@ def test_worker_whose_script_changes_mid_run_is_invalid_and_never_retried(tmp_pa
         ),
     )
     output = tmp_path / "out"
-    outcome = run_learning(_request(_one_spec(defects=1), agent), output)
+    return output, run_learning(_request(_one_spec(defects=1), agent), output), log
+
+
+def test_worker_whose_script_changes_mid_run_is_invalid_and_never_retried(tmp_path):
+    output, outcome, log = _run_with_a_worker_that_edits_itself_on_its_author_call(tmp_path)
     assert outcome.exit_code == 1
     first, second = _trials(output)
     assert first["status"] == "invalid"
@@ -294,16 +299,7 @@ def test_worker_whose_script_changes_mid_run_is_invalid_and_never_retried(tmp_pa
 def test_an_identity_drift_before_the_first_call_leaves_an_unlaunched_attempted_call(tmp_path):
     # The seed: a drift caught before a trial's first call still leaves a role receipt with
     # spawned: false, and it counts as an attempted call.
-    agent, log = _recording_worker(
-        tmp_path,
-        extra=(
-            "if payload['role'] == 'author':\n"
-            "    with open(__file__, 'a') as handle:\n"
-            "        handle.write('# changed\\n')"
-        ),
-    )
-    output = tmp_path / "out"
-    outcome = run_learning(_request(_one_spec(defects=1), agent), output)
+    output, outcome, log = _run_with_a_worker_that_edits_itself_on_its_author_call(tmp_path)
     assert outcome.exit_code == 1
     _, second = _trials(output)
     assert second["reason"] == "a worker identity changed before the trial; no call was made"
