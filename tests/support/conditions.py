@@ -1,6 +1,7 @@
 """Helpers shared by the conditions tests: the mini project's manifest and seed file."""
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -131,3 +132,14 @@ def run_mini(base: Path, memory_argv: list[str]) -> dict:
          str(base / "manifest.json"), "--json"],
     )  # fmt: skip
     return {"run": run, "finalize": finalize, "evaluate": evaluate, "output": output}
+
+
+def run_lorelab(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """``python -m lorelab ARGS`` as a separate process, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "lorelab", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )

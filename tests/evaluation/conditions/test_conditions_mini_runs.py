@@ -20,7 +20,7 @@ from lorelab.evaluation.conditions import evaluate_file, finalize_conditions
 from lorelab.evaluation.conditions._manifest import CONDITIONS
 from lorelab.evaluation.conditions._memory import MemoryToolError, MemoryUnderTest
 from lorelab.workers import adapter_argv
-from tests.support.conditions import DATA, mini_manifest, mini_seed, write_mini_project
+from tests.support.conditions import DATA, mini_manifest, mini_seed, run_lorelab, write_mini_project
 
 pytestmark = pytest.mark.slow
 
@@ -30,13 +30,7 @@ STANDIN = DATA / "lorelab_standin.py"
 
 
 def _lorelab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lorelab", *args],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    return run_lorelab(*args, timeout_s=TIMEOUT_S)
 
 
 def _records(output):

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.conditions import run_lorelab
+
 pytestmark = pytest.mark.slow
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "conditions"
@@ -16,13 +18,7 @@ TIMEOUT_S = 1500
 
 
 def _lorelab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "lorelab", *args],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    return run_lorelab(*args, timeout_s=TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
