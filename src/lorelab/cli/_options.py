@@ -13,6 +13,8 @@ decorator                  flags                                  parameter
 ``json_option``            ``--json``                             ``as_json: bool``
 ``output_option``          ``--output``                           ``output: Path | None``
 ``home_option``            ``--home``                             ``home: Path | None``
+``project_option``         ``--project``                          ``project_dir`` (or given)
+``file_option``            any file flag (``--manifest``...)      given, ``Path`` (``None``)
 =========================  =====================================  ============================
 
 Timeouts are given in seconds everywhere (``--timeout-s`` for test runs,
@@ -109,6 +111,32 @@ def home_option(
         "--home",
         "home",
         type=click.Path(path_type=Path, file_okay=False),
+        help=help_text,
+    )
+
+
+def project_option(
+    help_text: str | None = None, *, name: str = "project_dir", path_type: type[Path] | None = None
+) -> Callable[[F], F]:
+    """``--project DIR`` (default: none, which commands read as the current directory)."""
+    return click.option(
+        "--project",
+        name,
+        type=click.Path(file_okay=False, path_type=path_type),
+        default=None,
+        help=help_text,
+    )
+
+
+def file_option(
+    flag: str, name: str | None = None, *, help_text: str, required: bool = False
+) -> Callable[[F], F]:
+    """A file the command reads or writes, passed on as a ``Path`` (``None`` when not given)."""
+    return click.option(
+        flag,
+        *([name] if name else []),
+        required=required,
+        type=click.Path(path_type=Path, dir_okay=False),
         help=help_text,
     )
 

@@ -1,4 +1,9 @@
-"""The embedded memory store: a thin facade over the database and one module per aggregate."""
+"""The embedded memory store: a thin facade over the database and one module per aggregate.
+
+Most operations are a function of one aggregate module taking the database (and the relevance
+policy, for those that rank); the facade binds them to its database in one line each, so their
+request and result types come from those functions.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from lorelab.memory import (
     _briefs,
@@ -22,67 +28,35 @@ from lorelab.memory import (
 )
 from lorelab.memory._db import BUSY_DEADLINE_SECONDS, Database
 from lorelab.memory._embedding import MODEL_ID
-from lorelab.memory._models import (
-    Brief,
-    Candidate,
-    CheckRun,
-    DreamRequest,
-    DreamResult,
-    EvaluationLock,
-    Lesson,
-    ListRequest,
-    ListResult,
-    OutcomeRequest,
-    OutcomeResult,
-    PrepareRequest,
-    PromoteCandidateRequest,
-    PromoteRequest,
-    RecordRequest,
-    RecordResult,
-    ShowRequest,
-    ShowResult,
-    Skill,
-    SkillHealthRequest,
-    SkillHealthResult,
-    StartRequest,
-    StartResult,
-)
+from lorelab.memory._models import RecordRequest, RecordResult
 from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
-from lorelab.memory._requests import (
-    AddLessonRequest,
-    AddLessonResult,
-    CandidateCheckRequest,
-    CandidateRequest,
-    ExperiencesResult,
-    LessonRequest,
-    LessonSearchRequest,
-    LessonSearchResult,
-    LessonsRequest,
-    LessonsResult,
-    LockClearRequest,
-    LockRequest,
-    LocksRequest,
-    LocksResult,
-    ProposalsRequest,
-    ProposalsResult,
-    RecordManyRequest,
-    RecordManyResult,
-    SkillsRequest,
-    SkillsResult,
-    SnapshotRequest,
-    SnapshotResult,
-    VerifiedExperiencesRequest,
-)
-from lorelab.memory._retrieval_models import (
-    ExplainRequest,
-    ExplainResult,
-    FeedbackRequest,
-    FeedbackResult,
-    ReindexRequest,
-    ReindexResult,
-    ValidityRequest,
-    ValidityResult,
-)
+from lorelab.memory._requests import RecordManyRequest, SnapshotRequest, SnapshotResult
+from lorelab.memory._retrieval_models import ReindexRequest, ReindexResult
+
+Req = TypeVar("Req")
+Res = TypeVar("Res")
+
+
+def _on_db(operation: Callable[[Database, Req], Res]) -> Callable[[SqliteMemoryStore, Req], Res]:
+    """A store method that runs ``operation`` on the store's database."""
+
+    def method(self: SqliteMemoryStore, request: Req) -> Res:
+        return operation(self._db, request)
+
+    method.__doc__ = operation.__doc__
+    return method
+
+
+def _ranked(
+    operation: Callable[[Database, RelevancePolicy, Req], Res],
+) -> Callable[[SqliteMemoryStore, Req], Res]:
+    """A store method that runs ``operation`` on the store's database under its policy."""
+
+    def method(self: SqliteMemoryStore, request: Req) -> Res:
+        return operation(self._db, self.policy, request)
+
+    method.__doc__ = operation.__doc__
+    return method
 
 
 class SqliteMemoryStore:
@@ -125,26 +99,16 @@ class SqliteMemoryStore:
     def record(self, request: RecordRequest) -> RecordResult:
         return self.record_many(RecordManyRequest(experiences=[request])).results[0]
 
-    def record_many(self, request: RecordManyRequest) -> RecordManyResult:
-        return _experiences.record_many(self._db, request)
-
-    def verified_experiences(self, request: VerifiedExperiencesRequest) -> ExperiencesResult:
-        return _experiences.verified_experiences(self._db, request)
+    record_many = _on_db(_experiences.record_many)
+    verified_experiences = _on_db(_experiences.verified_experiences)
 
     # briefs
-    def prepare(self, request: PrepareRequest) -> Brief:
-        query = _briefs.prepare_query(request)
-        return self._db.write(lambda conn: _briefs.compose_brief(conn, self.policy, query))
+    prepare = _ranked(_briefs.prepare)
 
     # retrieval: validity, feedback, explanations, vectors
-    def update_validity(self, request: ValidityRequest) -> ValidityResult:
-        return _validity.update_validity(self._db, request)
-
-    def feedback(self, request: FeedbackRequest) -> FeedbackResult:
-        return _validity.add_feedback(self._db, request)
-
-    def explain(self, request: ExplainRequest) -> ExplainResult:
-        return _validity.explain(self._db, self.policy, request)
+    update_validity = _on_db(_validity.update_validity)
+    feedback = _on_db(_validity.add_feedback)
+    explain = _ranked(_validity.explain)
 
     def reindex(
         self, request: ReindexRequest, progress: Callable[[int], None] | None = None
@@ -159,66 +123,33 @@ class SqliteMemoryStore:
         return counts.experiences + counts.lessons
 
     # skills and plans
-    def promote_skill(self, request: PromoteRequest) -> Skill:
-        return _skills.promote_skill(self._db, request)
-
-    def skills(self, request: SkillsRequest) -> SkillsResult:
-        return _skills.list_skills(self._db, request)
-
-    def start(self, request: StartRequest) -> StartResult:
-        return _plans.start(self._db, self.policy, request)
-
-    def report_outcome(self, request: OutcomeRequest) -> OutcomeResult:
-        return _plans.report_outcome(self._db, request)
-
-    def skill_health(self, request: SkillHealthRequest) -> SkillHealthResult:
-        return _plans.skill_health(self._db, request)
+    promote_skill = _on_db(_skills.promote_skill)
+    skills = _on_db(_skills.list_skills)
+    start = _ranked(_plans.start)
+    report_outcome = _on_db(_plans.report_outcome)
+    skill_health = _on_db(_plans.skill_health)
 
     # dreams and candidates
-    def dream(self, request: DreamRequest) -> DreamResult:
-        return _dreams.dream(self._db, request)
-
-    def add_proposed_candidates(self, request: ProposalsRequest) -> ProposalsResult:
-        return _proposals.add_proposed_candidates(self._db, request)
-
-    def candidate(self, request: CandidateRequest) -> Candidate:
-        return _dreams.candidate(self._db, request)
-
-    def check_candidate(self, request: CandidateCheckRequest) -> CheckRun:
-        return _dreams.check_candidate(self._db, request)
-
-    def promote_candidate(self, request: PromoteCandidateRequest) -> Skill:
-        return _dreams.promote_candidate(self._db, request)
+    dream = _on_db(_dreams.dream)
+    add_proposed_candidates = _on_db(_proposals.add_proposed_candidates)
+    candidate = _on_db(_dreams.candidate)
+    check_candidate = _on_db(_dreams.check_candidate)
+    promote_candidate = _on_db(_dreams.promote_candidate)
 
     # items
-    def list_items(self, request: ListRequest) -> ListResult:
-        return _items.list_items(self._db, request)
-
-    def show(self, request: ShowRequest) -> ShowResult:
-        return _items.show(self._db, request)
+    list_items = _on_db(_items.list_items)
+    show = _on_db(_items.show)
 
     # evaluation locks
-    def set_evaluation_lock(self, request: LockRequest) -> EvaluationLock:
-        return _locks.set_lock(self._db, request)
-
-    def clear_evaluation_lock(self, request: LockClearRequest) -> EvaluationLock:
-        return _locks.clear_lock(self._db, request)
-
-    def evaluation_locks(self, request: LocksRequest) -> LocksResult:
-        return _locks.list_locks(self._db)
+    set_evaluation_lock = _on_db(_locks.set_lock)
+    clear_evaluation_lock = _on_db(_locks.clear_lock)
+    evaluation_locks = _on_db(_locks.list_locks)
 
     # lessons
-    def add_lesson(self, request: AddLessonRequest) -> AddLessonResult:
-        return _lessons.add_lesson(self._db, request)
-
-    def search_lessons(self, request: LessonSearchRequest) -> LessonSearchResult:
-        return _lessons.search_lessons(self._db, request)
-
-    def list_lessons(self, request: LessonsRequest) -> LessonsResult:
-        return _lessons.list_lessons(self._db)
-
-    def get_lesson(self, request: LessonRequest) -> Lesson:
-        return _lessons.get_lesson(self._db, request)
+    add_lesson = _on_db(_lessons.add_lesson)
+    search_lessons = _on_db(_lessons.search_lessons)
+    list_lessons = _on_db(_lessons.list_lessons)
+    get_lesson = _on_db(_lessons.get_lesson)
 
     # snapshot
     def snapshot(self, request: SnapshotRequest) -> SnapshotResult:

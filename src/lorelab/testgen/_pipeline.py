@@ -11,7 +11,13 @@ from lorelab.memory import open_store, store_path
 from lorelab.runners import is_test_file
 from lorelab.testgen._apply import apply_tests
 from lorelab.testgen._generate import CallSettings, GenerationTask, generate
-from lorelab.testgen._models import CandidateValidation, GenerateResult, Recall
+from lorelab.testgen._models import (
+    ApplyResult,
+    CandidateValidation,
+    GenerateResult,
+    Generation,
+    Recall,
+)
 from lorelab.testgen._project import read_project, select_sources
 from lorelab.testgen._recall import DEFAULT_K, recall_lessons
 from lorelab.testgen._validate import validate_candidates
@@ -56,6 +62,24 @@ def _recall(options: GenerateOptions) -> Recall | None:
         store.close()
 
 
+def _result(
+    options: GenerateOptions,
+    recall: Recall | None,
+    generation: Generation,
+    validation: CandidateValidation | None = None,
+    applied: ApplyResult | None = None,
+) -> GenerateResult:
+    return GenerateResult(
+        runner=options.runner,
+        agent=list(options.agent),
+        reviewer_agent=list(options.reviewer_agent) if options.reviewer_agent else None,
+        recall=recall,
+        generation=generation,
+        validation=validation,
+        apply=applied,
+    )
+
+
 def generate_for_project(options: GenerateOptions) -> GenerateResult:
     """Generate tests for a project; nothing touches it unless validation passes."""
     project_files = read_project(options.project)
@@ -91,15 +115,7 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
             ),
         )
         if generation.status != "approved" or not generation.files:
-            return GenerateResult(
-                runner=options.runner,
-                agent=list(options.agent),
-                reviewer_agent=list(options.reviewer_agent) if options.reviewer_agent else None,
-                recall=recall,
-                generation=generation,
-                validation=None,
-                apply=None,
-            )
+            return _result(options, recall, generation)
         authored = generation.files
 
         # The project's own tests stay out: only the generated cases are run and judged.
@@ -130,12 +146,4 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
             dry_run=options.dry_run,
             revalidate=lambda kept: validate("kept", kept),
         )
-    return GenerateResult(
-        runner=options.runner,
-        agent=list(options.agent),
-        reviewer_agent=list(options.reviewer_agent) if options.reviewer_agent else None,
-        recall=recall,
-        generation=generation,
-        validation=validation,
-        apply=applied,
-    )
+    return _result(options, recall, generation, validation, applied)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -22,6 +22,7 @@ PROMPT_VERSION: Final = "lorelab.role-prompt/1"
 ROLES: Final = ("architect", "author", "reviewer", "host", "context", "dreamer")
 MAX_TIMEOUT_MS: Final = 120_000
 
+_T = TypeVar("_T")
 Role = Literal["architect", "author", "reviewer", "host", "context", "dreamer"]
 Runner = RunnerName
 
@@ -209,6 +210,13 @@ class _Response(StrictRecordModel):
     )
 
 
+def _unique_by(value: list[_T], keys: list[str], what: str) -> list[_T]:
+    """``value`` when its ``keys`` are distinct; a validation error naming ``what`` otherwise."""
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{what} must be unique")
+    return value
+
+
 class ArchitectResponse(_Response):
     """An architect's plan."""
 
@@ -217,10 +225,7 @@ class ArchitectResponse(_Response):
     @field_validator("cases")
     @classmethod
     def _unique(cls, value: list[Case]) -> list[Case]:
-        names = [case.name for case in value]
-        if len(set(names)) != len(names):
-            raise ValueError("case names must be unique")
-        return value
+        return _unique_by(value, [case.name for case in value], "case names")
 
 
 class AuthorResponse(_Response):
@@ -358,10 +363,7 @@ class ContextAnswer(StrictRecordModel):
     @field_validator("facts")
     @classmethod
     def _distinct_ids(cls, value: list[ContextFact]) -> list[ContextFact]:
-        ids = [fact.id for fact in value]
-        if len(set(ids)) != len(ids):
-            raise ValueError("fact ids must be unique")
-        return value
+        return _unique_by(value, [fact.id for fact in value], "fact ids")
 
 
 class ContextCommand(StrictRecordModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -21,24 +21,23 @@ def hash_file(path: Path, *, cap: int) -> str:
     return sha256_file(path, cap=cap)
 
 
-def is_file(path: Path) -> bool:
-    """``path.is_file()``, except that a name too long for the OS names no file (not a crash)."""
+def _unless_name_too_long(check: Callable[[Path], bool], path: Path) -> bool:
     try:
-        return path.is_file()
+        return check(path)
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG:
             return False
         raise
+
+
+def is_file(path: Path) -> bool:
+    """``path.is_file()``, except that a name too long for the OS names no file (not a crash)."""
+    return _unless_name_too_long(Path.is_file, path)
 
 
 def is_dir(path: Path) -> bool:
     """``path.is_dir()``, except that a name too long for the OS names no directory."""
-    try:
-        return path.is_dir()
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:
-            return False
-        raise
+    return _unless_name_too_long(Path.is_dir, path)
 
 
 def mode_bits(st: os.stat_result) -> str:
