@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from lorelab._model import PROTOCOL_FIXTURE, RunnerName
+from lorelab._model import PROTOCOL_FIXTURE, TEST_PATH_SHAPES, TEST_PATHS, RunnerName
 from lorelab.errors import LorelabError, OutcomeFailure, UsageError
 from lorelab.io import canonical_json, loads_strict
 from lorelab.testing._requirements import (
@@ -62,10 +62,6 @@ _IDENTIFIER: Final = re.compile(r"[A-Za-z_$][\w$]*")
 _SOURCE_PATHS: Final[dict[str, re.Pattern[str]]] = {
     "pytest": re.compile(r"src/(?P<name>[a-z][a-z0-9_]*)\.py"),
     "node": re.compile(r"src/(?P<name>[a-z][a-z0-9_]*)\.js"),
-}
-_TEST_PATHS: Final[dict[str, re.Pattern[str]]] = {
-    "pytest": re.compile(r"tests/test_[A-Za-z0-9_]+\.py"),
-    "node": re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js"),
 }
 _JS_TEST_CALL: Final = re.compile(r"(?<![\w$.])(?:test|it)\s*\(")
 _JS_DEFINED: Final = re.compile(
@@ -359,8 +355,8 @@ def review(runner: Runner, tests: Sequence[FileEntry]) -> tuple[bool, list[str]]
     problems: list[str] = []
     notes: list[str] = []
     for entry in tests:
-        if not _TEST_PATHS[runner].fullmatch(entry.path):
-            shape = "tests/test_<name>.py" if runner == "pytest" else "test/<name>.test.js"
+        if not TEST_PATHS[runner].fullmatch(entry.path):
+            shape = TEST_PATH_SHAPES[runner]
             problems.append(f"{entry.path}: not a canonical {runner} test path ({shape})")
             continue
         if runner == "pytest":

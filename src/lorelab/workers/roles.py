@@ -12,7 +12,7 @@ from typing import Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, Field, field_validator
 
-from lorelab._model import RunnerName, StrictRecordModel
+from lorelab._model import TEST_PATH_SHAPES, TEST_PATHS, RunnerName, StrictRecordModel
 from lorelab.errors import PathError, SchemaError, UsageError
 from lorelab.io import validate_model
 from lorelab.workspace import FileEntry, check_distinct
@@ -27,12 +27,6 @@ Role = Literal["architect", "author", "reviewer", "host", "context", "dreamer"]
 Runner = RunnerName
 
 CONFTEST_PATH: Final = "tests/conftest.py"
-_PYTEST_TEST_PATH: Final = re.compile(r"tests/test_[A-Za-z0-9_]+\.py")
-_NODE_TEST_PATH: Final = re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js")
-_TEST_PATHS: Final[dict[str, re.Pattern[str]]] = {
-    "pytest": _PYTEST_TEST_PATH,
-    "node": _NODE_TEST_PATH,
-}
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 
 NonNegativeInt = Annotated[int, Field(ge=0)]
@@ -237,10 +231,8 @@ class AuthorResponse(_Response):
     @classmethod
     def _test_paths(cls, value: list[FileEntry]) -> list[FileEntry]:
         for entry in value:
-            if not (
-                _PYTEST_TEST_PATH.fullmatch(entry.path)
-                or _NODE_TEST_PATH.fullmatch(entry.path)
-                or entry.path == CONFTEST_PATH
+            if entry.path != CONFTEST_PATH and not any(
+                pattern.fullmatch(entry.path) for pattern in TEST_PATHS.values()
             ):
                 raise ValueError(
                     f"{entry.path!r} is not a test path (tests/test_<name>.py or "
@@ -560,7 +552,7 @@ def _check_author_limits(response: AuthorResponse, payload: Mapping[str, Any]) -
             f"author response: {len(response.files)} files exceed limits.maxFiles {max_files}"
         )
     allow_conftest = isinstance(limits, Mapping) and limits.get("allowConftest") is True
-    if runner in _TEST_PATHS:
+    if runner in TEST_PATHS:
         for entry in response.files:
             if entry.path == CONFTEST_PATH and runner == "pytest":
                 if not allow_conftest:
@@ -569,10 +561,10 @@ def _check_author_limits(response: AuthorResponse, payload: Mapping[str, Any]) -
                         "limits.allowConftest is true"
                     )
                 continue
-            if not _TEST_PATHS[runner].fullmatch(entry.path):
+            if not TEST_PATHS[runner].fullmatch(entry.path):
                 raise SchemaError(
                     f"author response: {entry.path!r} is not a {runner} test path "
-                    f"({'tests/test_<name>.py' if runner == 'pytest' else 'test/<name>.test.js'})"
+                    f"({TEST_PATH_SHAPES[runner]})"
                 )
         if isinstance(max_cases, int):
             total = sum(count_test_cases(runner, entry.content) for entry in response.files)

@@ -14,7 +14,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field
 
-from lorelab._model import RecordModel, RunnerName
+from lorelab._model import TEST_PATH_SHAPES, RecordModel, RunnerName
 from lorelab.errors import PathError, SchemaError
 from lorelab.io import read_model
 from lorelab.workspace import FileEntry, check_distinct
@@ -34,7 +34,6 @@ _TEST_PATH: Final[dict[str, re.Pattern[str]]] = {
     "node": re.compile(rf"test/(?P<name>{_NAME})\.test\.js"),
 }
 _SOURCE_SHAPE: Final = {"pytest": "src/<name>.py", "node": "src/<name>.js"}
-_TEST_SHAPE: Final = {"pytest": "tests/test_<name>.py", "node": "test/<name>.test.js"}
 
 # Files that would turn a specification into something other than source and tests: package
 # manifests, dependency installs, and test-runner configuration that runs code of its own.
@@ -257,7 +256,7 @@ def _path_problem(path: str, runner: RunnerName, kind: Literal["source", "test"]
         )
     pattern = _SOURCE_PATH[runner] if kind == "source" else _TEST_PATH[runner]
     if _module_name(pattern, path) is None:
-        shape = _SOURCE_SHAPE[runner] if kind == "source" else _TEST_SHAPE[runner]
+        shape = _SOURCE_SHAPE[runner] if kind == "source" else TEST_PATH_SHAPES[runner]
         return (
             f"{path!r} is not a canonical {kind} path for runner {runner} "
             f"({shape}, <name> a lowercase identifier)"
