@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lorelab._model import RunnerName
+from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, RunnerName
 from lorelab.memory import open_store, store_path
 from lorelab.runners import is_test_file
 from lorelab.testgen._apply import apply_tests
@@ -39,8 +39,8 @@ class GenerateOptions:
     k: int = DEFAULT_K
     stability_runs: int = 5
     timeout_s: float = 60.0
-    timeout_ms: int = 115_000
-    max_output_bytes: int = 65_536
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
     keep_passing: bool = False
     dry_run: bool = False
     allow_conftest: bool = False
