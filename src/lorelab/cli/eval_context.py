@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with, stderr_console
-from lorelab.cli._options import agent_option, worker_timeout_option
+from lorelab.cli._options import agent_option, max_output_bytes_option, worker_timeout_option
 from lorelab.errors import UsageError
 from lorelab.evaluation.context import (
     AGENTS,
@@ -156,12 +156,10 @@ def _report(result: EvaluationResult) -> None:
     help="Trials only: worker calls per trial.",
 )
 @worker_timeout_option(default_ms=DEFAULT_TIMEOUT_MS, max_ms=MAX_TIMEOUT_MS, prefix="Trials only: ")
-@click.option(
-    "--max-output-bytes",
-    type=click.IntRange(1, None),
+@max_output_bytes_option(
     default=DEFAULT_MAX_OUTPUT_BYTES,
-    show_default=True,
-    help="Trials only: stdout bound of each worker call.",
+    help_text="Trials only: stdout bound of each worker call.",
+    bounds=(1, None),
 )
 @click.option(
     "--cwd",

@@ -31,6 +31,7 @@ from lorelab.cli._options import (
     home_option,
     identity_option,
     json_option,
+    max_output_bytes_option,
     output_option,
     project_option,
     worker_timeout_option,
@@ -454,12 +455,10 @@ def _succeeded(result: GenerateResult) -> bool:
 )
 @_test_timeout_option
 @worker_timeout_option(default_ms=DEFAULT_TIMEOUT_MS, max_ms=MAX_TIMEOUT_MS)
-@click.option(
-    "--max-output-bytes",
-    type=click.IntRange(1, MAX_OUTPUT_BYTES_CAP),
+@max_output_bytes_option(
     default=DEFAULT_MAX_OUTPUT_BYTES,
-    show_default=True,
-    help="Most bytes a role call may print; one byte more fails the call.",
+    help_text="Most bytes a role call may print; one byte more fails the call.",
+    bounds=(1, MAX_OUTPUT_BYTES_CAP),
 )
 @click.option("--keep-passing", is_flag=True, help="Keep only validated cases.")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")

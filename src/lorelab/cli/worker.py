@@ -11,6 +11,7 @@ from lorelab.cli._options import (
     agent_option,
     file_option,
     identity_option,
+    max_output_bytes_option,
     worker_timeout_option,
 )
 from lorelab.workers.commands import agent_identity, call_agent
@@ -49,12 +50,8 @@ def identity_command(agent: str, cwd: Path, operator_identity: str | None) -> No
 )
 @click.option("--cwd", type=_CWD, default=".", show_default=True, help="The trial directory.")
 @worker_timeout_option(default_ms=DEFAULT_TIMEOUT_MS)
-@click.option(
-    "--max-output-bytes",
-    type=int,
-    default=DEFAULT_MAX_OUTPUT_BYTES,
-    show_default=True,
-    help="Fail the call when stdout passes this many bytes.",
+@max_output_bytes_option(
+    default=DEFAULT_MAX_OUTPUT_BYTES, help_text="Fail the call when stdout passes this many bytes."
 )
 @identity_option("Who operates this worker (free text).")
 @file_option("--response-out", help_text="Write a successful call's response to this new file.")
