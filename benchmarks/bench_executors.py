@@ -24,6 +24,13 @@ Target: at least 1.8x with ``--jobs 2`` and with Ray. The runs files of the mode
 compared too, leaving out the verify outputs' SHA-256 (pytest prints
 its duration, so those differ between any two runs, sequential ones included).
 
+``--no-pytest-plugins`` sets ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` for every mode (recorded as
+``pytest_plugin_autoload: false``): the verify commands and the fixture host's own test runs
+then load no installed pytest plugins. The example's tests need none, and each pytest start
+otherwise imports every plugin of the environment lorelab runs in (a development install
+autoloads hypothesis, xdist, cov, timeout and anyio). It separates what this machine's
+environment costs from what lorelab costs; the default measures the environment as it is.
+
 Not part of the test suite: tests never depend on wall-clock time.
 """
 
@@ -48,6 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "conditions"
 RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 TARGET = 1.8
+NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 MODES = ("sequential", "jobs-2", "ray-2-workers")
 
 
@@ -197,6 +205,7 @@ def measure(sleep_s: float, tasks: int, modes: tuple[str, ...] = MODES) -> dict[
         "runs": runs,
         "host_calls": calls,
         "per_run_overhead_s": overhead,
+        "pytest_plugin_autoload": NO_AUTOLOAD not in os.environ,
         "runs_files_identical_but_verify_output_hashes": identical,
         "modes": {
             name: {
@@ -221,7 +230,14 @@ def main() -> int:
         default=",".join(MODES),
         help=f"comma-separated modes to run, of {', '.join(MODES)} (default: all)",
     )
+    parser.add_argument(
+        "--no-pytest-plugins",
+        action="store_true",
+        help=f"set {NO_AUTOLOAD}=1 for every mode (pytest loads no installed plugins)",
+    )
     options = parser.parse_args()
+    if options.no_pytest_plugins:
+        os.environ[NO_AUTOLOAD] = "1"
     modes = tuple(m.strip() for m in options.modes.split(",") if m.strip())
     unknown = [m for m in modes if m not in MODES]
     if unknown or not modes:
