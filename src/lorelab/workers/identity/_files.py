@@ -11,14 +11,16 @@ from pathlib import Path
 from typing import Literal
 
 from lorelab.errors import InputFileError, PreflightError
-from lorelab.io import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP, sha256_bytes, sha256_file
+from lorelab.io import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP, sha256_bytes
 from lorelab.workers._tools import find_executable
+from lorelab.workers.identity._cache import file_sha256
 from lorelab.workers.identity._models import BoundFile, BoundKind, InlineSource
 
 
 def hash_file(path: Path, *, cap: int) -> str:
-    """SHA-256 of a file the binder has screened: every bound file is hashed through here."""
-    return sha256_file(path, cap=cap)
+    """SHA-256 of a file the binder has screened: every bound file is hashed through here
+    (an unchanged file keeps its hash: :mod:`lorelab.workers.identity._cache`)."""
+    return file_sha256(path, cap=cap)
 
 
 def _unless_name_too_long(check: Callable[[Path], bool], path: Path) -> bool:
