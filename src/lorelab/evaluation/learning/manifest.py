@@ -341,14 +341,33 @@ def _check_defect(fixture: Fixture, defect: Defect, runner: RunnerName) -> list[
     return problems
 
 
-def _check_fixture(fixture: Fixture, runner: RunnerName) -> list[str]:
-    owner = f"fixture {fixture.id!r}"
+def _check_specification(
+    owner: str,
+    requirements: str,
+    files: Sequence[FileEntry],
+    tests_key: str,
+    tests: Sequence[FileEntry],
+    runner: RunnerName,
+) -> list[str]:
+    """What a fixture and a history entry must both be: requirements, sources and tests."""
     problems: list[str] = []
-    if not fixture.requirements.strip():
+    if not requirements.strip():
         problems.append(f"{owner}: requirements are blank")
-    problems += _check_files(owner, "files", fixture.files, runner, "source")
-    problems += _check_files(owner, "referenceTests", fixture.reference_tests, runner, "test")
-    problems += _check_tests(owner, "referenceTests", fixture.reference_tests, runner)
+    problems += _check_files(owner, "files", files, runner, "source")
+    problems += _check_files(owner, tests_key, tests, runner, "test")
+    problems += _check_tests(owner, tests_key, tests, runner)
+    return problems
+
+
+def _check_fixture(fixture: Fixture, runner: RunnerName) -> list[str]:
+    problems = _check_specification(
+        f"fixture {fixture.id!r}",
+        fixture.requirements,
+        fixture.files,
+        "referenceTests",
+        fixture.reference_tests,
+        runner,
+    )
     variants: dict[tuple[tuple[str, str], ...], str] = {}
     for defect in fixture.defects:
         problems += _check_defect(fixture, defect, runner)
@@ -363,14 +382,9 @@ def _check_fixture(fixture: Fixture, runner: RunnerName) -> list[str]:
 
 
 def _check_history(entry: HistoryEntry, runner: RunnerName) -> list[str]:
-    owner = f"history {entry.id!r}"
-    problems: list[str] = []
-    if not entry.requirements.strip():
-        problems.append(f"{owner}: requirements are blank")
-    problems += _check_files(owner, "files", entry.files, runner, "source")
-    problems += _check_files(owner, "tests", entry.tests, runner, "test")
-    problems += _check_tests(owner, "tests", entry.tests, runner)
-    return problems
+    return _check_specification(
+        f"history {entry.id!r}", entry.requirements, entry.files, "tests", entry.tests, runner
+    )
 
 
 def _overlaps(kind: str, claims: Iterable[tuple[str, str, str]]) -> list[str]:
