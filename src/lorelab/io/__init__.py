@@ -50,6 +50,7 @@ __all__ = [
     "create_output_dir",
     "describe_validation_error",
     "escape_control",
+    "interrupts_deferred",
     "json_bytes",
     "loads_strict",
     "no_progress",
@@ -75,6 +76,7 @@ if _typing.TYPE_CHECKING:
     from lorelab.io._receipts import ReceiptDir, create_output_dir
     from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
     from lorelab.io._scope import ExecutionCancelled, ProcessScope
+    from lorelab.io._signals import interrupts_deferred
 
 _WHERE: _typing.Final = {
     "ExecutionCancelled": "lorelab.io._scope",
@@ -92,6 +94,7 @@ _WHERE: _typing.Final = {
     "SandboxSupport": "lorelab.io._sandbox",
     "probe_sandbox": "lorelab.io._sandbox",
     "sandbox_kind": "lorelab.io._sandbox",
+    "interrupts_deferred": "lorelab.io._signals",
 }
 
 

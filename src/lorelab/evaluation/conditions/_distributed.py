@@ -109,7 +109,7 @@ async def run_phase(ctx: RunContext, runs: list[tuple[TaskSpec, Condition]]) -> 
     executor = ctx.executor
     if executor is None or not executor.concurrent:
         for task, condition in runs:
-            ctx.records.append(await one_run(ctx, task, condition))
+            await one_run(ctx, task, condition)
         return
     host = HostParts(ctx.manifest, ctx.argv, ctx.identity, ctx.env, ctx.verify_timeout_s)
     units = [
@@ -126,7 +126,7 @@ async def run_phase(ctx: RunContext, runs: list[tuple[TaskSpec, Condition]]) -> 
         else:
             seen, worker = observed(ctx, one, result), result.worker
         order[len(ctx.records)] = unit.index
-        ctx.records.append(write_run(ctx, one.task, one.condition, seen, worker))
+        write_run(ctx, one.task, one.condition, seen, worker)
         return True
 
     def keep(_unit: RunUnit, found: Lost) -> HostOutcome | Lost:

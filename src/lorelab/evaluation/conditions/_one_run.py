@@ -40,7 +40,7 @@ from lorelab.evaluation.conditions._snapshot import Snapshot
 from lorelab.evaluation.conditions._verify import VerifyReceipt, run_verify
 from lorelab.evaluation.executors import TrialExecutor
 from lorelab.evaluation.runlog import RunLog
-from lorelab.io import Tick, no_progress
+from lorelab.io import Tick, interrupts_deferred, no_progress
 from lorelab.workers import PROTOCOL, WorkerIdentity, call_worker
 
 RUNS_DIR = "runs"
@@ -463,7 +463,7 @@ def write_run(
     seen: _Observed,
     worker: dict[str, Any] | None = None,
 ) -> ConditionRun:
-    """Judge what one run produced; write its receipt at once; return its record."""
+    """Judge what one run produced; write its receipt at once; add and return its record."""
     record, named = _record(ctx, task, condition, seen)
     attempts = seen.attempts
     receipt = RunReceipt(
@@ -488,6 +488,10 @@ def write_run(
         flags=record.flags,
         worker=worker,
     )
-    ctx.log.unit(RUNS_DIR, receipt_name(task, condition), receipt)
+    # The receipt and its record in ctx.records (what aborted.json counts) go together: an
+    # interrupt between them would leave a receipt the abort record does not count.
+    with interrupts_deferred():
+        ctx.log.unit(RUNS_DIR, receipt_name(task, condition), receipt)
+        ctx.records.append(record)
     ctx.tick(f"{task.id} {condition}")
     return record
