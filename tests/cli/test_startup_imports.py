@@ -50,7 +50,7 @@ def test_importing_the_cli_entry_point_loads_no_mcp_sdk_scipy_or_evaluation_pack
 def test_importing_the_cli_entry_point_loads_no_command_module():
     modules = _modules_after("import lorelab.cli.main")
     commands = [name for name in modules if name.startswith("lorelab.cli.")]
-    assert sorted(commands) == ["lorelab.cli._common", "lorelab.cli.main"]
+    assert sorted(commands) == ["lorelab.cli._common", "lorelab.cli._signals", "lorelab.cli.main"]
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["eval", "--help"]])
@@ -67,7 +67,12 @@ def test_version_and_help_load_no_command_module_or_heavy_package(args):
     modules = _modules_after(code)
     assert _heavy(modules) == []
     loaded = {name for name in modules if name.startswith("lorelab.cli.")}
-    assert loaded <= {"lorelab.cli._common", "lorelab.cli.main", "lorelab.cli.eval"}
+    assert loaded <= {
+        "lorelab.cli._common",
+        "lorelab.cli._signals",
+        "lorelab.cli.main",
+        "lorelab.cli.eval",
+    }
 
 
 def test_the_memory_group_is_imported_only_when_memory_is_invoked():

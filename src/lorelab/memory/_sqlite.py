@@ -6,83 +6,77 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lorelab.memory import (
-    _briefs,
-    _dreams,
-    _experiences,
-    _items,
-    _lessons,
-    _locks,
-    _plans,
-    _proposals,
-    _skills,
-    _validity,
-    _vectors,
-)
+# What every store opening and every brief needs is imported here; the other aggregates (Dreams,
+# plans, lessons, listings, validity) are imported by the methods that use them, so a brief or
+# a hook does not load them.
+from lorelab.memory import _briefs, _experiences, _locks, _skills, _vectors
 from lorelab.memory._db import BUSY_DEADLINE_SECONDS, Database
 from lorelab.memory._embedding import MODEL_ID
-from lorelab.memory._models import (
-    Brief,
-    Candidate,
-    CheckRun,
-    DreamRequest,
-    DreamResult,
-    EvaluationLock,
-    Lesson,
-    ListRequest,
-    ListResult,
-    OutcomeRequest,
-    OutcomeResult,
-    PrepareRequest,
-    PromoteCandidateRequest,
-    PromoteRequest,
-    RecordRequest,
-    RecordResult,
-    ShowRequest,
-    ShowResult,
-    Skill,
-    SkillHealthRequest,
-    SkillHealthResult,
-    StartRequest,
-    StartResult,
-)
 from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
-from lorelab.memory._requests import (
-    AddLessonRequest,
-    AddLessonResult,
-    CandidateCheckRequest,
-    CandidateRequest,
-    ExperiencesResult,
-    LessonRequest,
-    LessonSearchRequest,
-    LessonSearchResult,
-    LessonsRequest,
-    LessonsResult,
-    LockClearRequest,
-    LockRequest,
-    LocksRequest,
-    LocksResult,
-    ProposalsRequest,
-    ProposalsResult,
-    RecordManyRequest,
-    RecordManyResult,
-    SkillsRequest,
-    SkillsResult,
-    SnapshotRequest,
-    SnapshotResult,
-    VerifiedExperiencesRequest,
-)
-from lorelab.memory._retrieval_models import (
-    ExplainRequest,
-    ExplainResult,
-    FeedbackRequest,
-    FeedbackResult,
-    ReindexRequest,
-    ReindexResult,
-    ValidityRequest,
-    ValidityResult,
-)
+from lorelab.memory._requests import RecordManyRequest
+
+if TYPE_CHECKING:
+    from lorelab.memory._models import (
+        Brief,
+        Candidate,
+        CheckRun,
+        DreamRequest,
+        DreamResult,
+        EvaluationLock,
+        Lesson,
+        ListRequest,
+        ListResult,
+        OutcomeRequest,
+        OutcomeResult,
+        PrepareRequest,
+        PromoteCandidateRequest,
+        PromoteRequest,
+        RecordRequest,
+        RecordResult,
+        ShowRequest,
+        ShowResult,
+        Skill,
+        SkillHealthRequest,
+        SkillHealthResult,
+        StartRequest,
+        StartResult,
+    )
+    from lorelab.memory._requests import (
+        AddLessonRequest,
+        AddLessonResult,
+        CandidateCheckRequest,
+        CandidateRequest,
+        ExperiencesResult,
+        LessonRequest,
+        LessonSearchRequest,
+        LessonSearchResult,
+        LessonsRequest,
+        LessonsResult,
+        LockClearRequest,
+        LockRequest,
+        LocksRequest,
+        LocksResult,
+        ProposalsRequest,
+        ProposalsResult,
+        RecordManyResult,
+        SkillsRequest,
+        SkillsResult,
+        SnapshotRequest,
+        SnapshotResult,
+        VerifiedExperiencesRequest,
+    )
+    from lorelab.memory._retrieval_models import (
+        ExplainRequest,
+        ExplainResult,
+        FeedbackRequest,
+        FeedbackResult,
+        ReindexRequest,
+        ReindexResult,
+        ValidityRequest,
+        ValidityResult,
+    )
 
 
 class SqliteMemoryStore:
@@ -138,18 +132,26 @@ class SqliteMemoryStore:
 
     # retrieval: validity, feedback, explanations, vectors
     def update_validity(self, request: ValidityRequest) -> ValidityResult:
+        from lorelab.memory import _validity
+
         return _validity.update_validity(self._db, request)
 
     def feedback(self, request: FeedbackRequest) -> FeedbackResult:
+        from lorelab.memory import _validity
+
         return _validity.add_feedback(self._db, request)
 
     def explain(self, request: ExplainRequest) -> ExplainResult:
+        from lorelab.memory import _validity
+
         return _validity.explain(self._db, self.policy, request)
 
     def reindex(
         self, request: ReindexRequest, progress: Callable[[int], None] | None = None
     ) -> ReindexResult:
         """Vectors for every item without one; ``progress(n)`` after each batch of n."""
+        from lorelab.memory._retrieval_models import ReindexResult
+
         done = _vectors.reindex(self._db, progress or (lambda count: None))
         return ReindexResult(model=MODEL_ID, experiences=done.experiences, lessons=done.lessons)
 
@@ -166,35 +168,55 @@ class SqliteMemoryStore:
         return _skills.list_skills(self._db, request)
 
     def start(self, request: StartRequest) -> StartResult:
+        from lorelab.memory import _plans
+
         return _plans.start(self._db, self.policy, request)
 
     def report_outcome(self, request: OutcomeRequest) -> OutcomeResult:
+        from lorelab.memory import _plans
+
         return _plans.report_outcome(self._db, request)
 
     def skill_health(self, request: SkillHealthRequest) -> SkillHealthResult:
+        from lorelab.memory import _plans
+
         return _plans.skill_health(self._db, request)
 
     # dreams and candidates
     def dream(self, request: DreamRequest) -> DreamResult:
+        from lorelab.memory import _dreams
+
         return _dreams.dream(self._db, request)
 
     def add_proposed_candidates(self, request: ProposalsRequest) -> ProposalsResult:
+        from lorelab.memory import _proposals
+
         return _proposals.add_proposed_candidates(self._db, request)
 
     def candidate(self, request: CandidateRequest) -> Candidate:
+        from lorelab.memory import _dreams
+
         return _dreams.candidate(self._db, request)
 
     def check_candidate(self, request: CandidateCheckRequest) -> CheckRun:
+        from lorelab.memory import _dreams
+
         return _dreams.check_candidate(self._db, request)
 
     def promote_candidate(self, request: PromoteCandidateRequest) -> Skill:
+        from lorelab.memory import _dreams
+
         return _dreams.promote_candidate(self._db, request)
 
     # items
     def list_items(self, request: ListRequest) -> ListResult:
+        from lorelab.memory import _items
+
         return _items.list_items(self._db, request)
 
     def show(self, request: ShowRequest) -> ShowResult:
+        from lorelab.memory import _items
+
         return _items.show(self._db, request)
 
     # evaluation locks
@@ -209,19 +231,29 @@ class SqliteMemoryStore:
 
     # lessons
     def add_lesson(self, request: AddLessonRequest) -> AddLessonResult:
+        from lorelab.memory import _lessons
+
         return _lessons.add_lesson(self._db, request)
 
     def search_lessons(self, request: LessonSearchRequest) -> LessonSearchResult:
+        from lorelab.memory import _lessons
+
         return _lessons.search_lessons(self._db, request)
 
     def list_lessons(self, request: LessonsRequest) -> LessonsResult:
+        from lorelab.memory import _lessons
+
         return _lessons.list_lessons(self._db)
 
     def get_lesson(self, request: LessonRequest) -> Lesson:
+        from lorelab.memory import _lessons
+
         return _lessons.get_lesson(self._db, request)
 
     # snapshot
     def snapshot(self, request: SnapshotRequest) -> SnapshotResult:
+        from lorelab.memory._requests import SnapshotResult
+
         digest = self._db.snapshot(request.path)
         return SnapshotResult(
             path=str(Path(request.path)), sha256=digest, source=str(self._db.path)
