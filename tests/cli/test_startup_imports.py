@@ -320,3 +320,109 @@ def test_pre_compact_writes_its_checkpoint_without_the_store_or_numpy(tmp_path):
     assert "lorelab.memory._context" in modules
     assert [m for m in modules if m.startswith(("lorelab.memory._sqlite", "numpy"))] == []
     assert list((home / "checkpoints").rglob("*.json")), "no checkpoint was written"
+
+
+def _run_entry(args: list[str], stdin: str, env_home: str) -> list[str]:
+    """The modules the installed program (its entry point, as ``python -m lorelab``) loads."""
+    code = (
+        "import io, os, sys\n"
+        f"os.environ['LORELAB_HOME'] = {env_home!r}\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({stdin.encode()!r}))\n"
+        "from lorelab.cli._entry import main\n"
+        f"sys.argv = ['lorelab', *{args!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+    return _modules_after(code)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"hook_event_name": "SessionStart", "source": "startup"},
+        {"hook_event_name": "UserPromptSubmit", "prompt": "Fix the date parser test"},
+        {"hook_event_name": "Stop", "stop_hook_active": False},
+    ],
+    ids=lambda payload: payload["hook_event_name"],
+)
+def test_a_hook_call_loads_neither_click_nor_the_command_table_nor_the_installer(tmp_path, payload):
+    # Claude Code's hook input shape (code.claude.com/docs/en/hooks), against a store with a
+    # verified experience, so the prompt's brief really is written.
+    home = str(tmp_path / "home")
+    _run_cli(RECORD, "", home)
+    project = tmp_path / "project"
+    project.mkdir()
+    full = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        **payload,
+    }
+    modules = _run_entry(
+        ["hook", payload["hook_event_name"], "--agent", "claude-code"], json.dumps(full), home
+    )
+    assert "lorelab.hooks._handle" in modules
+    unwanted = [
+        m
+        for m in modules
+        if m in ("click", "lorelab.cli.main", "lorelab.cli.hooks", "lorelab.hooks._install")
+        or m.startswith(("click.", "lorelab.cli._memory"))
+    ]
+    assert unwanted == []
+    assert _forbidden(modules) == []
+
+
+def test_a_prompt_hook_through_the_entry_point_writes_its_brief(tmp_path):
+    home = str(tmp_path / "home")
+    _run_cli(RECORD, "", home)
+    project = tmp_path / "project"
+    project.mkdir()
+    payload = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Fix the date parser test",
+    }
+    modules = _run_entry(
+        ["hook", "UserPromptSubmit", "--agent", "claude-code"], json.dumps(payload), home
+    )
+    # The brief really was composed: the store, the ranking and the query vector were loaded.
+    assert {"lorelab.memory._briefs", "lorelab.memory._search", "numpy"} <= set(modules)
+
+
+# The store's aggregates that a brief never uses: each is imported by the method that needs it.
+NOT_FOR_A_BRIEF = (
+    "lorelab.memory._dreams",
+    "lorelab.memory._checks",
+    "lorelab.memory._lessons",
+    "lorelab.memory._plans",
+    "lorelab.memory._items",
+    "lorelab.memory._proposals",
+    "lorelab.memory._validity",
+)
+
+
+def test_opening_the_store_loads_no_aggregate_module(tmp_path):
+    code = (
+        f"from lorelab.memory import open_store\nopen_store({str(tmp_path / 'home')!r}).close()\n"
+    )
+    modules = _modules_after(code)
+    assert "lorelab.memory._sqlite" in modules
+    loaded = [
+        m
+        for m in modules
+        if m in (*NOT_FOR_A_BRIEF, "lorelab.memory._briefs", "lorelab.memory._search")
+        or m.startswith(("numpy", "lorelab.memory._models"))
+    ]
+    assert loaded == []
+
+
+def test_memory_prepare_loads_no_dream_lesson_plan_listing_or_validity_module(tmp_path):
+    home = str(tmp_path / "home")
+    _run_cli(RECORD, "", home)
+    modules = _run_entry(["memory", "prepare", "Fix the date parser test"], "", home)
+    assert "lorelab.memory._briefs" in modules
+    assert [m for m in modules if m in NOT_FOR_A_BRIEF] == []

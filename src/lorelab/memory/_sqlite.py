@@ -8,14 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# What every store opening and every brief needs is imported here; the other aggregates (Dreams,
-# plans, lessons, listings, validity) are imported by the methods that use them, so a brief or
-# a hook does not load them.
-from lorelab.memory import _briefs, _experiences, _locks, _skills, _vectors
+# Opening a store needs only the database; each aggregate module is imported by the methods
+# that use it, so a brief does not load the Dreams or the lessons, and `lorelab mcp` lists its
+# tools before any of them is loaded.
 from lorelab.memory._db import BUSY_DEADLINE_SECONDS, Database
-from lorelab.memory._embedding import MODEL_ID
 from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
-from lorelab.memory._requests import RecordManyRequest
 
 if TYPE_CHECKING:
     from lorelab.memory._models import (
@@ -60,6 +57,7 @@ if TYPE_CHECKING:
         LocksResult,
         ProposalsRequest,
         ProposalsResult,
+        RecordManyRequest,
         RecordManyResult,
         SkillsRequest,
         SkillsResult,
@@ -117,16 +115,24 @@ class SqliteMemoryStore:
 
     # experiences
     def record(self, request: RecordRequest) -> RecordResult:
+        from lorelab.memory._requests import RecordManyRequest
+
         return self.record_many(RecordManyRequest(experiences=[request])).results[0]
 
     def record_many(self, request: RecordManyRequest) -> RecordManyResult:
+        from lorelab.memory import _experiences
+
         return _experiences.record_many(self._db, request)
 
     def verified_experiences(self, request: VerifiedExperiencesRequest) -> ExperiencesResult:
+        from lorelab.memory import _experiences
+
         return _experiences.verified_experiences(self._db, request)
 
     # briefs
     def prepare(self, request: PrepareRequest) -> Brief:
+        from lorelab.memory import _briefs
+
         query = _briefs.prepare_query(request)
         return self._db.write(lambda conn: _briefs.compose_brief(conn, self.policy, query))
 
@@ -150,6 +156,8 @@ class SqliteMemoryStore:
         self, request: ReindexRequest, progress: Callable[[int], None] | None = None
     ) -> ReindexResult:
         """Vectors for every item without one; ``progress(n)`` after each batch of n."""
+        from lorelab.memory import _vectors
+        from lorelab.memory._embedding import MODEL_ID
         from lorelab.memory._retrieval_models import ReindexResult
 
         done = _vectors.reindex(self._db, progress or (lambda count: None))
@@ -157,14 +165,20 @@ class SqliteMemoryStore:
 
     def missing_vectors(self) -> int:
         """How many experiences and lessons have no vector yet (what reindex would do)."""
+        from lorelab.memory import _vectors
+
         counts = _vectors.missing_counts(self._db)
         return counts.experiences + counts.lessons
 
     # skills and plans
     def promote_skill(self, request: PromoteRequest) -> Skill:
+        from lorelab.memory import _skills
+
         return _skills.promote_skill(self._db, request)
 
     def skills(self, request: SkillsRequest) -> SkillsResult:
+        from lorelab.memory import _skills
+
         return _skills.list_skills(self._db, request)
 
     def start(self, request: StartRequest) -> StartResult:
@@ -221,12 +235,18 @@ class SqliteMemoryStore:
 
     # evaluation locks
     def set_evaluation_lock(self, request: LockRequest) -> EvaluationLock:
+        from lorelab.memory import _locks
+
         return _locks.set_lock(self._db, request)
 
     def clear_evaluation_lock(self, request: LockClearRequest) -> EvaluationLock:
+        from lorelab.memory import _locks
+
         return _locks.clear_lock(self._db, request)
 
     def evaluation_locks(self, request: LocksRequest) -> LocksResult:
+        from lorelab.memory import _locks
+
         return _locks.list_locks(self._db)
 
     # lessons
