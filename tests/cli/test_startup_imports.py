@@ -426,3 +426,27 @@ def test_memory_prepare_loads_no_dream_lesson_plan_listing_or_validity_module(tm
     modules = _run_entry(["memory", "prepare", "Fix the date parser test"], "", home)
     assert "lorelab.memory._briefs" in modules
     assert [m for m in modules if m in NOT_FOR_A_BRIEF] == []
+
+
+def test_the_mcp_server_process_loads_neither_the_sdk_client_nor_its_http_server():
+    # What `lorelab mcp` does before it imports lorelab.mcp (lorelab/cli/_mcp_sdk.py); the
+    # server itself is exercised over stdio with the SDK's own client in tests/mcp.
+    code = (
+        "from lorelab.cli._mcp_sdk import load_server_modules\n"
+        "assert load_server_modules()\n"
+        "import lorelab.mcp\n"
+    )
+    modules = _modules_after(code)
+    assert "mcp.server.lowlevel.server" in modules
+    assert "lorelab.mcp._server" in modules
+    assert [m for m in modules if m.startswith(("mcp.client", "mcp.server.mcpserver"))] == []
+
+
+def test_the_sdk_is_imported_as_it_is_when_something_imported_it_before():
+    code = (
+        "import mcp\n"
+        "from lorelab.cli._mcp_sdk import load_server_modules\n"
+        "assert not load_server_modules()\n"
+        "from mcp import ClientSession\n"
+    )
+    assert "mcp.client" in _modules_after(code)
