@@ -1,6 +1,7 @@
 """Sequential vs ``--jobs 2`` vs a two-worker local Ray cluster, on the conditions example.
 
 Run:  python benchmarks/bench_executors.py [--sleep-s 5] [--tasks 13] [--json]
+                                           [--modes sequential,jobs-2,ray-2-workers]
       (needs pip install -e ".[ray]"; starts and stops its own local Ray cluster)
 
 The conditions example (``examples/conditions``) runs three times in this one process, on the
@@ -12,12 +13,23 @@ it waits S seconds before each answer, a stand-in for an agent session of severa
 keeps N tasks of the example, leaving out non-holdout, non-seed tasks first (default: all 13,
 so 52 task x condition runs; at least 10).
 
-Reported per mode: wall time of the whole ``eval conditions run`` command, the speed-up over
-sequential, and the per-run overhead: the sequential wall time per run minus the host's sleep
-per run (the work a run costs besides the session: copies, verify commands, identity checks,
-memory calls, receipts). Target: at least 1.8x with ``--jobs 2`` and with Ray. The runs files
-of the three modes are compared too, leaving out the verify outputs' SHA-256 (pytest prints
+``--modes`` runs only the named modes (default: all three; ``--modes sequential --sleep-s 0``
+measures the per-run overhead alone). Reported per mode: wall time of the whole ``eval
+conditions run`` command, the CPU time (user + system) of its process tree (every process it
+waited for: lorelab, the memory server, hosts, verify commands; not Ray's own workers, which
+the cluster owns), the speed-up over sequential (when sequential ran), and the per-run
+overhead: the sequential wall time per run minus the host's sleep per run (the work a run
+costs besides the session: copies, verify commands, identity checks, memory calls, receipts).
+Target: at least 1.8x with ``--jobs 2`` and with Ray. The runs files of the modes run are
+compared too, leaving out the verify outputs' SHA-256 (pytest prints
 its duration, so those differ between any two runs, sequential ones included).
+
+``--no-pytest-plugins`` sets ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` for every mode (recorded as
+``pytest_plugin_autoload: false``): the verify commands and the fixture host's own test runs
+then load no installed pytest plugins. The example's tests need none, and each pytest start
+otherwise imports every plugin of the environment lorelab runs in (a development install
+autoloads hypothesis, xdist, cov, timeout and anyio). It separates what this machine's
+environment costs from what lorelab costs; the default measures the environment as it is.
 
 Not part of the test suite: tests never depend on wall-clock time.
 """
@@ -28,6 +40,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import signal
 import socket
@@ -42,6 +55,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "conditions"
 RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 TARGET = 1.8
+NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+MODES = ("sequential", "jobs-2", "ray-2-workers")
 
 
 def _manifest(base: Path, tasks: int) -> Path:
@@ -69,11 +84,13 @@ def _run(base: Path, manifest: Path, name: str, sleep_s: float, extra: list[str]
         "--seed-memory", str(EXAMPLE / "memory_seed.json"), "--json", *extra,
     ]  # fmt: skip
     load_before = os.getloadavg()[0]
+    cpu_before = _children_cpu_s()
     started = time.perf_counter()
     done = subprocess.run(
         argv, capture_output=True, text=True, check=False, env={**os.environ, **RAY_ENV}
     )
     wall = time.perf_counter() - started
+    cpu = _children_cpu_s() - cpu_before
     if done.returncode != 0:
         raise SystemExit(f"{name}: exit {done.returncode}: {done.stderr.strip()[-800:]}")
     summary = json.loads(done.stdout)
@@ -81,11 +98,18 @@ def _run(base: Path, manifest: Path, name: str, sleep_s: float, extra: list[str]
     calls = sum(r["host_calls"] for r in runs["runs"])
     return {
         "wall_s": wall,
+        "cpu_s": cpu,
         "runs": summary["runs"],
         "host_calls": calls,
         "runs_file": runs,
         "load": (load_before, os.getloadavg()[0]),
     }
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of every waited-for descendant of this process so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _timeless(runs_file: dict[str, Any]) -> dict[str, Any]:
@@ -147,27 +171,32 @@ def _stop_ray(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def measure(sleep_s: float, tasks: int) -> dict[str, Any]:
-    """Run the three modes on one input; return the figures."""
+def measure(sleep_s: float, tasks: int, modes: tuple[str, ...] = MODES) -> dict[str, Any]:
+    """Run the chosen modes (in this order) on one input; return the figures."""
     base = Path(tempfile.mkdtemp(prefix="bench-executors-"))
+    results: dict[str, dict[str, Any]] = {}
     try:
         manifest = _manifest(base, tasks)
-        results = {"sequential": _run(base, manifest, "sequential", sleep_s, [])}
-        results["jobs-2"] = _run(base, manifest, "jobs-2", sleep_s, ["--jobs", "2"])
-        ray, address = _start_ray(base)
-        try:
-            results["ray-2-workers"] = _run(
-                base, manifest, "ray", sleep_s, ["--executor", "ray", "--ray-address", address]
-            )
-        finally:
-            _stop_ray(ray)
+        if "sequential" in modes:
+            results["sequential"] = _run(base, manifest, "sequential", sleep_s, [])
+        if "jobs-2" in modes:
+            results["jobs-2"] = _run(base, manifest, "jobs-2", sleep_s, ["--jobs", "2"])
+        if "ray-2-workers" in modes:
+            ray, address = _start_ray(base)
+            try:
+                results["ray-2-workers"] = _run(
+                    base, manifest, "ray", sleep_s, ["--executor", "ray", "--ray-address", address]
+                )
+            finally:
+                _stop_ray(ray)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    seq = results["sequential"]
-    runs, calls = seq["runs"], seq["host_calls"]
-    overhead = (seq["wall_s"] - calls * sleep_s) / runs
+    seq = results.get("sequential")
+    first = next(iter(results.values()))
+    runs, calls = first["runs"], first["host_calls"]
+    overhead = None if seq is None else round((seq["wall_s"] - calls * sleep_s) / runs, 2)
     identical = all(
-        _timeless(r["runs_file"]) == _timeless(seq["runs_file"]) for r in results.values()
+        _timeless(r["runs_file"]) == _timeless(first["runs_file"]) for r in results.values()
     )
     return {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
@@ -175,12 +204,14 @@ def measure(sleep_s: float, tasks: int) -> dict[str, Any]:
         "tasks": tasks,
         "runs": runs,
         "host_calls": calls,
-        "per_run_overhead_s": round(overhead, 2),
+        "per_run_overhead_s": overhead,
+        "pytest_plugin_autoload": NO_AUTOLOAD not in os.environ,
         "runs_files_identical_but_verify_output_hashes": identical,
         "modes": {
             name: {
                 "wall_s": round(r["wall_s"], 1),
-                "speedup": round(seq["wall_s"] / r["wall_s"], 2),
+                "cpu_s": round(r["cpu_s"], 1),
+                "speedup": None if seq is None else round(seq["wall_s"] / r["wall_s"], 2),
                 "load_average_1min_before_after": [round(x, 1) for x in r["load"]],
             }
             for name, r in results.items()
@@ -194,8 +225,24 @@ def main() -> int:
     parser.add_argument("--sleep-s", type=float, default=5.0)
     parser.add_argument("--tasks", type=int, default=13)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help=f"comma-separated modes to run, of {', '.join(MODES)} (default: all)",
+    )
+    parser.add_argument(
+        "--no-pytest-plugins",
+        action="store_true",
+        help=f"set {NO_AUTOLOAD}=1 for every mode (pytest loads no installed plugins)",
+    )
     options = parser.parse_args()
-    figures = measure(options.sleep_s, options.tasks)
+    if options.no_pytest_plugins:
+        os.environ[NO_AUTOLOAD] = "1"
+    modes = tuple(m.strip() for m in options.modes.split(",") if m.strip())
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        parser.error(f"--modes {options.modes}: choose from {', '.join(MODES)}")
+    figures = measure(options.sleep_s, options.tasks, modes)
     if options.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -205,13 +252,18 @@ def main() -> int:
         f"{figures['runs_files_identical_but_verify_output_hashes']}"
     )
     for name, mode in figures["modes"].items():
+        speedup = mode["speedup"]
         met = (
             ""
-            if name == "sequential"
-            else (" (target met)" if mode["speedup"] >= TARGET else " (below target)")
+            if name == "sequential" or speedup is None
+            else (" (target met)" if speedup >= TARGET else " (below target)")
         )
+        ratio = "" if speedup is None else f"  x{speedup:.2f}{met}"
         load = mode["load_average_1min_before_after"]
-        print(f"{name:>14}: {mode['wall_s']:7.1f} s  x{mode['speedup']:.2f}{met}  (load {load})")
+        print(
+            f"{name:>14}: {mode['wall_s']:7.1f} s wall, {mode['cpu_s']:7.1f} s CPU{ratio}  "
+            f"(load {load})"
+        )
     return 0
 
 

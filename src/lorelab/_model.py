@@ -5,6 +5,7 @@ disk, refused unknown keys and the receipt schema version are decided in one pla
 """
 
 import math
+import re
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +17,18 @@ RunnerName = Literal["pytest", "node"]
 """The two test runners lorelab drives."""
 
 RUNNER_NAMES: Final[tuple[RunnerName, ...]] = ("pytest", "node")
+
+TEST_PATHS: Final[dict[RunnerName, re.Pattern[str]]] = {
+    "pytest": re.compile(r"tests/test_[A-Za-z0-9_]+\.py"),
+    "node": re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js"),
+}
+"""A canonical test file of each runner: the only files an author may write or a lesson hold."""
+
+TEST_PATH_SHAPES: Final[dict[RunnerName, str]] = {
+    "pytest": "tests/test_<name>.py",
+    "node": "test/<name>.test.js",
+}
+"""How :data:`TEST_PATHS` are described in messages."""
 
 EvidenceKind = Literal["live", "protocol-fixture"]
 """What a result is evidence of: a real worker (``live``) or the protocol fixture."""
@@ -92,6 +105,8 @@ __all__ = [
     "PROTOCOL_FIXTURE",
     "RECEIPT_SCHEMA_VERSION",
     "RUNNER_NAMES",
+    "TEST_PATHS",
+    "TEST_PATH_SHAPES",
     "EvidenceKind",
     "InputModel",
     "OutputModel",

@@ -393,41 +393,6 @@ def test_a_prompt_hook_through_the_entry_point_writes_its_brief(tmp_path):
     assert {"lorelab.memory._briefs", "lorelab.memory._search", "numpy"} <= set(modules)
 
 
-# The store's aggregates that a brief never uses: each is imported by the method that needs it.
-NOT_FOR_A_BRIEF = (
-    "lorelab.memory._dreams",
-    "lorelab.memory._checks",
-    "lorelab.memory._lessons",
-    "lorelab.memory._plans",
-    "lorelab.memory._items",
-    "lorelab.memory._proposals",
-    "lorelab.memory._validity",
-)
-
-
-def test_opening_the_store_loads_no_aggregate_module(tmp_path):
-    code = (
-        f"from lorelab.memory import open_store\nopen_store({str(tmp_path / 'home')!r}).close()\n"
-    )
-    modules = _modules_after(code)
-    assert "lorelab.memory._sqlite" in modules
-    loaded = [
-        m
-        for m in modules
-        if m in (*NOT_FOR_A_BRIEF, "lorelab.memory._briefs", "lorelab.memory._search")
-        or m.startswith(("numpy", "lorelab.memory._models"))
-    ]
-    assert loaded == []
-
-
-def test_memory_prepare_loads_no_dream_lesson_plan_listing_or_validity_module(tmp_path):
-    home = str(tmp_path / "home")
-    _run_cli(RECORD, "", home)
-    modules = _run_entry(["memory", "prepare", "Fix the date parser test"], "", home)
-    assert "lorelab.memory._briefs" in modules
-    assert [m for m in modules if m in NOT_FOR_A_BRIEF] == []
-
-
 def test_the_mcp_server_process_loads_neither_the_sdk_client_nor_its_http_server():
     # What `lorelab mcp` does before it imports lorelab.mcp (lorelab/cli/_mcp_sdk.py); the
     # server itself is exercised over stdio with the SDK's own client in tests/mcp.

@@ -54,6 +54,7 @@ PACKAGES = {
         "generate",
         "generate_for_project",
         "learn",
+        "lesson_request",
         "read_example",
         "read_project",
         "recall_lessons",

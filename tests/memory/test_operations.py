@@ -1,9 +1,11 @@
 """One operations table builds both `lorelab memory` and `lorelab mcp`; the surface is pinned."""
 
+import ast
 import json
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import anyio
 import click
@@ -84,6 +86,21 @@ def test_the_memory_package_exports_exactly_its_public_names():
     }
     assert set(lorelab.memory.__all__) == public
     assert sorted(lorelab.memory.__all__) == sorted(set(lorelab.memory.__all__))
+
+
+def test_what_type_checkers_see_of_the_memory_package_is_what_it_loads():
+    # The package's typing-only imports re-export exactly the names of its lazy-loading table.
+    tree = ast.parse(Path(lorelab.memory.__file__).read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If))
+    static = {
+        alias.name: node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname == alias.name
+    }
+    assert len(static) == sum(1 for node in block.body for alias in node.names)
+    assert static == lorelab.memory._WHERE
 
 
 def test_the_memory_group_help_lists_every_top_level_operation():

@@ -1,4 +1,5 @@
-"""Helpers shared by the conditions tests: the mini project's manifest and seed file."""
+"""Helpers shared by the conditions tests: the mini project's manifest and seed file, and runs
+files in the protocol's format."""
 
 import json
 import subprocess
@@ -8,6 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
+from lorelab.evaluation.conditions._manifest import CONDITIONS
 
 DATA = Path(__file__).resolve().parents[1] / "evaluation" / "conditions" / "data"
 MINI_HOST = DATA / "mini_host.py"
@@ -143,3 +145,60 @@ def run_lorelab(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str
         timeout=timeout_s,
         check=False,
     )
+
+
+def run_record(task, condition, passed, rework=0, relevant=True, tokens=100, **extra) -> dict:
+    """One run in the protocol's own keys (baseline: no relevance, no guidance tokens)."""
+    record = {
+        "task_id": task,
+        "condition": condition,
+        "passed": passed,
+        "rework_count": rework,
+        "retrieval_relevant": None if condition == "baseline" else relevant,
+        "guidance_tokens": 0 if condition == "baseline" else tokens,
+        "notes": "",
+    }
+    record.update(extra)
+    return record
+
+
+def filler_runs(tasks: int, fill_to: int = 10) -> list[dict]:
+    """Non-holdout tasks that bring a runs file up to the protocol's 10 tasks."""
+    return [
+        run_record(f"n{i}", condition, True, holdout=False)
+        for i in range(1, fill_to - tasks + 1)
+        for condition in CONDITIONS
+    ]
+
+
+def runs_of(outcomes: dict[str, dict[str, bool]], **extra) -> dict:
+    """outcomes: task -> condition -> passed. Holdout runs get non-holdout tasks added up to
+    the protocol's 10 tasks, so the rule, not the minimum, decides."""
+    runs = []
+    for task, by_condition in outcomes.items():
+        for condition in CONDITIONS:
+            runs.append(
+                run_record(
+                    task,
+                    condition,
+                    by_condition[condition],
+                    rework=0 if by_condition[condition] else 2,
+                    **extra,
+                )
+            )
+    if extra.get("holdout") is True:
+        runs += filler_runs(len(outcomes))
+    return {"runs": runs}
+
+
+def uniform_outcomes(n, baseline, other) -> dict[str, dict[str, bool]]:
+    """Tasks t1..tn where baseline has one outcome and every memory condition the other."""
+    return {
+        f"t{i}": {
+            "baseline": baseline,
+            "memory_guided": other,
+            "skill_planned": other,
+            "dreaming": other,
+        }
+        for i in range(1, n + 1)
+    }

@@ -1,9 +1,10 @@
-"""Helpers shared by the memory tests: the data folder and a valid experience request."""
+"""Helpers shared by the memory tests: the data folder, a valid experience request and a pair
+of experiences that promote to a Skill."""
 
 from pathlib import Path
 from typing import Any
 
-from lorelab.memory import CommandRun, RecordRequest, Verification
+from lorelab.memory import CommandRun, MemoryStore, RecordRequest, Verification
 
 DATA = Path(__file__).resolve().parents[1] / "memory" / "data"
 
@@ -40,3 +41,19 @@ def experience(
         project=project,
         **extra,
     )
+
+
+REFUND_TASK = "partial refund test off by one cent, Decimal rounding in refunds"
+
+
+def record_refund_pair(store: MemoryStore) -> tuple[str, str]:
+    """Two approved, verified refund experiences sharing their successful commands."""
+    first = store.record(experience())
+    second = store.record(
+        experience(
+            task="Refund rounding test fails again after rates script change",
+            summary="Quantized refund amounts to cents with ROUND_HALF_UP.",
+            commands=[("python scripts/regen_rates.py", 0), ("pytest tests/test_refunds.py -x", 0)],
+        )
+    )
+    return first.id, second.id

@@ -89,6 +89,22 @@ def _given(options: Options, names: dict[str, str]) -> Options:
     return {field: options[name] for name, field in names.items() if options[name] is not None}
 
 
+def from_options(what: str, **fields: str | Callable[[Options], Any]) -> Callable[[Options], Call]:
+    """A call whose request fields are options: ``field="option name"`` takes the option as it
+    is, ``field=function`` what the function makes of the options."""
+
+    def call(options: Options) -> Call:
+        return Call(
+            {
+                field: source(options) if callable(source) else options[source]
+                for field, source in fields.items()
+            },
+            f"{what} arguments",
+        )
+
+    return call
+
+
 # ------------------------------------------------------------------ shared options
 
 
@@ -192,14 +208,12 @@ _PREPARE = Command(
         click.Option(["--no-skills"], is_flag=True, help="Leave Skills out of the brief."),
         click.Option(["--budget-tokens"], type=int, default=1200, show_default=True),
     ],
-    call=lambda o: Call(
-        {
-            "task": o["task"],
-            "project": o["project_name"],
-            "include_skills": not o["no_skills"],
-            "budget_tokens": o["budget_tokens"],
-        },
-        "prepare arguments",
+    call=from_options(
+        "prepare",
+        task="task",
+        project="project_name",
+        include_skills=lambda o: not o["no_skills"],
+        budget_tokens="budget_tokens",
     ),
     human=lambda request, brief: views.print_brief(brief),
 )
@@ -213,13 +227,11 @@ _START = Command(
             ["--include-review-required"], is_flag=True, help="Also consider Skills at health 0."
         ),
     ],
-    call=lambda o: Call(
-        {
-            "task": o["task"],
-            "project": o["project_name"],
-            "include_review_required": o["include_review_required"],
-        },
-        "start arguments",
+    call=from_options(
+        "start",
+        task="task",
+        project="project_name",
+        include_review_required="include_review_required",
     ),
     human=views.print_start,
 )
@@ -237,13 +249,11 @@ _PROMOTE = Command(
             ["--description"], required=True, help="What the Skill does and when to use it."
         ),
     ],
-    call=lambda o: Call(
-        {
-            "experience_ids": list(o["experience_ids"]),
-            "name": o["name"],
-            "description": o["description"],
-        },
-        "promote arguments",
+    call=from_options(
+        "promote",
+        experience_ids=lambda o: list(o["experience_ids"]),
+        name="name",
+        description="description",
     ),
     human=lambda request, skill: views.print_skill(skill),
 )
@@ -257,17 +267,14 @@ _OUTCOME = Command(
         ),
         click.Option(["--rework-count"], type=int, required=True, help="Rework rounds it needed."),
     ],
-    call=lambda o: Call(
-        {"plan_id": o["plan_id"], "passed": o["passed"], "rework_count": o["rework_count"]},
-        "outcome arguments",
-    ),
+    call=from_options("outcome", plan_id="plan_id", passed="passed", rework_count="rework_count"),
     human=views.print_outcome,
 )
 
 _HEALTH = Command(
     help="Skill health (start 2, -1 per failed plan, +1 per passed plan up to the cap).",
     params=[click.Argument(["skill_id"], required=False)],
-    call=lambda o: Call({"skill_id": o["skill_id"]}, "health arguments"),
+    call=from_options("health", skill_id="skill_id"),
     human=lambda request, result: views.health_table(result),
 )
 
@@ -308,9 +315,8 @@ _PROMOTE_CANDIDATE = Command(
             ["--description"], default=None, help="Skill description (default: the candidate's)."
         ),
     ],
-    call=lambda o: Call(
-        {"candidate_id": o["candidate_id"], "name": o["name"], "description": o["description"]},
-        "promote-candidate arguments",
+    call=from_options(
+        "promote-candidate", candidate_id="candidate_id", name="name", description="description"
     ),
     human=lambda request, skill: views.print_skill(skill),
 )
@@ -330,14 +336,14 @@ _LIST = Command(
         ),
         click.Option(["--limit"], type=int, default=50, show_default=True),
     ],
-    call=lambda o: Call({"kind": o["kind"], "limit": o["limit"]}, "list arguments"),
+    call=from_options("list", kind="kind", limit="limit"),
     human=lambda request, result: views.list_table(result),
 )
 
 _SHOW = Command(
     help="One item by id (exp-N, skill-N, plan-N, brief-N, cand-N) with its provenance.",
     params=[click.Argument(["item_id"])],
-    call=lambda o: Call({"id": o["item_id"]}, "show arguments"),
+    call=from_options("show", id="item_id"),
     human=lambda request, result: views.item_table(result.item),
     json_view=lambda result: result.item,
 )
@@ -364,9 +370,8 @@ _EXPORT = Command(
             ["--include-review-required"], is_flag=True, help="Also export Skills at health 0."
         ),
     ],
-    call=lambda o: Call(
-        {"directory": o["directory"], "include_review_required": o["include_review_required"]},
-        "export arguments",
+    call=from_options(
+        "export", directory="directory", include_review_required="include_review_required"
     ),
     human=_print_paths,
     json_view=lambda result: result.paths,
@@ -413,7 +418,7 @@ _LOCK_SET = Command(
 _LOCK_CLEAR = Command(
     help="Clear EVALUATION_ID's active lock (it stays in the record as cleared).",
     params=[click.Argument(["evaluation_id"])],
-    call=lambda o: Call({"evaluation_id": o["evaluation_id"]}, "lock arguments"),
+    call=from_options("lock", evaluation_id="evaluation_id"),
     human=lambda request, lock: views.echo(f"lock {lock.evaluation_id} cleared"),
 )
 
@@ -425,7 +430,7 @@ def _locks_json(result: LocksResult) -> list[dict[str, Any]]:
 _LOCK_SHOW = Command(
     help="Every evaluation lock, active and cleared.",
     params=[],
-    call=lambda o: Call({}, "lock arguments"),
+    call=from_options("lock"),
     human=lambda request, result: views.locks_table(result),
     json_view=_locks_json,
 )
@@ -478,7 +483,7 @@ _CHECKPOINT = Command(
 _RECOVER = Command(
     help="The newest checkpoint of SCOPE and the handoff brief to resume from (lore_recover).",
     params=[click.Argument(["scope"])],
-    call=lambda o: Call({"scope": o["scope"]}, "recover arguments"),
+    call=from_options("recover", scope="scope"),
     human=views.print_recover,
 )
 
@@ -487,7 +492,7 @@ _RECOVER = Command(
 _SNAPSHOT = Command(
     help="Write a consistent copy of the store to PATH (a new file) and print its SHA-256.",
     params=[click.Argument(["path"], type=click.Path(dir_okay=False))],
-    call=lambda o: Call({"path": o["path"]}, "snapshot arguments"),
+    call=from_options("snapshot", path="path"),
     human=lambda request, result: views.echo(f"{result.sha256}  {request.path}"),
 )
 

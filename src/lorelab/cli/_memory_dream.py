@@ -11,10 +11,10 @@ from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 from lorelab.cli import _memory_views as views
 from lorelab.cli._common import echo_json, exit_with
 from lorelab.cli._memory_commands import (
-    Call,
     Command,
     Options,
     Where,
+    from_options,
     project_name,
     store_for,
     where_of,
@@ -132,7 +132,7 @@ DREAM = Command(
             help="With --agent: who operates it.",
         ),
     ],
-    call=lambda o: Call({"project": o["project_name"], "limit": o["limit"]}, "dream arguments"),
+    call=from_options("dream", project="project_name", limit="limit"),
     human=views.print_dream,
     divert=_dream_divert,
 )

@@ -8,7 +8,7 @@ import click
 
 from lorelab.cli import _memory_views as views
 from lorelab.cli._common import echo_json, stderr_console
-from lorelab.cli._memory_commands import Call, Command, Options, store_for
+from lorelab.cli._memory_commands import Command, Options, from_options, store_for
 from lorelab.memory import (
     ExplainResult,
     FeedbackResult,
@@ -63,7 +63,7 @@ EXPLAIN = Command(
             help="Only use memories of this project (and memories with no project).",
         ),
     ],
-    call=lambda o: Call({"task": o["task"], "project": o["project_name"]}, "explain arguments"),
+    call=from_options("explain", task="task", project="project_name"),
     human=print_explain,
 )
 
@@ -83,14 +83,8 @@ VALIDITY = Command(
             ["--superseded-by"], default=None, help="The item that replaces it (superseded)."
         ),
     ],
-    call=lambda o: Call(
-        {
-            "item_id": o["item_id"],
-            "state": o["state"],
-            "reason": o["reason"],
-            "superseded_by": o["superseded_by"],
-        },
-        "validity arguments",
+    call=from_options(
+        "validity", item_id="item_id", state="state", reason="reason", superseded_by="superseded_by"
     ),
     human=print_validity,
 )
@@ -108,14 +102,8 @@ FEEDBACK = Command(
         click.Option(["--brief-id"], default=None, help="The brief that served it."),
         click.Option(["--note"], default=None, help="What happened (redacted before storing)."),
     ],
-    call=lambda o: Call(
-        {
-            "experience_id": o["experience_id"],
-            "rating": o["rating"],
-            "brief_id": o["brief_id"],
-            "note": o["note"],
-        },
-        "feedback arguments",
+    call=from_options(
+        "feedback", experience_id="experience_id", rating="rating", brief_id="brief_id", note="note"
     ),
     human=print_feedback,
 )
@@ -158,7 +146,7 @@ REINDEX = Command(
     A store written before vectors existed is ranked by keywords alone until it is
     reindexed. Safe to interrupt and run again: it carries on where it stopped.""",
     params=[],
-    call=lambda o: Call({}, "reindex arguments"),
+    call=from_options("reindex"),
     human=lambda request, result: None,
     divert=_reindex_divert,
 )

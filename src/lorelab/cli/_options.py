@@ -3,17 +3,20 @@
 Every decorator adds its options under one parameter name, so command functions receive them
 typed and identically named:
 
-=========================  =====================================  ============================
-decorator                  flags                                  parameter
-=========================  =====================================  ============================
-``agent_option``           ``--agent``                            ``agent: str | None``
-``identity_option``        ``--identity``                         ``operator_identity``
-``worker_timeout_option``  ``--worker-timeout-s`` (hidden alias   ``timeout_ms: int``
-                           ``--timeout-ms``)
-``json_option``            ``--json``                             ``as_json: bool``
-``output_option``          ``--output``                           ``output: Path | None``
-``home_option``            ``--home``                             ``home: Path | None``
-=========================  =====================================  ============================
+=============================  =====================================  ============================
+decorator                      flags                                  parameter
+=============================  =====================================  ============================
+``agent_option``               ``--agent``                            ``agent: str | None``
+``identity_option``            ``--identity``                         ``operator_identity``
+``worker_timeout_option``      ``--worker-timeout-s`` (hidden alias   ``timeout_ms: int``
+                               ``--timeout-ms``)
+``max_output_bytes_option``    ``--max-output-bytes``                 ``max_output_bytes: int``
+``json_option``                ``--json``                             ``as_json: bool``
+``output_option``              ``--output``                           ``output: Path | None``
+``home_option``                ``--home``                             ``home: Path | None``
+``project_option``             ``--project``                          ``project_dir`` (or given)
+``file_option``                any file flag (``--manifest``...)      given, ``Path`` (``None``)
+=============================  =====================================  ============================
 
 Timeouts are given in seconds everywhere (``--timeout-s`` for test runs,
 ``--worker-timeout-s`` for worker calls, ``--verify-timeout-s`` for verify commands). The
@@ -109,6 +112,49 @@ def home_option(
         "--home",
         "home",
         type=click.Path(path_type=Path, file_okay=False),
+        help=help_text,
+    )
+
+
+def project_option(
+    help_text: str | None = None, *, name: str = "project_dir", path_type: type[Path] | None = None
+) -> Callable[[F], F]:
+    """``--project DIR`` (default: none, which commands read as the current directory)."""
+    return click.option(
+        "--project",
+        name,
+        type=click.Path(file_okay=False, path_type=path_type),
+        default=None,
+        help=help_text,
+    )
+
+
+def file_option(
+    flag: str, name: str | None = None, *, help_text: str, required: bool = False
+) -> Callable[[F], F]:
+    """A file the command reads or writes, passed on as a ``Path`` (``None`` when not given)."""
+    return click.option(
+        flag,
+        *([name] if name else []),
+        required=required,
+        type=click.Path(path_type=Path, dir_okay=False),
+        help=help_text,
+    )
+
+
+def max_output_bytes_option(
+    *, default: int, help_text: str | None = None, bounds: tuple[int, int | None] | None = None
+) -> Callable[[F], F]:
+    """``--max-output-bytes N``: the stdout bound of each worker call.
+
+    With ``bounds`` click range-checks it; without them the library checks it.
+    """
+    return click.option(
+        "--max-output-bytes",
+        "max_output_bytes",
+        type=click.IntRange(*bounds) if bounds is not None else click.INT,
+        default=default,
+        show_default=True,
         help=help_text,
     )
 

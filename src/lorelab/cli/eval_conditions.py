@@ -9,7 +9,7 @@ import click
 
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with
 from lorelab.cli._executor_options import executor_options
-from lorelab.cli._options import identity_option, json_option, output_option
+from lorelab.cli._options import file_option, identity_option, json_option, output_option
 from lorelab.cli.evaluate import evaluate_command
 from lorelab.errors import UsageError
 from lorelab.evaluation.conditions import (
@@ -48,12 +48,11 @@ def _json_argv(text: str | None) -> list[str] | None:
 
 
 @conditions_group.command(name="run")
-@click.option(
+@file_option(
     "--manifest",
     "manifest_path",
     required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The conditions manifest (eval/conditions.json).",
+    help_text="The conditions manifest (eval/conditions.json).",
 )
 @click.option(
     "--host",
@@ -74,11 +73,10 @@ def _json_argv(text: str | None) -> list[str] | None:
     default=None,
     help="JSON argv that starts the memory's MCP server on stdio (overrides the profile's).",
 )
-@click.option(
+@file_option(
     "--seed-memory",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Record these seed experiences and promote their Skill before the lock (fresh memory).",
+    help_text="Record these seed experiences and promote their Skill before the lock "
+    "(fresh memory).",
 )
 @identity_option("Operator identity text bound into receipts.")
 @click.option(

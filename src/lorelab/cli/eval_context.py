@@ -11,8 +11,9 @@ import click
 from click.core import ParameterSource
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with, stderr_console
-from lorelab.cli._options import agent_option, worker_timeout_option
+from lorelab.cli._options import agent_option, max_output_bytes_option, worker_timeout_option
 from lorelab.errors import UsageError
 from lorelab.evaluation.context import (
     AGENTS,
@@ -32,6 +33,7 @@ from lorelab.evaluation.context import (
     run_trials,
     scan_sessions,
 )
+from lorelab.workers.roles import MAX_TIMEOUT_MS
 
 TRIAL_OPTIONS: Final = {
     "agent": "--agent",
@@ -153,13 +155,11 @@ def _report(result: EvaluationResult) -> None:
     show_default=True,
     help="Trials only: worker calls per trial.",
 )
-@worker_timeout_option(default_ms=115_000, max_ms=120_000, prefix="Trials only: ")
-@click.option(
-    "--max-output-bytes",
-    type=click.IntRange(1, None),
-    default=65_536,
-    show_default=True,
-    help="Trials only: stdout bound of each worker call.",
+@worker_timeout_option(default_ms=DEFAULT_TIMEOUT_MS, max_ms=MAX_TIMEOUT_MS, prefix="Trials only: ")
+@max_output_bytes_option(
+    default=DEFAULT_MAX_OUTPUT_BYTES,
+    help_text="Trials only: stdout bound of each worker call.",
+    bounds=(1, None),
 )
 @click.option(
     "--cwd",

@@ -21,6 +21,7 @@ from lorelab.cli._options import (
     agent_option,
     identity_option,
     json_option,
+    max_output_bytes_option,
     output_option,
     worker_timeout_option,
 )
@@ -75,7 +76,7 @@ _ADAPTERS = ("fixture", "claude", "codex", "gemini", "pynguin", "static")
     help="A learning manifest (JSON) instead of a shipped dataset.",
 )
 @click.option("--dataset", type=click.Choice(DATASET_NAMES), default=None, help="Default: default.")
-@click.option("--max-output-bytes", type=int, default=DEFAULT_MAX_OUTPUT_BYTES, show_default=True)
+@max_output_bytes_option(default=DEFAULT_MAX_OUTPUT_BYTES)
 @worker_timeout_option(default_ms=DEFAULT_TIMEOUT_MS)
 @click.option(
     "--stability-runs", type=int, default=DEFAULT_STABILITY_RUNS, show_default=True, help="2 to 5."

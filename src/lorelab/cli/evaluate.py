@@ -11,26 +11,23 @@ from pathlib import Path
 import click
 
 from lorelab.cli._common import echo_json, exit_with, stdout_console
-from lorelab.cli._options import json_option
+from lorelab.cli._options import file_option, json_option
 from lorelab.errors import UsageError
 
 
 @click.command(
     name="evaluate", short_help="Report on a four-condition runs file (eval/beta2_runs.json)."
 )
-@click.option(
+@file_option(
     "--input",
     "input_path",
     required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help='The runs file: {"runs": [{task_id, condition, passed, rework_count, ...}]}.',
+    help_text='The runs file: {"runs": [{task_id, condition, passed, rework_count, ...}]}.',
 )
-@click.option(
+@file_option(
     "--manifest",
     "manifest_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="The conditions manifest: holdouts and decision thresholds come from it.",
+    help_text="The conditions manifest: holdouts and decision thresholds come from it.",
 )
 @click.option(
     "--holdouts",

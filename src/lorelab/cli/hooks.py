@@ -73,30 +73,32 @@ def _print_result(verb: str, result: object, as_json: bool) -> None:
         click.echo(f"note: {note}")
 
 
-@hooks_group.command(name="install")
-@click.argument("agent", type=_AGENT_CHOICE)
-@_scope_option
-@_PROJECT
-@json_option()
-def install_command(agent: str, project_scope: bool, project_dir: Path, as_json: bool) -> None:
-    """Add lorelab's hooks to AGENT's configuration (claude-code, codex or gemini)."""
-    from lorelab.hooks import install
+def _change_command(name: Literal["install", "uninstall"], verb: str, help_text: str) -> None:
+    """``hooks install`` or ``hooks uninstall``: one change to AGENT's configuration."""
 
-    scope: Literal["project", "user"] = "project" if project_scope else "user"
-    _print_result("installed", install(agent, scope, project_dir.resolve()), as_json)
+    @hooks_group.command(name=name, help=help_text)
+    @click.argument("agent", type=_AGENT_CHOICE)
+    @_scope_option
+    @_PROJECT
+    @json_option()
+    def command(agent: str, project_scope: bool, project_dir: Path, as_json: bool) -> None:
+        from lorelab.hooks import install, uninstall
+
+        change = install if name == "install" else uninstall
+        scope: Literal["project", "user"] = "project" if project_scope else "user"
+        _print_result(verb, change(agent, scope, project_dir.resolve()), as_json)
 
 
-@hooks_group.command(name="uninstall")
-@click.argument("agent", type=_AGENT_CHOICE)
-@_scope_option
-@_PROJECT
-@json_option()
-def uninstall_command(agent: str, project_scope: bool, project_dir: Path, as_json: bool) -> None:
-    """Remove exactly the hooks `install` added for AGENT; every other hook stays."""
-    from lorelab.hooks import uninstall
-
-    scope: Literal["project", "user"] = "project" if project_scope else "user"
-    _print_result("removed", uninstall(agent, scope, project_dir.resolve()), as_json)
+_change_command(
+    "install",
+    "installed",
+    "Add lorelab's hooks to AGENT's configuration (claude-code, codex or gemini).",
+)
+_change_command(
+    "uninstall",
+    "removed",
+    "Remove exactly the hooks `install` added for AGENT; every other hook stays.",
+)
 
 
 @hooks_group.command(name="status")

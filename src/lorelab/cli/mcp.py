@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from lorelab.cli._options import project_option
+
 
 @click.command(name="mcp")
 @click.option(
@@ -12,13 +14,9 @@ import click
     default=None,
     help="Memory home: the store is HOME/memory.db (overrides $LORELAB_HOME).",
 )
-@click.option(
-    "--project",
-    "project_dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Project directory: store at PROJECT/.lorelab/memory.db when no home is set, and the "
-    "tree candidate checks copy (default: the current directory).",
+@project_option(
+    "Project directory: store at PROJECT/.lorelab/memory.db when no home is set, and the "
+    "tree candidate checks copy (default: the current directory)."
 )
 @click.option(
     "--allow-checks",

@@ -28,6 +28,7 @@ from lorelab.cli._memory_commands import (
 )
 from lorelab.cli._memory_dream import DREAM
 from lorelab.cli._memory_retrieval import RETRIEVAL_COMMANDS
+from lorelab.cli._options import project_option
 from lorelab.errors import UsageError
 from lorelab.io import validate_model
 from lorelab.memory import OPERATIONS, Operation, Target, memory_home
@@ -93,13 +94,9 @@ def _home_option() -> click.Option:
     default=None,
     help=_HOME_HELP + " Also accepted after the command.",
 )
-@click.option(
-    "--project",
-    "project_dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Project directory: the store is PROJECT/.lorelab/memory.db when no home is set "
-    "(default: the current directory).",
+@project_option(
+    "Project directory: the store is PROJECT/.lorelab/memory.db when no home is set "
+    "(default: the current directory)."
 )
 @click.pass_context
 def memory_group(ctx: click.Context, home: str | None, project_dir: str | None) -> None:

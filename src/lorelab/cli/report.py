@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from lorelab.cli._common import exit_with
+from lorelab.cli._options import file_option
 
 
 @click.command(
@@ -16,12 +17,10 @@ from lorelab.cli._common import exit_with
 )
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
 @click.argument("other", metavar="[DIR2]", required=False, type=click.Path(path_type=Path))
-@click.option(
+@file_option(
     "--output",
     "output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="The HTML file to write (replaced if it exists). Default: report.html in DIRECTORY "
+    help_text="The HTML file to write (replaced if it exists). Default: report.html in DIRECTORY "
     "(report-side-by-side.html for two).",
 )
 @click.option("--open", "open_page", is_flag=True, help="Open the page in a web browser.")

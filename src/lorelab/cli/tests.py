@@ -8,7 +8,9 @@ subcommand that opens the store.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn, TypeVar
 
 import click
 from rich.table import Table
@@ -25,10 +27,13 @@ from lorelab.cli._common import (
 )
 from lorelab.cli._options import (
     agent_option,
+    file_option,
     home_option,
     identity_option,
     json_option,
+    max_output_bytes_option,
     output_option,
+    project_option,
     worker_timeout_option,
 )
 from lorelab.errors import InputFileError, OutputExistsError, UsageError
@@ -58,6 +63,7 @@ from lorelab.workspace import RunRoot
 
 _TAIL_LINES = 20
 _TESTGEN_ADAPTERS = ("fixture", "claude", "codex", "gemini", "pynguin")
+R = TypeVar("R")
 
 
 @click.group(name="tests", cls=LorelabGroup)
@@ -210,6 +216,25 @@ def refuse_existing_output(output: Path | None) -> None:
         raise OutputExistsError(f"{output}: output path already exists; choose a new directory")
 
 
+def _finish(
+    result: R,
+    output: Path | None,
+    receipt: str,
+    as_json: bool,
+    table: Callable[[R], None],
+    *,
+    passed: bool,
+) -> NoReturn:
+    """Write the receipt (with --output), print the result, and exit 0 when it passed, else 1."""
+    if output is not None:
+        create_output_dir(output).write_json(receipt, result)
+    if as_json:
+        echo_json(result)
+    else:
+        table(result)
+    exit_with(0 if passed else 1)
+
+
 def _learn_table(result: LearnResult) -> None:
     console = stdout_console()
     validation = result.validation
@@ -228,11 +253,10 @@ def _learn_table(result: LearnResult) -> None:
 @click.command(name="learn")
 @click.argument("example", type=click.Path(path_type=Path, dir_okay=False))
 @home_option()
-@click.option(
-    "--project",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Project whose .lorelab/memory.db stores the lesson (default: current directory).",
+@project_option(
+    "Project whose .lorelab/memory.db stores the lesson (default: current directory).",
+    name="project",
+    path_type=Path,
 )
 @click.option(
     "--stability-runs",
@@ -269,13 +293,7 @@ def learn_command(
             result = learn(store, parsed, root, runs=stability_runs, timeout_s=timeout_s)
     finally:
         store.close()
-    if output is not None:
-        create_output_dir(output).write_json("learn.json", result)
-    if as_json:
-        echo_json(result)
-    else:
-        _learn_table(result)
-    exit_with(0 if result.lesson_id else 1)
+    _finish(result, output, "learn.json", as_json, _learn_table, passed=bool(result.lesson_id))
 
 
 @click.group(name="lessons", cls=LorelabGroup)
@@ -285,7 +303,7 @@ def lessons_group() -> None:
 
 @lessons_group.command(name="list")
 @home_option()
-@click.option("--project", type=click.Path(path_type=Path, file_okay=False), default=None)
+@project_option(name="project", path_type=Path)
 @json_option()
 def lessons_list(home: Path | None, project: Path | None, as_json: bool) -> None:
     """List every lesson, oldest first (an absent store lists nothing and is not created)."""
@@ -313,7 +331,7 @@ def lessons_list(home: Path | None, project: Path | None, as_json: bool) -> None
 @lessons_group.command(name="show")
 @click.argument("lesson_id")
 @home_option()
-@click.option("--project", type=click.Path(path_type=Path, file_okay=False), default=None)
+@project_option(name="project", path_type=Path)
 def lessons_show(lesson_id: str, home: Path | None, project: Path | None) -> None:
     """Show one lesson as JSON."""
     home = _resolve_home(home)
@@ -392,11 +410,10 @@ def _succeeded(result: GenerateResult) -> bool:
 
 @click.command(name="generate")
 @click.argument("project", type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option(
+@file_option(
     "--requirements",
-    type=click.Path(path_type=Path, dir_okay=False),
     required=True,
-    help="File with the requirements text (examples in lorelab's grammar help the fixture).",
+    help_text="File with the requirements text (examples in lorelab's grammar help the fixture).",
 )
 @click.option(
     "--source",
@@ -438,12 +455,10 @@ def _succeeded(result: GenerateResult) -> bool:
 )
 @_test_timeout_option
 @worker_timeout_option(default_ms=DEFAULT_TIMEOUT_MS, max_ms=MAX_TIMEOUT_MS)
-@click.option(
-    "--max-output-bytes",
-    type=click.IntRange(1, MAX_OUTPUT_BYTES_CAP),
+@max_output_bytes_option(
     default=DEFAULT_MAX_OUTPUT_BYTES,
-    show_default=True,
-    help="Most bytes a role call may print; one byte more fails the call.",
+    help_text="Most bytes a role call may print; one byte more fails the call.",
+    bounds=(1, MAX_OUTPUT_BYTES_CAP),
 )
 @click.option("--keep-passing", is_flag=True, help="Keep only validated cases.")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
@@ -512,13 +527,7 @@ def generate_command(
             reviewer_agent=tuple(resolve_agent(reviewer_agent)) if reviewer_agent else None,
         )
     )
-    if output is not None:
-        create_output_dir(output).write_json("generation.json", result)
-    if as_json:
-        echo_json(result)
-    else:
-        _summary(result)
-    exit_with(0 if _succeeded(result) else 1)
+    _finish(result, output, "generation.json", as_json, _summary, passed=_succeeded(result))
 
 
 tests_group.add_command(learn_command)

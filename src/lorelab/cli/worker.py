@@ -7,7 +7,13 @@ from pathlib import Path
 import click
 
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with
-from lorelab.cli._options import agent_option, identity_option, worker_timeout_option
+from lorelab.cli._options import (
+    agent_option,
+    file_option,
+    identity_option,
+    max_output_bytes_option,
+    worker_timeout_option,
+)
 from lorelab.workers.commands import agent_identity, call_agent
 from lorelab.workers.roles import ROLES
 from lorelab.workers.transport import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
@@ -36,28 +42,19 @@ def identity_command(agent: str, cwd: Path, operator_identity: str | None) -> No
 @worker_group.command("call")
 @agent_option(required=True, prefix="The worker:")
 @click.option("--role", required=True, type=click.Choice(ROLES), help="The role to call.")
-@click.option(
+@file_option(
     "--payload",
     "payload_path",
     required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The role payload (JSON, at most 2 MiB), without transportBudget.",
+    help_text="The role payload (JSON, at most 2 MiB), without transportBudget.",
 )
 @click.option("--cwd", type=_CWD, default=".", show_default=True, help="The trial directory.")
 @worker_timeout_option(default_ms=DEFAULT_TIMEOUT_MS)
-@click.option(
-    "--max-output-bytes",
-    type=int,
-    default=DEFAULT_MAX_OUTPUT_BYTES,
-    show_default=True,
-    help="Fail the call when stdout passes this many bytes.",
+@max_output_bytes_option(
+    default=DEFAULT_MAX_OUTPUT_BYTES, help_text="Fail the call when stdout passes this many bytes."
 )
 @identity_option("Who operates this worker (free text).")
-@click.option(
-    "--response-out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Write a successful call's response to this new file.",
-)
+@file_option("--response-out", help_text="Write a successful call's response to this new file.")
 def call_command(
     agent: str,
     role: str,

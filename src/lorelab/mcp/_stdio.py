@@ -52,11 +52,13 @@ class Refusal:
         )
 
 
-def _nesting(text: str) -> int:
-    """The deepest nesting of ``{`` and ``[`` outside strings (no recursion)."""
-    depth = deepest = 0
+def _tokens(text: str) -> Iterator[tuple[str, int, int]]:
+    """The strings and brackets of JSON text, in order, as ``(kind, start, end)``: a string's
+    kind is ``"`` (``text[start:end]`` with its quotes, only once it closes), a bracket's is
+    itself. Brackets inside strings are none."""
     in_string = escaped = False
-    for char in text:
+    start = 0
+    for index, char in enumerate(text):
         if in_string:
             if escaped:
                 escaped = False
@@ -64,12 +66,22 @@ def _nesting(text: str) -> int:
                 escaped = True
             elif char == '"':
                 in_string = False
+                yield '"', start, index + 1
         elif char == '"':
             in_string = True
-        elif char in "{[":
+            start = index
+        elif char in "{[}]":
+            yield char, index, index + 1
+
+
+def _nesting(text: str) -> int:
+    """The deepest nesting of ``{`` and ``[`` outside strings (no recursion)."""
+    depth = deepest = 0
+    for kind, _, _ in _tokens(text):
+        if kind in "{[":
             depth += 1
             deepest = max(deepest, depth)
-        elif char in "}]":
+        elif kind in "}]":
             depth -= 1
     return deepest
 
@@ -81,27 +93,15 @@ def _top_level_id(text: str) -> tuple[bool, int | str | None]:
     deep to parse.
     """
     depth = 0
-    in_string = escaped = False
-    key_start = -1
     decoder = json.JSONDecoder()
-    for index, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-                if depth == 1 and text[key_start : index + 1] == '"id"':
-                    rest = text[index + 1 :].lstrip()
-                    if rest.startswith(":"):
-                        return True, _scalar_id(decoder, rest[1:].lstrip())
-        elif char == '"':
-            in_string = True
-            key_start = index
-        elif char in "{[":
+    for kind, start, end in _tokens(text):
+        if kind == '"' and depth == 1 and text[start:end] == '"id"':
+            rest = text[end:].lstrip()
+            if rest.startswith(":"):
+                return True, _scalar_id(decoder, rest[1:].lstrip())
+        elif kind in "{[":
             depth += 1
-        elif char in "}]":
+        elif kind in "}]":
             depth -= 1
     return False, None
 

@@ -16,279 +16,208 @@ import typing
 from lorelab._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from lorelab.memory._context import (
-        CheckpointRequest,
-        CheckpointResult,
-        RecoverRequest,
-        RecoverResult,
-    )
-    from lorelab.memory._dream_worker import WorkerDreamResult, dream_with_worker
-    from lorelab.memory._location import HOME_ENV, memory_home, open_store, store_path
-    from lorelab.memory._models import (
-        Brief,
-        Candidate,
-        CandidateProposal,
-        CheckRequest,
-        CheckRun,
-        ClaimedModel,
-        CommandRun,
-        DreamRequest,
-        DreamResult,
-        EvaluationLock,
-        Experience,
-        Item,
-        Lesson,
-        ListRequest,
-        ListResult,
-        OutcomeRequest,
-        OutcomeResult,
-        PrepareRequest,
-        PromoteCandidateRequest,
-        PromoteRequest,
-        RecordRequest,
-        RecordResult,
-        ShowRequest,
-        ShowResult,
-        Skill,
-        SkillHealthRequest,
-        SkillHealthResult,
-        SkillStep,
-        StartRequest,
-        StartResult,
-        Verification,
-        WorkerDreamRequest,
-        WorkerProvenance,
-    )
-    from lorelab.memory._operations import ALLOW_CHECKS_ENV, OPERATIONS, Operation, Target
-    from lorelab.memory._protocol import MemoryStore
-    from lorelab.memory._redact import redact
-    from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
-    from lorelab.memory._requests import (
-        AddLessonRequest,
-        AddLessonResult,
-        CandidateCheckRequest,
-        CandidateRequest,
-        ExperiencesResult,
-        LessonHit,
-        LessonRequest,
-        LessonSearchRequest,
-        LessonSearchResult,
-        LessonsRequest,
-        LessonsResult,
-        LockClearRequest,
-        LockRequest,
-        LocksRequest,
-        LocksResult,
-        ProposalsRequest,
-        ProposalsResult,
-        RecordManyRequest,
-        RecordManyResult,
-        SkillsExportRequest,
-        SkillsExportResult,
-        SkillsRequest,
-        SkillsResult,
-        SnapshotRequest,
-        SnapshotResult,
-        VerifiedExperiencesRequest,
-    )
-    from lorelab.memory._retrieval_models import (
-        ExplainCandidate,
-        ExplainRequest,
-        ExplainResult,
-        FeedbackCounts,
-        FeedbackRequest,
-        FeedbackResult,
-        ReindexRequest,
-        ReindexResult,
-        ValidityRequest,
-        ValidityResult,
-    )
-    from lorelab.memory._sqlite import SqliteMemoryStore
-    from lorelab.memory._text import unique_terms
+    from lorelab.memory._context import CheckpointRequest as CheckpointRequest
+    from lorelab.memory._context import CheckpointResult as CheckpointResult
+    from lorelab.memory._context import RecoverRequest as RecoverRequest
+    from lorelab.memory._context import RecoverResult as RecoverResult
+    from lorelab.memory._dream_worker import WorkerDreamResult as WorkerDreamResult
+    from lorelab.memory._dream_worker import dream_with_worker as dream_with_worker
+    from lorelab.memory._location import HOME_ENV as HOME_ENV
+    from lorelab.memory._location import memory_home as memory_home
+    from lorelab.memory._location import open_store as open_store
+    from lorelab.memory._location import store_path as store_path
+    from lorelab.memory._models import Brief as Brief
+    from lorelab.memory._models import Candidate as Candidate
+    from lorelab.memory._models import CandidateProposal as CandidateProposal
+    from lorelab.memory._models import CheckRequest as CheckRequest
+    from lorelab.memory._models import CheckRun as CheckRun
+    from lorelab.memory._models import ClaimedModel as ClaimedModel
+    from lorelab.memory._models import CommandRun as CommandRun
+    from lorelab.memory._models import DreamRequest as DreamRequest
+    from lorelab.memory._models import DreamResult as DreamResult
+    from lorelab.memory._models import EvaluationLock as EvaluationLock
+    from lorelab.memory._models import Experience as Experience
+    from lorelab.memory._models import Item as Item
+    from lorelab.memory._models import Lesson as Lesson
+    from lorelab.memory._models import ListRequest as ListRequest
+    from lorelab.memory._models import ListResult as ListResult
+    from lorelab.memory._models import OutcomeRequest as OutcomeRequest
+    from lorelab.memory._models import OutcomeResult as OutcomeResult
+    from lorelab.memory._models import PrepareRequest as PrepareRequest
+    from lorelab.memory._models import PromoteCandidateRequest as PromoteCandidateRequest
+    from lorelab.memory._models import PromoteRequest as PromoteRequest
+    from lorelab.memory._models import RecordRequest as RecordRequest
+    from lorelab.memory._models import RecordResult as RecordResult
+    from lorelab.memory._models import ShowRequest as ShowRequest
+    from lorelab.memory._models import ShowResult as ShowResult
+    from lorelab.memory._models import Skill as Skill
+    from lorelab.memory._models import SkillHealthRequest as SkillHealthRequest
+    from lorelab.memory._models import SkillHealthResult as SkillHealthResult
+    from lorelab.memory._models import SkillStep as SkillStep
+    from lorelab.memory._models import StartRequest as StartRequest
+    from lorelab.memory._models import StartResult as StartResult
+    from lorelab.memory._models import Verification as Verification
+    from lorelab.memory._models import WorkerDreamRequest as WorkerDreamRequest
+    from lorelab.memory._models import WorkerProvenance as WorkerProvenance
+    from lorelab.memory._operations import ALLOW_CHECKS_ENV as ALLOW_CHECKS_ENV
+    from lorelab.memory._operations import OPERATIONS as OPERATIONS
+    from lorelab.memory._operations import Operation as Operation
+    from lorelab.memory._operations import Target as Target
+    from lorelab.memory._protocol import MemoryStore as MemoryStore
+    from lorelab.memory._redact import redact as redact
+    from lorelab.memory._relevance import DEFAULT_POLICY as DEFAULT_POLICY
+    from lorelab.memory._relevance import RelevancePolicy as RelevancePolicy
+    from lorelab.memory._requests import AddLessonRequest as AddLessonRequest
+    from lorelab.memory._requests import AddLessonResult as AddLessonResult
+    from lorelab.memory._requests import CandidateCheckRequest as CandidateCheckRequest
+    from lorelab.memory._requests import CandidateRequest as CandidateRequest
+    from lorelab.memory._requests import ExperiencesResult as ExperiencesResult
+    from lorelab.memory._requests import LessonHit as LessonHit
+    from lorelab.memory._requests import LessonRequest as LessonRequest
+    from lorelab.memory._requests import LessonSearchRequest as LessonSearchRequest
+    from lorelab.memory._requests import LessonSearchResult as LessonSearchResult
+    from lorelab.memory._requests import LessonsRequest as LessonsRequest
+    from lorelab.memory._requests import LessonsResult as LessonsResult
+    from lorelab.memory._requests import LockClearRequest as LockClearRequest
+    from lorelab.memory._requests import LockRequest as LockRequest
+    from lorelab.memory._requests import LocksRequest as LocksRequest
+    from lorelab.memory._requests import LocksResult as LocksResult
+    from lorelab.memory._requests import ProposalsRequest as ProposalsRequest
+    from lorelab.memory._requests import ProposalsResult as ProposalsResult
+    from lorelab.memory._requests import RecordManyRequest as RecordManyRequest
+    from lorelab.memory._requests import RecordManyResult as RecordManyResult
+    from lorelab.memory._requests import SkillsExportRequest as SkillsExportRequest
+    from lorelab.memory._requests import SkillsExportResult as SkillsExportResult
+    from lorelab.memory._requests import SkillsRequest as SkillsRequest
+    from lorelab.memory._requests import SkillsResult as SkillsResult
+    from lorelab.memory._requests import SnapshotRequest as SnapshotRequest
+    from lorelab.memory._requests import SnapshotResult as SnapshotResult
+    from lorelab.memory._requests import VerifiedExperiencesRequest as VerifiedExperiencesRequest
+    from lorelab.memory._retrieval_models import ExplainCandidate as ExplainCandidate
+    from lorelab.memory._retrieval_models import ExplainRequest as ExplainRequest
+    from lorelab.memory._retrieval_models import ExplainResult as ExplainResult
+    from lorelab.memory._retrieval_models import FeedbackCounts as FeedbackCounts
+    from lorelab.memory._retrieval_models import FeedbackRequest as FeedbackRequest
+    from lorelab.memory._retrieval_models import FeedbackResult as FeedbackResult
+    from lorelab.memory._retrieval_models import ReindexRequest as ReindexRequest
+    from lorelab.memory._retrieval_models import ReindexResult as ReindexResult
+    from lorelab.memory._retrieval_models import ValidityRequest as ValidityRequest
+    from lorelab.memory._retrieval_models import ValidityResult as ValidityResult
+    from lorelab.memory._sqlite import SqliteMemoryStore as SqliteMemoryStore
+    from lorelab.memory._text import unique_terms as unique_terms
 
-_WHERE: typing.Final = {
-    "CheckpointRequest": "lorelab.memory._context",
-    "CheckpointResult": "lorelab.memory._context",
-    "RecoverRequest": "lorelab.memory._context",
-    "RecoverResult": "lorelab.memory._context",
-    "WorkerDreamResult": "lorelab.memory._dream_worker",
-    "dream_with_worker": "lorelab.memory._dream_worker",
-    "HOME_ENV": "lorelab.memory._location",
-    "memory_home": "lorelab.memory._location",
-    "open_store": "lorelab.memory._location",
-    "store_path": "lorelab.memory._location",
-    "Brief": "lorelab.memory._models",
-    "Candidate": "lorelab.memory._models",
-    "CandidateProposal": "lorelab.memory._models",
-    "CheckRequest": "lorelab.memory._models",
-    "CheckRun": "lorelab.memory._models",
-    "ClaimedModel": "lorelab.memory._models",
-    "CommandRun": "lorelab.memory._models",
-    "DreamRequest": "lorelab.memory._models",
-    "DreamResult": "lorelab.memory._models",
-    "EvaluationLock": "lorelab.memory._models",
-    "Experience": "lorelab.memory._models",
-    "Item": "lorelab.memory._models",
-    "Lesson": "lorelab.memory._models",
-    "ListRequest": "lorelab.memory._models",
-    "ListResult": "lorelab.memory._models",
-    "OutcomeRequest": "lorelab.memory._models",
-    "OutcomeResult": "lorelab.memory._models",
-    "PrepareRequest": "lorelab.memory._models",
-    "PromoteCandidateRequest": "lorelab.memory._models",
-    "PromoteRequest": "lorelab.memory._models",
-    "RecordRequest": "lorelab.memory._models",
-    "RecordResult": "lorelab.memory._models",
-    "ShowRequest": "lorelab.memory._models",
-    "ShowResult": "lorelab.memory._models",
-    "Skill": "lorelab.memory._models",
-    "SkillHealthRequest": "lorelab.memory._models",
-    "SkillHealthResult": "lorelab.memory._models",
-    "SkillStep": "lorelab.memory._models",
-    "StartRequest": "lorelab.memory._models",
-    "StartResult": "lorelab.memory._models",
-    "Verification": "lorelab.memory._models",
-    "WorkerDreamRequest": "lorelab.memory._models",
-    "WorkerProvenance": "lorelab.memory._models",
-    "ALLOW_CHECKS_ENV": "lorelab.memory._operations",
-    "OPERATIONS": "lorelab.memory._operations",
-    "Operation": "lorelab.memory._operations",
-    "Target": "lorelab.memory._operations",
-    "MemoryStore": "lorelab.memory._protocol",
-    "redact": "lorelab.memory._redact",
-    "DEFAULT_POLICY": "lorelab.memory._relevance",
-    "RelevancePolicy": "lorelab.memory._relevance",
-    "AddLessonRequest": "lorelab.memory._requests",
-    "AddLessonResult": "lorelab.memory._requests",
-    "CandidateCheckRequest": "lorelab.memory._requests",
-    "CandidateRequest": "lorelab.memory._requests",
-    "ExperiencesResult": "lorelab.memory._requests",
-    "LessonHit": "lorelab.memory._requests",
-    "LessonRequest": "lorelab.memory._requests",
-    "LessonSearchRequest": "lorelab.memory._requests",
-    "LessonSearchResult": "lorelab.memory._requests",
-    "LessonsRequest": "lorelab.memory._requests",
-    "LessonsResult": "lorelab.memory._requests",
-    "LockClearRequest": "lorelab.memory._requests",
-    "LockRequest": "lorelab.memory._requests",
-    "LocksRequest": "lorelab.memory._requests",
-    "LocksResult": "lorelab.memory._requests",
-    "ProposalsRequest": "lorelab.memory._requests",
-    "ProposalsResult": "lorelab.memory._requests",
-    "RecordManyRequest": "lorelab.memory._requests",
-    "RecordManyResult": "lorelab.memory._requests",
-    "SkillsExportRequest": "lorelab.memory._requests",
-    "SkillsExportResult": "lorelab.memory._requests",
-    "SkillsRequest": "lorelab.memory._requests",
-    "SkillsResult": "lorelab.memory._requests",
-    "SnapshotRequest": "lorelab.memory._requests",
-    "SnapshotResult": "lorelab.memory._requests",
-    "VerifiedExperiencesRequest": "lorelab.memory._requests",
-    "ExplainCandidate": "lorelab.memory._retrieval_models",
-    "ExplainRequest": "lorelab.memory._retrieval_models",
-    "ExplainResult": "lorelab.memory._retrieval_models",
-    "FeedbackCounts": "lorelab.memory._retrieval_models",
-    "FeedbackRequest": "lorelab.memory._retrieval_models",
-    "FeedbackResult": "lorelab.memory._retrieval_models",
-    "ReindexRequest": "lorelab.memory._retrieval_models",
-    "ReindexResult": "lorelab.memory._retrieval_models",
-    "ValidityRequest": "lorelab.memory._retrieval_models",
-    "ValidityResult": "lorelab.memory._retrieval_models",
-    "SqliteMemoryStore": "lorelab.memory._sqlite",
-    "unique_terms": "lorelab.memory._text",
+_EXPORTS: typing.Final = {
+    "lorelab.memory._context": (
+        "CheckpointRequest",
+        "CheckpointResult",
+        "RecoverRequest",
+        "RecoverResult",
+    ),
+    "lorelab.memory._dream_worker": (
+        "WorkerDreamResult",
+        "dream_with_worker",
+    ),
+    "lorelab.memory._location": (
+        "HOME_ENV",
+        "memory_home",
+        "open_store",
+        "store_path",
+    ),
+    "lorelab.memory._models": (
+        "Brief",
+        "Candidate",
+        "CandidateProposal",
+        "CheckRequest",
+        "CheckRun",
+        "ClaimedModel",
+        "CommandRun",
+        "DreamRequest",
+        "DreamResult",
+        "EvaluationLock",
+        "Experience",
+        "Item",
+        "Lesson",
+        "ListRequest",
+        "ListResult",
+        "OutcomeRequest",
+        "OutcomeResult",
+        "PrepareRequest",
+        "PromoteCandidateRequest",
+        "PromoteRequest",
+        "RecordRequest",
+        "RecordResult",
+        "ShowRequest",
+        "ShowResult",
+        "Skill",
+        "SkillHealthRequest",
+        "SkillHealthResult",
+        "SkillStep",
+        "StartRequest",
+        "StartResult",
+        "Verification",
+        "WorkerDreamRequest",
+        "WorkerProvenance",
+    ),
+    "lorelab.memory._operations": (
+        "ALLOW_CHECKS_ENV",
+        "OPERATIONS",
+        "Operation",
+        "Target",
+    ),
+    "lorelab.memory._protocol": ("MemoryStore",),
+    "lorelab.memory._redact": ("redact",),
+    "lorelab.memory._relevance": (
+        "DEFAULT_POLICY",
+        "RelevancePolicy",
+    ),
+    "lorelab.memory._requests": (
+        "AddLessonRequest",
+        "AddLessonResult",
+        "CandidateCheckRequest",
+        "CandidateRequest",
+        "ExperiencesResult",
+        "LessonHit",
+        "LessonRequest",
+        "LessonSearchRequest",
+        "LessonSearchResult",
+        "LessonsRequest",
+        "LessonsResult",
+        "LockClearRequest",
+        "LockRequest",
+        "LocksRequest",
+        "LocksResult",
+        "ProposalsRequest",
+        "ProposalsResult",
+        "RecordManyRequest",
+        "RecordManyResult",
+        "SkillsExportRequest",
+        "SkillsExportResult",
+        "SkillsRequest",
+        "SkillsResult",
+        "SnapshotRequest",
+        "SnapshotResult",
+        "VerifiedExperiencesRequest",
+    ),
+    "lorelab.memory._retrieval_models": (
+        "ExplainCandidate",
+        "ExplainRequest",
+        "ExplainResult",
+        "FeedbackCounts",
+        "FeedbackRequest",
+        "FeedbackResult",
+        "ReindexRequest",
+        "ReindexResult",
+        "ValidityRequest",
+        "ValidityResult",
+    ),
+    "lorelab.memory._sqlite": ("SqliteMemoryStore",),
+    "lorelab.memory._text": ("unique_terms",),
 }
+"""Every public name, by the module it lives in: ``__all__`` and the lazy loading come from this
+table, and the imports above (for type checkers) name the same modules and names."""
 
-__all__ = [
-    "ALLOW_CHECKS_ENV",
-    "DEFAULT_POLICY",
-    "HOME_ENV",
-    "OPERATIONS",
-    "AddLessonRequest",
-    "AddLessonResult",
-    "Brief",
-    "Candidate",
-    "CandidateCheckRequest",
-    "CandidateProposal",
-    "CandidateRequest",
-    "CheckRequest",
-    "CheckRun",
-    "CheckpointRequest",
-    "CheckpointResult",
-    "ClaimedModel",
-    "CommandRun",
-    "DreamRequest",
-    "DreamResult",
-    "EvaluationLock",
-    "Experience",
-    "ExperiencesResult",
-    "ExplainCandidate",
-    "ExplainRequest",
-    "ExplainResult",
-    "FeedbackCounts",
-    "FeedbackRequest",
-    "FeedbackResult",
-    "Item",
-    "Lesson",
-    "LessonHit",
-    "LessonRequest",
-    "LessonSearchRequest",
-    "LessonSearchResult",
-    "LessonsRequest",
-    "LessonsResult",
-    "ListRequest",
-    "ListResult",
-    "LockClearRequest",
-    "LockRequest",
-    "LocksRequest",
-    "LocksResult",
-    "MemoryStore",
-    "Operation",
-    "OutcomeRequest",
-    "OutcomeResult",
-    "PrepareRequest",
-    "PromoteCandidateRequest",
-    "PromoteRequest",
-    "ProposalsRequest",
-    "ProposalsResult",
-    "RecordManyRequest",
-    "RecordManyResult",
-    "RecordRequest",
-    "RecordResult",
-    "RecoverRequest",
-    "RecoverResult",
-    "ReindexRequest",
-    "ReindexResult",
-    "RelevancePolicy",
-    "ShowRequest",
-    "ShowResult",
-    "Skill",
-    "SkillHealthRequest",
-    "SkillHealthResult",
-    "SkillStep",
-    "SkillsExportRequest",
-    "SkillsExportResult",
-    "SkillsRequest",
-    "SkillsResult",
-    "SnapshotRequest",
-    "SnapshotResult",
-    "SqliteMemoryStore",
-    "StartRequest",
-    "StartResult",
-    "Target",
-    "ValidityRequest",
-    "ValidityResult",
-    "Verification",
-    "VerifiedExperiencesRequest",
-    "WorkerDreamRequest",
-    "WorkerDreamResult",
-    "WorkerProvenance",
-    "dream_with_worker",
-    "memory_home",
-    "open_store",
-    "redact",
-    "store_path",
-    "unique_terms",
-]
+_WHERE: typing.Final = {name: module for module, names in _EXPORTS.items() for name in names}
 
+__all__ = sorted(_WHERE)
 
 __getattr__, __dir__ = _lazy_exports(__name__, globals(), _WHERE)

@@ -8,7 +8,7 @@ from typing import Final
 
 from lorelab._model import estimate_tokens
 from lorelab.memory._brief import Rendered, render
-from lorelab.memory._db import Row, dumps, format_id, loads, now, one, optional_id
+from lorelab.memory._db import Database, Row, dumps, format_id, loads, now, one, optional_id
 from lorelab.memory._models import (
     AvoidCommand,
     Brief,
@@ -172,12 +172,13 @@ def compose_brief(conn: sqlite3.Connection, policy: RelevancePolicy, query: Brie
     )
 
 
-def prepare_query(request: PrepareRequest) -> BriefQuery:
-    """What ``prepare`` briefs: its task and project redacted, as everything stored is."""
+def prepare(db: Database, policy: RelevancePolicy, request: PrepareRequest) -> Brief:
+    """Brief ``request``'s task (task and project redacted, as everything stored is)."""
     red = Redactor()
-    return BriefQuery(
+    query = BriefQuery(
         red(request.task),
         red.optional(request.project),
         request.include_skills,
         request.budget_tokens,
     )
+    return db.write(lambda conn: compose_brief(conn, policy, query))

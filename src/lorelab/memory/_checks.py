@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 from lorelab.memory._models import CheckResult, SkillStep
 from lorelab.memory._redact import Redactor
@@ -30,19 +30,24 @@ class CheckOutcome:
     results: list[CheckResult]
 
 
+def _not_run(step: SkillStep, status: Literal["error", "not_run"], error: str) -> CheckResult:
+    """The result of a check whose command never ran (it could not start, or was not reached)."""
+    return CheckResult(
+        command=step.command,
+        expected_exit_code=step.expected_exit_code,
+        status=status,
+        exit_code=None,
+        duration_ms=None,
+        output_tail="",
+        error=error,
+    )
+
+
 def run_check(step: SkillStep, cwd: Path, timeout_seconds: float) -> CheckResult:
     """Run one check in ``cwd`` and say whether it returned its expected exit code."""
 
     def refused(error: str) -> CheckResult:
-        return CheckResult(
-            command=step.command,
-            expected_exit_code=step.expected_exit_code,
-            status="error",
-            exit_code=None,
-            duration_ms=None,
-            output_tail="",
-            error=error,
-        )
+        return _not_run(step, "error", error)
 
     try:
         argv = shlex.split(step.command)
@@ -101,17 +106,7 @@ def run_checks(
         failed = False
         for step in checks:
             if failed:
-                results.append(
-                    CheckResult(
-                        command=step.command,
-                        expected_exit_code=step.expected_exit_code,
-                        status="not_run",
-                        exit_code=None,
-                        duration_ms=None,
-                        output_tail="",
-                        error="an earlier check failed",
-                    )
-                )
+                results.append(_not_run(step, "not_run", "an earlier check failed"))
                 continue
             result = run_check(step, copy, timeout_seconds)
             results.append(result)

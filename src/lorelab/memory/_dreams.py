@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lorelab.errors import UsageError
 from lorelab.memory import _checks
@@ -111,20 +111,48 @@ def _insert_mined(
     description = (
         f"Procedure shared by {len(sources)} verified experiences ({', '.join(ids)}): {tasks}"
     )[:SKILL_DESCRIPTION_MAX]
+    return insert_candidate(
+        conn,
+        sources,
+        name=_candidate_name(conn, sources),
+        description=description,
+        steps=steps,
+        checks=steps,
+        fingerprint=print_,
+        origin="mined",
+    )
+
+
+def insert_candidate(
+    conn: sqlite3.Connection,
+    sources: list[Row],
+    *,
+    name: str,
+    description: str,
+    steps: list[dict[str, Any]],
+    checks: list[dict[str, Any]],
+    fingerprint: str,
+    origin: Literal["mined", "worker"],
+    provenance: WorkerProvenance | None = None,
+) -> int:
+    """Store one unchecked candidate drawn from ``sources``; its project is theirs when they
+    share one. Returns its row id."""
     projects = {row["project"] for row in sources}
     cursor = conn.execute(
         "INSERT INTO candidates (created_at, name, description, steps, checks, "
-        "source_experience_ids, fingerprint, origin, project, state) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, 'mined', ?, 'candidate')",
+        "source_experience_ids, fingerprint, origin, project, state, provenance) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'candidate', ?)",
         (
             now(),
-            _candidate_name(conn, sources),
+            name,
             description,
             dumps(steps),
-            dumps(steps),
-            dumps(ids),
-            print_,
+            dumps(checks),
+            dumps([format_id("exp", int(row["id"])) for row in sources]),
+            fingerprint,
+            origin,
             projects.pop() if len(projects) == 1 else None,
+            None if provenance is None else dumps(provenance.model_dump(mode="json")),
         ),
     )
     return int(cursor.lastrowid or 0)

@@ -20,6 +20,7 @@ from lorelab.memory._requests import (
     LessonRequest,
     LessonSearchRequest,
     LessonSearchResult,
+    LessonsRequest,
     LessonsResult,
 )
 from lorelab.memory._text import fts_query, term_string
@@ -138,7 +139,7 @@ def search_lessons(db: Database, request: LessonSearchRequest) -> LessonSearchRe
     return db.read(read)
 
 
-def list_lessons(db: Database) -> LessonsResult:
+def list_lessons(db: Database, request: LessonsRequest) -> LessonsResult:
     return db.read(
         lambda conn: LessonsResult(
             lessons=[lesson_view(row) for row in rows(conn, "SELECT * FROM lessons ORDER BY seq")]

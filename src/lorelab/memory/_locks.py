@@ -8,7 +8,7 @@ from lorelab.errors import UsageError
 from lorelab.memory._db import Database, Row, dumps, loads, now, one, rows
 from lorelab.memory._models import EvaluationLock
 from lorelab.memory._redact import Redactor
-from lorelab.memory._requests import LockClearRequest, LockRequest, LocksResult
+from lorelab.memory._requests import LockClearRequest, LockRequest, LocksRequest, LocksResult
 from lorelab.memory._text import task_key
 
 
@@ -92,7 +92,7 @@ def clear_lock(db: Database, request: LockClearRequest) -> EvaluationLock:
     return db.read(lambda conn: lock_view(one(conn, "evaluation_locks", lock_id)))
 
 
-def list_locks(db: Database) -> LocksResult:
+def list_locks(db: Database, request: LocksRequest) -> LocksResult:
     return db.read(
         lambda conn: LocksResult(
             locks=[

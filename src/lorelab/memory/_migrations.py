@@ -51,7 +51,34 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
-_EXPERIENCES: Final = """
+def _full_text(table: str, rowid: str = "id", *, vocab: bool = True) -> str:
+    """SQL for ``table``'s full-text index of its ``terms``, fed on insert (and, with ``vocab``,
+    the view of its terms)."""
+    return (
+        f"CREATE VIRTUAL TABLE {table}_fts USING fts5(\n"
+        f"    terms, content='{table}', content_rowid='{rowid}', "
+        "tokenize='unicode61 remove_diacritics 0'\n);\n"
+        + (
+            f"CREATE VIRTUAL TABLE {table}_vocab USING fts5vocab({table}_fts, 'row');\n"
+            if vocab
+            else ""
+        )
+        + f"CREATE TRIGGER {table}_fts_insert AFTER INSERT ON {table} BEGIN\n"
+        f"    INSERT INTO {table}_fts (rowid, terms) VALUES (new.{rowid}, new.terms);\nEND;\n"
+    )
+
+
+def _never_deleted(table: str, subject: str | None = None) -> str:
+    """SQL for the trigger that refuses deletes from ``table`` (items are never deleted)."""
+    said = subject or f"{table.replace('_', ' ')} are"
+    return (
+        f"CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table} BEGIN\n"
+        f"    SELECT RAISE(ABORT, '{said} never deleted');\nEND;\n"
+    )
+
+
+_EXPERIENCES: Final = (
+    """
 CREATE TABLE experiences (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     created_at TEXT NOT NULL,
@@ -78,17 +105,10 @@ CREATE TABLE experiences (
     terms TEXT NOT NULL
 );
 CREATE INDEX experiences_trust_project ON experiences (trust, project);
-CREATE VIRTUAL TABLE experiences_fts USING fts5(
-    terms, content='experiences', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
-);
-CREATE VIRTUAL TABLE experiences_vocab USING fts5vocab(experiences_fts, 'row');
-CREATE TRIGGER experiences_fts_insert AFTER INSERT ON experiences BEGIN
-    INSERT INTO experiences_fts (rowid, terms) VALUES (new.id, new.terms);
-END;
-CREATE TRIGGER experiences_no_delete BEFORE DELETE ON experiences BEGIN
-    SELECT RAISE(ABORT, 'experiences are never deleted');
-END;
-CREATE TABLE briefs (
+"""
+    + _full_text("experiences")
+    + _never_deleted("experiences")
+    + """CREATE TABLE briefs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     created_at TEXT NOT NULL,
     task TEXT NOT NULL,
@@ -103,8 +123,10 @@ CREATE TABLE briefs (
     text TEXT NOT NULL
 );
 """
+)
 
-_SKILLS_AND_PLANS: Final = """
+_SKILLS_AND_PLANS: Final = (
+    """
 CREATE TABLE skills (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     created_at TEXT NOT NULL,
@@ -118,17 +140,10 @@ CREATE TABLE skills (
     health INTEGER NOT NULL CHECK (health >= 0),
     terms TEXT NOT NULL
 );
-CREATE VIRTUAL TABLE skills_fts USING fts5(
-    terms, content='skills', content_rowid='id', tokenize='unicode61 remove_diacritics 0'
-);
-CREATE VIRTUAL TABLE skills_vocab USING fts5vocab(skills_fts, 'row');
-CREATE TRIGGER skills_fts_insert AFTER INSERT ON skills BEGIN
-    INSERT INTO skills_fts (rowid, terms) VALUES (new.id, new.terms);
-END;
-CREATE TRIGGER skills_no_delete BEFORE DELETE ON skills BEGIN
-    SELECT RAISE(ABORT, 'skills are never deleted');
-END;
-CREATE TABLE plans (
+"""
+    + _full_text("skills")
+    + _never_deleted("skills")
+    + """CREATE TABLE plans (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     created_at TEXT NOT NULL,
     skill_id INTEGER NOT NULL REFERENCES skills (id),
@@ -153,6 +168,7 @@ CREATE TABLE skill_health_events (
 );
 CREATE INDEX skill_health_events_skill ON skill_health_events (skill_id);
 """
+)
 
 _DREAMS: Final = """
 CREATE TABLE candidates (
@@ -179,10 +195,7 @@ CREATE TABLE candidate_checks (
     copy_method TEXT NOT NULL
 );
 CREATE INDEX candidate_checks_candidate ON candidate_checks (candidate_id);
-CREATE TRIGGER candidates_no_delete BEFORE DELETE ON candidates BEGIN
-    SELECT RAISE(ABORT, 'candidates are never deleted');
-END;
-"""
+""" + _never_deleted("candidates")
 
 _EVALUATION_LOCKS: Final = """
 CREATE TABLE evaluation_locks (
@@ -201,7 +214,8 @@ CREATE TABLE evaluation_lock_tasks (
 CREATE INDEX evaluation_lock_tasks_key ON evaluation_lock_tasks (task_key);
 """
 
-_LESSONS: Final = """
+_LESSONS: Final = (
+    """
 CREATE TABLE lessons (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
@@ -214,16 +228,10 @@ CREATE TABLE lessons (
     test_names TEXT NOT NULL,
     terms TEXT NOT NULL
 );
-CREATE VIRTUAL TABLE lessons_fts USING fts5(
-    terms, content='lessons', content_rowid='seq', tokenize='unicode61 remove_diacritics 0'
-);
-CREATE TRIGGER lessons_fts_insert AFTER INSERT ON lessons BEGIN
-    INSERT INTO lessons_fts (rowid, terms) VALUES (new.seq, new.terms);
-END;
-CREATE TRIGGER lessons_no_delete BEFORE DELETE ON lessons BEGIN
-    SELECT RAISE(ABORT, 'lessons are never deleted');
-END;
 """
+    + _full_text("lessons", "seq", vocab=False)
+    + _never_deleted("lessons")
+)
 
 
 # Term counts are folded in batches (see SqliteMemoryStore): the watermark is the last
@@ -261,11 +269,7 @@ _NO_DELETE_TABLES: Final = (
     "evaluation_locks",
     "evaluation_lock_tasks",
 )
-_REFUSE_DELETES: Final = "".join(
-    f"CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table} BEGIN\n"
-    f"    SELECT RAISE(ABORT, '{table.replace('_', ' ')} are never deleted');\nEND;\n"
-    for table in _NO_DELETE_TABLES
-)
+_REFUSE_DELETES: Final = "".join(_never_deleted(table) for table in _NO_DELETE_TABLES)
 
 
 def _valid_skill_names(conn: sqlite3.Connection) -> None:
@@ -301,7 +305,8 @@ ALTER TABLE candidates ADD COLUMN provenance TEXT;
 # that made them), validity states with their history, and brief feedback. Items recorded
 # before this migration have no vector until `lorelab memory reindex` computes it.
 _VALIDITY_STATES: Final = "'trusted', 'superseded', 'contradicted', 'deprecated'"
-_RETRIEVAL: Final = f"""
+_RETRIEVAL: Final = (
+    f"""
 CREATE TABLE experience_vectors (
     id INTEGER PRIMARY KEY REFERENCES experiences (id),
     model TEXT NOT NULL,
@@ -337,14 +342,12 @@ CREATE TABLE feedback (
     note TEXT
 );
 CREATE INDEX feedback_experience ON feedback (experience_id);
-CREATE TRIGGER validity_events_no_delete BEFORE DELETE ON validity_events BEGIN
-    SELECT RAISE(ABORT, 'validity events are never deleted');
-END;
-CREATE TRIGGER feedback_no_delete BEFORE DELETE ON feedback BEGIN
-    SELECT RAISE(ABORT, 'feedback is never deleted');
-END;
-INSERT INTO memory_state (key, value) VALUES ('vectors_generation', 0);
 """
+    + _never_deleted("validity_events")
+    + _never_deleted("feedback", "feedback is")
+    + """INSERT INTO memory_state (key, value) VALUES ('vectors_generation', 0);
+"""
+)
 
 
 MIGRATIONS: Final = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar, get_type_hints
 
 from pydantic import BaseModel
 
@@ -23,52 +23,13 @@ from lorelab.memory._context import (
     recover_context,
 )
 from lorelab.memory._export import export_skills
-from lorelab.memory._models import (
-    Brief,
-    CheckRequest,
-    CheckRun,
-    DreamRequest,
-    DreamResult,
-    EvaluationLock,
-    ListRequest,
-    ListResult,
-    OutcomeRequest,
-    OutcomeResult,
-    PrepareRequest,
-    PromoteCandidateRequest,
-    PromoteRequest,
-    RecordRequest,
-    RecordResult,
-    ShowRequest,
-    ShowResult,
-    Skill,
-    SkillHealthRequest,
-    SkillHealthResult,
-    StartRequest,
-    StartResult,
-)
+from lorelab.memory._models import CheckRequest, CheckRun
 from lorelab.memory._protocol import MemoryStore
 from lorelab.memory._requests import (
     CandidateCheckRequest,
-    LockClearRequest,
-    LockRequest,
-    LocksRequest,
-    LocksResult,
     SkillsExportRequest,
     SkillsExportResult,
     SkillsRequest,
-    SnapshotRequest,
-    SnapshotResult,
-)
-from lorelab.memory._retrieval_models import (
-    ExplainRequest,
-    ExplainResult,
-    FeedbackRequest,
-    FeedbackResult,
-    ReindexRequest,
-    ReindexResult,
-    ValidityRequest,
-    ValidityResult,
 )
 
 ALLOW_CHECKS_ENV: Final = "LORELAB_MCP_ALLOW_CHECKS"
@@ -130,79 +91,87 @@ def _export(target: Target, request: SkillsExportRequest) -> SkillsExportResult:
     return SkillsExportResult(paths=[str(path) for path in written])
 
 
+def _on_store(
+    name: str,
+    tool: str | None,
+    method: Callable[[MemoryStore, Req], Res],
+    read_only: bool,
+    description: str,
+    *,
+    creates: bool = False,
+) -> Operation[Req, Res]:
+    """The operation that calls the store's ``method``: its request and result types are the
+    ones :class:`MemoryStore` declares for it."""
+    hints = get_type_hints(method)
+
+    def handler(target: Target, request: Req) -> Res:
+        bound: Callable[[Req], Res] = getattr(target.store(), method.__name__)
+        return bound(request)
+
+    return Operation(
+        name, tool, hints["request"], hints["return"], read_only, description, handler, creates
+    )
+
+
 OPERATIONS: Final[tuple[Operation[Any, Any], ...]] = (
-    Operation(
+    _on_store(
         "record",
         "lore_record",
-        RecordRequest,
-        RecordResult,
+        MemoryStore.record,
         False,
         "Record one experience after verifying it: task, summary, outcome, verification "
         "{command, exit_code}, commands run. Returns {id, verified, redactions}. Refused for "
         "a holdout task of an active evaluation lock.",
-        lambda target, request: target.store().record(request),
         creates=True,
     ),
-    Operation(
+    _on_store(
         "prepare",
         "lore_prepare",
-        PrepareRequest,
-        Brief,
+        MemoryStore.prepare,
         False,
         "Brief a new task with relevant verified memory: experiences, commands to avoid, "
         "Skills, within budget_tokens. empty: true when nothing clears the relevance floor.",
-        lambda target, request: target.store().prepare(request),
         creates=True,
     ),
-    Operation(
+    _on_store(
         "promote",
         "lore_promote_skill",
-        PromoteRequest,
-        Skill,
+        MemoryStore.promote_skill,
         False,
         "Promote two or more verified, QA-approved experiences whose successful command "
         "sequences share at least two commands into a Skill.",
-        lambda target, request: target.store().promote_skill(request),
     ),
-    Operation(
+    _on_store(
         "start",
         "lore_start",
-        StartRequest,
-        StartResult,
+        MemoryStore.start,
         False,
         "Plan a task with the best healthy Skill: {plan_id, skill_id, steps, brief}; "
         "plan_id null and the reason when no Skill clears the floor.",
-        lambda target, request: target.store().start(request),
         creates=True,
     ),
-    Operation(
+    _on_store(
         "outcome",
         "lore_report_outcome",
-        OutcomeRequest,
-        OutcomeResult,
+        MemoryStore.report_outcome,
         False,
         "Report whether a plan worked (once per plan); updates the Skill's health.",
-        lambda target, request: target.store().report_outcome(request),
     ),
-    Operation(
+    _on_store(
         "health",
         "lore_skill_health",
-        SkillHealthRequest,
-        SkillHealthResult,
+        MemoryStore.skill_health,
         True,
         "Health of one Skill (skill_id) or of every Skill.",
-        lambda target, request: target.store().skill_health(request),
     ),
-    Operation(
+    _on_store(
         "dream",
         "lore_dream",
-        DreamRequest,
-        DreamResult,
+        MemoryStore.dream,
         False,
         "Mine candidate Skills from command sequences shared by two or more verified "
         "experiences. Candidates are untrusted until their checks pass (run by the "
         "operator: lore_check_candidate exists only when the operator allowed it).",
-        lambda target, request: target.store().dream(request),
     ),
     Operation(
         "check",
@@ -216,74 +185,60 @@ OPERATIONS: Final[tuple[Operation[Any, Any], ...]] = (
         _check,
         needs_consent=True,
     ),
-    Operation(
+    _on_store(
         "promote-candidate",
         "lore_promote_candidate",
-        PromoteCandidateRequest,
-        Skill,
+        MemoryStore.promote_candidate,
         False,
         "Promote a candidate whose checks passed into a trusted Skill.",
-        lambda target, request: target.store().promote_candidate(request),
     ),
-    Operation(
+    _on_store(
         "list",
         "lore_list",
-        ListRequest,
-        ListResult,
+        MemoryStore.list_items,
         True,
         "The most recent items of one kind (experience, skill, plan, brief, candidate, "
         "lock, lesson), newest first.",
-        lambda target, request: target.store().list_items(request),
     ),
-    Operation(
+    _on_store(
         "show",
         "lore_show",
-        ShowRequest,
-        ShowResult,
+        MemoryStore.show,
         True,
         "One item by id (exp-N, skill-N, plan-N, brief-N, cand-N) with its provenance.",
-        lambda target, request: target.store().show(request),
     ),
-    Operation(
+    _on_store(
         "explain",
         "lore_explain",
-        ExplainRequest,
-        ExplainResult,
+        MemoryStore.explain,
         True,
         "Explain retrieval for a task without recording a brief: every candidate experience "
         "with its lexical, semantic and fused scores, confidence, validity, feedback, and "
         "the reason it is served or withheld.",
-        lambda target, request: target.store().explain(request),
     ),
-    Operation(
+    _on_store(
         "validity",
         "lore_update_validity",
-        ValidityRequest,
-        ValidityResult,
+        MemoryStore.update_validity,
         False,
         "Mark an experience or Skill trusted, superseded, contradicted or deprecated (with a "
         "reason). Non-trusted items are withheld from briefs and plans, never deleted.",
-        lambda target, request: target.store().update_validity(request),
     ),
-    Operation(
+    _on_store(
         "feedback",
         "lore_feedback",
-        FeedbackRequest,
-        FeedbackResult,
+        MemoryStore.feedback,
         False,
         "Rate an experience a brief served: helpful, ignored, misleading or harmful. Ratings "
         "shift later ranking; one bad rating never buries an item, repeated harm withholds it.",
-        lambda target, request: target.store().feedback(request),
     ),
-    Operation(
+    _on_store(
         "reindex",
         None,
-        ReindexRequest,
-        ReindexResult,
+        MemoryStore.reindex,
         False,
         "Compute the embedding vector of every experience and lesson that has none (a store "
         "written before vectors existed).",
-        lambda target, request: target.store().reindex(request),
     ),
     Operation(
         "checkpoint",
@@ -313,42 +268,34 @@ OPERATIONS: Final[tuple[Operation[Any, Any], ...]] = (
         "Write each Skill as DIRECTORY/<name>/SKILL.md (never overwriting a folder).",
         _export,
     ),
-    Operation(
+    _on_store(
         "lock set",
         None,
-        LockRequest,
-        EvaluationLock,
+        MemoryStore.set_evaluation_lock,
         False,
         "Lock an evaluation's holdout tasks: record refuses them until the lock is cleared.",
-        lambda target, request: target.store().set_evaluation_lock(request),
         creates=True,
     ),
-    Operation(
+    _on_store(
         "lock clear",
         None,
-        LockClearRequest,
-        EvaluationLock,
+        MemoryStore.clear_evaluation_lock,
         False,
         "Clear an evaluation's active lock (it stays in the record as cleared).",
-        lambda target, request: target.store().clear_evaluation_lock(request),
     ),
-    Operation(
+    _on_store(
         "lock show",
         None,
-        LocksRequest,
-        LocksResult,
+        MemoryStore.evaluation_locks,
         True,
         "Every evaluation lock, active and cleared.",
-        lambda target, request: target.store().evaluation_locks(request),
     ),
-    Operation(
+    _on_store(
         "snapshot",
         None,
-        SnapshotRequest,
-        SnapshotResult,
+        MemoryStore.snapshot,
         True,
         "Write a consistent copy of the store to a new file, with its SHA-256.",
-        lambda target, request: target.store().snapshot(request),
     ),
 )
 """Every memory operation, in the order the MCP server lists its tools."""

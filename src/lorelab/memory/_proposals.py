@@ -7,7 +7,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
-from lorelab.memory._db import ID, Database, dumps, format_id, loads, maybe_one, now, one, parse_id
+from lorelab.memory._db import ID, Database, format_id, loads, maybe_one, one, parse_id
+from lorelab.memory._dreams import insert_candidate
 from lorelab.memory._models import (
     EXIT_CODE_MAX,
     EXIT_CODE_MIN,
@@ -133,24 +134,17 @@ def _insert(
     sources = [
         one(conn, "experiences", parse_id(value, "exp")) for value in proposal.source_experience_ids
     ]
-    projects = {row["project"] for row in sources}
-    cursor = conn.execute(
-        "INSERT INTO candidates (created_at, name, description, steps, checks, "
-        "source_experience_ids, fingerprint, origin, project, state, provenance) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, 'worker', ?, 'candidate', ?)",
-        (
-            now(),
-            proposal.name,
-            proposal.description,
-            dumps([{"command": step, "expected_exit_code": 0} for step in proposal.steps]),
-            dumps([check.model_dump() for check in proposal.checks]),
-            dumps([format_id("exp", int(row["id"])) for row in sources]),
-            _fingerprint(proposal),
-            projects.pop() if len(projects) == 1 else None,
-            dumps(provenance.model_dump(mode="json")),
-        ),
+    return insert_candidate(
+        conn,
+        sources,
+        name=proposal.name,
+        description=proposal.description,
+        steps=[{"command": step, "expected_exit_code": 0} for step in proposal.steps],
+        checks=[check.model_dump() for check in proposal.checks],
+        fingerprint=_fingerprint(proposal),
+        origin="worker",
+        provenance=provenance,
     )
-    return int(cursor.lastrowid or 0)
 
 
 def _known(conn: sqlite3.Connection) -> dict[str, str]:

@@ -157,33 +157,3 @@ class SkillsExportRequest(InputModel):
 
 class SkillsExportResult(OutputModel):
     paths: list[str] = Field(description="The SKILL.md files written.")
-
-
-__all__ = [
-    "AddLessonRequest",
-    "AddLessonResult",
-    "CandidateCheckRequest",
-    "CandidateRequest",
-    "ExperiencesResult",
-    "LessonHit",
-    "LessonRequest",
-    "LessonSearchRequest",
-    "LessonSearchResult",
-    "LessonsRequest",
-    "LessonsResult",
-    "LockClearRequest",
-    "LockRequest",
-    "LocksRequest",
-    "LocksResult",
-    "ProposalsRequest",
-    "ProposalsResult",
-    "RecordManyRequest",
-    "RecordManyResult",
-    "SkillsExportRequest",
-    "SkillsExportResult",
-    "SkillsRequest",
-    "SkillsResult",
-    "SnapshotRequest",
-    "SnapshotResult",
-    "VerifiedExperiencesRequest",
-]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
@@ -357,22 +357,51 @@ def _lexical_ranking(
     return Ranking("lexical", result, empty)
 
 
+def _bm25_search(
+    conn: sqlite3.Connection,
+    policy: RelevancePolicy,
+    task: str,
+    table: str,
+    term_docs: Callable[[Sequence[str]], dict[str, int]],
+    sql: str,
+    params: tuple[object, ...],
+) -> list[Scored]:
+    """``table``'s rows found for ``task`` by BM25 that clear the keyword floor, best first.
+
+    ``sql`` selects ``(rowid, terms, bm25)`` given the full-text match, then ``params``.
+    """
+    query = query_terms(term_docs, task, n_docs(conn, table), policy)
+    match = query.match(policy)
+    if match is None or len(query.weights) < policy.min_matched_terms:
+        return []
+    found = conn.execute(sql, (match, *params)).fetchall()
+    scored = [score(query, int(rowid), str(terms), float(r)) for rowid, terms, r in found]
+    return rank([item for item in scored if item.clears(policy)])
+
+
 def search_lexical(
     conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
 ) -> list[Scored]:
     """Verified experiences (of ``project`` or of none) clearing the keyword floor, best first."""
     fold_term_counts(conn, force=True)
-    total = n_docs(conn, "experiences")
-    query = query_terms(counts(conn, "experience_term_counts", "term", "docs"), task, total, policy)
-    match = query.match(policy)
-    if match is None or len(query.weights) < policy.min_matched_terms:
-        return []
-    found = conn.execute(
+    return _bm25_search(
+        conn,
+        policy,
+        task,
+        "experiences",
+        counts(conn, "experience_term_counts", "term", "docs"),
         _BM25_CANDIDATES,
-        (match, project, policy.pool, policy.candidates, policy.scan_limit),
-    ).fetchall()
-    scored = [score(query, int(rowid), str(terms), float(r)) for rowid, terms, r in found]
-    return rank([item for item in scored if item.clears(policy)])
+        (project, policy.pool, policy.candidates, policy.scan_limit),
+    )
+
+
+_SKILL_CANDIDATES: Final = (
+    "SELECT s.id, s.terms, bm25(skills_fts) AS r FROM skills_fts "
+    "JOIN skills s ON s.id = skills_fts.rowid "
+    "WHERE skills_fts MATCH ? AND (?2 OR s.health > 0) AND s.validity = 'trusted' "
+    "AND (?3 IS NULL OR s.project IS NULL OR s.project = ?3) "
+    "ORDER BY r LIMIT ?4"
+)
 
 
 def search_skills(
@@ -383,18 +412,12 @@ def search_skills(
     include_review_required: bool,
 ) -> list[Scored]:
     """Trusted Skills (healthy ones unless asked) relevant to ``task``, best first."""
-    total = n_docs(conn, "skills")
-    query = query_terms(counts(conn, "skills_vocab", "term", "doc"), task, total, policy)
-    match = query.match(policy)
-    if match is None or len(query.weights) < policy.min_matched_terms:
-        return []
-    found = conn.execute(
-        "SELECT s.id, s.terms, bm25(skills_fts) AS r FROM skills_fts "
-        "JOIN skills s ON s.id = skills_fts.rowid "
-        "WHERE skills_fts MATCH ? AND (?2 OR s.health > 0) AND s.validity = 'trusted' "
-        "AND (?3 IS NULL OR s.project IS NULL OR s.project = ?3) "
-        "ORDER BY r LIMIT ?4",
-        (match, include_review_required, project, policy.pool),
-    ).fetchall()
-    scored = [score(query, int(rowid), str(terms), float(r)) for rowid, terms, r in found]
-    return rank([item for item in scored if item.clears(policy)])
+    return _bm25_search(
+        conn,
+        policy,
+        task,
+        "skills",
+        counts(conn, "skills_vocab", "term", "doc"),
+        _SKILL_CANDIDATES,
+        (include_review_required, project, policy.pool),
+    )

@@ -10,6 +10,7 @@ say why, and nothing is deleted: marking it trusted again restores it. Every cha
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import asdict
 
 from lorelab.errors import UsageError
 from lorelab.memory._db import ID, Database, format_id, maybe_one, now, parse_id
@@ -84,12 +85,8 @@ def update_validity(db: Database, request: ValidityRequest) -> ValidityResult:
 
 
 def _counts(feedback: Feedback) -> FeedbackCounts:
-    return FeedbackCounts(
-        helpful=feedback.helpful,
-        ignored=feedback.ignored,
-        misleading=feedback.misleading,
-        harmful=feedback.harmful,
-    )
+    # The output model carries the ratings under Feedback's own field names.
+    return FeedbackCounts(**asdict(feedback))
 
 
 def feedback_of(conn: sqlite3.Connection, number: int) -> Feedback:

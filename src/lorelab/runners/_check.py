@@ -90,16 +90,8 @@ def check_suite(
         runner_chosen_by=because,
         classification=stability.classification,
         stable=stability.stable,
-        runs=[
-            RunSummary(
-                exit_code=run.exit_code,
-                duration_ms=run.duration_ms,
-                classification=run.classification,
-                reason=run.reason,
-                cases=run.cases,
-            )
-            for run in stability.runs
-        ],
+        # Each run's summary is the execution's own fields of the same names.
+        runs=[RunSummary.model_validate(run, from_attributes=True) for run in stability.runs],
         flaky_cases=stability.flaky_cases,
         first_difference=stability.first_difference,
         sandbox=sandbox_kind(sandbox),

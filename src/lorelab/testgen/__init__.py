@@ -6,7 +6,13 @@ generate tests, and candidate validation decides whether anything reaches the pr
 
 from lorelab._model import RunnerName
 from lorelab.testgen._generate import CallSettings, GenerationTask, generate
-from lorelab.testgen._learn import DEFAULT_LEARN_RUNS, learn, read_example, validate_example
+from lorelab.testgen._learn import (
+    DEFAULT_LEARN_RUNS,
+    learn,
+    lesson_request,
+    read_example,
+    validate_example,
+)
 from lorelab.testgen._models import (
     CandidateValidation,
     GenerateResult,
@@ -37,6 +43,7 @@ __all__ = [
     "generate",
     "generate_for_project",
     "learn",
+    "lesson_request",
     "read_example",
     "read_project",
     "recall_lessons",

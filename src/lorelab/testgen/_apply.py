@@ -102,6 +102,17 @@ def apply_tests(
     kept_validation: CandidateValidation | None = None
     dropped: list[str] = []
     chosen = list(files)
+
+    def result(reason: str, written: list[str] | None = None) -> ApplyResult:
+        return ApplyResult(
+            applied=written is not None and not dry_run,
+            dry_run=dry_run,
+            written=written or [],
+            dropped_cases=dropped,
+            kept_validation=kept_validation,
+            reason=reason,
+        )
+
     if not validation.valid:
         usable = (
             keep
@@ -109,34 +120,14 @@ def apply_tests(
             and any(case.status == "passed" for case in validation.cases)
         )
         if not usable:
-            return ApplyResult(
-                applied=False,
-                dry_run=dry_run,
-                written=[],
-                dropped_cases=[],
-                kept_validation=None,
-                reason=f"nothing applied: validation failed ({validation.reason})",
-            )
+            return result(f"nothing applied: validation failed ({validation.reason})")
         chosen, dropped = keep_passing(runner, files, validation)
         if not chosen:
-            return ApplyResult(
-                applied=False,
-                dry_run=dry_run,
-                written=[],
-                dropped_cases=dropped,
-                kept_validation=None,
-                reason="nothing applied: no passing case is left to keep",
-            )
+            return result("nothing applied: no passing case is left to keep")
         kept_validation = revalidate(chosen)
         if not kept_validation.valid:
-            return ApplyResult(
-                applied=False,
-                dry_run=dry_run,
-                written=[],
-                dropped_cases=dropped,
-                kept_validation=kept_validation,
-                reason=f"nothing applied: the kept cases failed validation "
-                f"({kept_validation.reason})",
+            return result(
+                f"nothing applied: the kept cases failed validation ({kept_validation.reason})"
             )
     try:
         # Against the project as it is now (symlinks, case-only clashes, files the reader
@@ -144,30 +135,9 @@ def apply_tests(
         check_writable(project, [entry.path for entry in chosen])
     except (OutputExistsError, PathError) as exc:
         never = "; never overwritten" if isinstance(exc, OutputExistsError) else ""
-        return ApplyResult(
-            applied=False,
-            dry_run=dry_run,
-            written=[],
-            dropped_cases=dropped,
-            kept_validation=kept_validation,
-            reason=f"nothing applied: {exc}{never}",
-        )
+        return result(f"nothing applied: {exc}{never}")
     paths = [entry.path for entry in chosen]
     if dry_run:
-        return ApplyResult(
-            applied=False,
-            dry_run=True,
-            written=paths,
-            dropped_cases=dropped,
-            kept_validation=kept_validation,
-            reason="dry run: nothing written",
-        )
+        return result("dry run: nothing written", paths)
     write_files(project, chosen, private=False)
-    return ApplyResult(
-        applied=True,
-        dry_run=False,
-        written=paths,
-        dropped_cases=dropped,
-        kept_validation=kept_validation,
-        reason=f"wrote {len(paths)} test files",
-    )
+    return result(f"wrote {len(paths)} test files", paths)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from lorelab.errors import UsageError
 from lorelab.io import read_model, sha256_bytes
@@ -61,6 +62,23 @@ def validate_example(
     return ExampleValidation(valid=False, reason=reason, stability=stability)
 
 
+def lesson_request(
+    example: HistoricalExample, runs: int, details: Mapping[str, Any]
+) -> AddLessonRequest:
+    """The request that stores ``example`` as a lesson whose tests passed in ``runs`` runs.
+
+    Its validation record names the runner and the runs, then ``details`` in their order.
+    """
+    return AddLessonRequest(
+        lesson_id=example.id,
+        specification_id=example.specification_id,
+        requirements=example.requirements,
+        files=list(example.files),
+        tests=list(example.tests),
+        validation={"runner": example.runner, "runs": runs, **details},
+    )
+
+
 def check_new_lesson(store: MemoryStore, lesson_id: str) -> None:
     """Refuse (before anything runs) a lesson id the store already holds."""
     if any(lesson.id == lesson_id for lesson in store.list_lessons(LessonsRequest()).lessons):
@@ -81,15 +99,10 @@ def learn(
     if not validation.valid:
         return LearnResult(lesson_id=None, validation=validation)
     added = store.add_lesson(
-        AddLessonRequest(
-            lesson_id=example.id,
-            specification_id=example.specification_id,
-            requirements=example.requirements,
-            files=list(example.files),
-            tests=list(example.tests),
-            validation={
-                "runner": example.runner,
-                "runs": runs,
+        lesson_request(
+            example,
+            runs,
+            {
                 "cases": [case.id for case in validation.stability.runs[0].cases],
                 "sourceSha256": files_digest(list(example.files)),
                 "testsSha256": files_digest(list(example.tests)),

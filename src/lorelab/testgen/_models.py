@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import re
-from typing import Final, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
-from lorelab._model import ReceiptModel, RecordModel, RunnerName
+from lorelab._model import TEST_PATHS, ReceiptModel, RecordModel, RunnerName
 from lorelab.errors import PathError
 from lorelab.runners import Execution, Stability
 from lorelab.workers import RoleReceipt
 from lorelab.workers.roles import Case
 from lorelab.workspace import FileEntry, check_distinct
-
-EXAMPLE_TEST_PATHS: Final[dict[str, re.Pattern[str]]] = {
-    "pytest": re.compile(r"tests/test_[A-Za-z0-9_]+\.py"),
-    "node": re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js"),
-}
 
 
 class HistoricalExample(RecordModel):
@@ -37,7 +31,7 @@ class HistoricalExample(RecordModel):
 
     @model_validator(mode="after")
     def _paths(self) -> HistoricalExample:
-        pattern = EXAMPLE_TEST_PATHS[self.runner]
+        pattern = TEST_PATHS[self.runner]
         for entry in self.tests:
             if not pattern.fullmatch(entry.path):
                 raise ValueError(f"tests: {entry.path!r} is not a {self.runner} test path")

@@ -6,12 +6,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lorelab._model import RunnerName
+from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, RunnerName
 from lorelab.memory import open_store, store_path
 from lorelab.runners import is_test_file
 from lorelab.testgen._apply import apply_tests
 from lorelab.testgen._generate import CallSettings, GenerationTask, generate
-from lorelab.testgen._models import CandidateValidation, GenerateResult, Recall
+from lorelab.testgen._models import (
+    ApplyResult,
+    CandidateValidation,
+    GenerateResult,
+    Generation,
+    Recall,
+)
 from lorelab.testgen._project import read_project, select_sources
 from lorelab.testgen._recall import DEFAULT_K, recall_lessons
 from lorelab.testgen._validate import validate_candidates
@@ -33,8 +39,8 @@ class GenerateOptions:
     k: int = DEFAULT_K
     stability_runs: int = 5
     timeout_s: float = 60.0
-    timeout_ms: int = 115_000
-    max_output_bytes: int = 65_536
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
     keep_passing: bool = False
     dry_run: bool = False
     allow_conftest: bool = False
@@ -54,6 +60,24 @@ def _recall(options: GenerateOptions) -> Recall | None:
         return recall_lessons(store, options.requirements, options.k, runner=options.runner)
     finally:
         store.close()
+
+
+def _result(
+    options: GenerateOptions,
+    recall: Recall | None,
+    generation: Generation,
+    validation: CandidateValidation | None = None,
+    applied: ApplyResult | None = None,
+) -> GenerateResult:
+    return GenerateResult(
+        runner=options.runner,
+        agent=list(options.agent),
+        reviewer_agent=list(options.reviewer_agent) if options.reviewer_agent else None,
+        recall=recall,
+        generation=generation,
+        validation=validation,
+        apply=applied,
+    )
 
 
 def generate_for_project(options: GenerateOptions) -> GenerateResult:
@@ -91,15 +115,7 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
             ),
         )
         if generation.status != "approved" or not generation.files:
-            return GenerateResult(
-                runner=options.runner,
-                agent=list(options.agent),
-                reviewer_agent=list(options.reviewer_agent) if options.reviewer_agent else None,
-                recall=recall,
-                generation=generation,
-                validation=None,
-                apply=None,
-            )
+            return _result(options, recall, generation)
         authored = generation.files
 
         # The project's own tests stay out: only the generated cases are run and judged.
@@ -130,12 +146,4 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
             dry_run=options.dry_run,
             revalidate=lambda kept: validate("kept", kept),
         )
-    return GenerateResult(
-        runner=options.runner,
-        agent=list(options.agent),
-        reviewer_agent=list(options.reviewer_agent) if options.reviewer_agent else None,
-        recall=recall,
-        generation=generation,
-        validation=validation,
-        apply=applied,
-    )
+    return _result(options, recall, generation, validation, applied)

@@ -14,16 +14,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from lorelab._model import RunnerName
+from lorelab._model import TEST_PATHS, RunnerName
 from lorelab.runners import Execution, Stability, get_runner, run_stability
 from lorelab.testgen._models import (
-    EXAMPLE_TEST_PATHS,
     CandidateValidation,
     CaseVerdict,
 )
 from lorelab.workspace import FileEntry, RunRoot
 
-TEST_PATHS: Final = EXAMPLE_TEST_PATHS
 CONFTEST: Final = "tests/conftest.py"
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from lorelab._model import RunnerName
+from lorelab.testing._source_text import CLOSING, pieces
 from lorelab.workers.adapters.static import Section, section_items
 from lorelab.workers.roles import Lesson, Task
 from lorelab.workspace import FileEntry
@@ -63,37 +64,30 @@ def _scan(text: str) -> tuple[list[int], bool]:
     ``[]``, ``{}``; ``===``/``!==``/``<==`` are not matches.
     """
     positions: list[int] = []
-    closing = {")": "(", "]": "[", "}": "{"}
     stack: list[str] = []
-    quote: str | None = None
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if quote is not None:
-            if char == "\\":
+    closed = True
+    for piece in pieces(text):
+        closed = piece.closed
+        index = piece.start
+        while piece.kind == "code" and index < piece.end:
+            char = text[index]
+            if char in "([{":
+                stack.append(char)
+            elif char in CLOSING:
+                if not stack or stack.pop() != CLOSING[char]:
+                    return positions, False
+            elif (
+                char == "="
+                and not stack
+                and text[index : index + 2] == "=="
+                and text[index + 2 : index + 3] != "="
+                and (index == 0 or text[index - 1] not in "=!<>")
+            ):
+                positions.append(index)
                 index += 2
                 continue
-            if char == quote:
-                quote = None
-        elif char in "'\"`":
-            quote = char
-        elif char in "([{":
-            stack.append(char)
-        elif char in closing:
-            if not stack or stack.pop() != closing[char]:
-                return positions, False
-        elif (
-            char == "="
-            and not stack
-            and text[index : index + 2] == "=="
-            and text[index + 2 : index + 3] != "="
-            and (index == 0 or text[index - 1] not in "=!<>")
-        ):
-            positions.append(index)
-            index += 2
-            continue
-        index += 1
-    return positions, quote is None and not stack
+            index += 1
+    return positions, closed and not stack
 
 
 def _balanced(text: str) -> bool:

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from lorelab._model import PROTOCOL_FIXTURE, RunnerName
+from lorelab._model import PROTOCOL_FIXTURE, TEST_PATH_SHAPES, TEST_PATHS, RunnerName
 from lorelab.errors import LorelabError, OutcomeFailure, UsageError
 from lorelab.io import canonical_json, loads_strict
 from lorelab.testing._requirements import (
@@ -34,6 +34,7 @@ from lorelab.testing._requirements import (
     plan_cases,
     select_items,
 )
+from lorelab.testing._source_text import CLOSING, pieces
 from lorelab.workers.roles import (
     ArchitectPayload,
     ArchitectResponse,
@@ -61,10 +62,6 @@ _IDENTIFIER: Final = re.compile(r"[A-Za-z_$][\w$]*")
 _SOURCE_PATHS: Final[dict[str, re.Pattern[str]]] = {
     "pytest": re.compile(r"src/(?P<name>[a-z][a-z0-9_]*)\.py"),
     "node": re.compile(r"src/(?P<name>[a-z][a-z0-9_]*)\.js"),
-}
-_TEST_PATHS: Final[dict[str, re.Pattern[str]]] = {
-    "pytest": re.compile(r"tests/test_[A-Za-z0-9_]+\.py"),
-    "node": re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js"),
 }
 _JS_TEST_CALL: Final = re.compile(r"(?<![\w$.])(?:test|it)\s*\(")
 _JS_DEFINED: Final = re.compile(
@@ -150,25 +147,10 @@ def _used_identifiers(item: ExampleItem) -> list[str]:
 
 def _strip_strings(code: str) -> str:
     """``code`` with string literals blanked, so words inside strings are not identifiers."""
-    out: list[str] = []
-    quote: str | None = None
-    index = 0
-    while index < len(code):
-        char = code[index]
-        if quote is not None:
-            if char == "\\":
-                index += 2
-                continue
-            if char == quote:
-                quote = None
-                out.append(" ")
-        elif char in "'\"`":
-            quote = char
-            out.append(" ")
-        else:
-            out.append(char)
-        index += 1
-    return "".join(out)
+    return "".join(
+        code[piece.start : piece.end] if piece.kind == "code" else "  " if piece.closed else " "
+        for piece in pieces(code)
+    )
 
 
 def _imports_for(
@@ -312,40 +294,21 @@ def author(payload: AuthorPayload) -> AuthorResponse:
 def _js_problem(content: str) -> str | None:
     """A basic syntax check: quotes, comments and brackets balance. ``None`` when fine."""
     stack: list[str] = []
-    closing = {")": "(", "]": "[", "}": "{"}
-    quote: str | None = None
-    index = 0
-    while index < len(content):
-        char = content[index]
-        pair = content[index : index + 2]
-        if quote is not None:
-            if char == "\\":
-                index += 2
-                continue
-            if char == quote:
-                quote = None
-            elif char == "\n" and quote != "`":
-                return f"unterminated string on line {content.count(chr(10), 0, index) + 1}"
-        elif pair == "//":
-            end = content.find("\n", index)
-            index = len(content) if end < 0 else end
+    for piece in pieces(content, comments=True):
+        if piece.newline is not None:
+            return f"unterminated string on line {content.count(chr(10), 0, piece.newline) + 1}"
+        if not piece.closed:
+            kind = "string at end of file" if piece.kind == "string" else "block comment"
+            return f"unterminated {kind}"
+        if piece.kind != "code":
             continue
-        elif pair == "/*":
-            end = content.find("*/", index + 2)
-            if end < 0:
-                return "unterminated block comment"
-            index = end + 2
-            continue
-        elif char in "'\"`":
-            quote = char
-        elif char in "([{":
-            stack.append(char)
-        elif char in closing and (not stack or stack.pop() != closing[char]):
-            line = content.count("\n", 0, index) + 1
-            return f"unbalanced {char!r} on line {line}"
-        index += 1
-    if quote is not None:
-        return "unterminated string at end of file"
+        for index in range(piece.start, piece.end):
+            char = content[index]
+            if char in "([{":
+                stack.append(char)
+            elif char in CLOSING and (not stack or stack.pop() != CLOSING[char]):
+                line = content.count("\n", 0, index) + 1
+                return f"unbalanced {char!r} on line {line}"
     if stack:
         return f"unclosed {stack[-1]!r} at end of file"
     return None
@@ -354,31 +317,11 @@ def _js_problem(content: str) -> str | None:
 def _js_code(content: str) -> str:
     """``content`` with comments and string literals blanked (for counting test calls)."""
     out: list[str] = []
-    quote: str | None = None
-    index = 0
-    while index < len(content):
-        char = content[index]
-        pair = content[index : index + 2]
-        if quote is not None:
-            if char == "\\":
-                index += 2
-                continue
-            if char == quote:
-                quote = None
-                out.append(char)
-        elif pair == "//":
-            end = content.find("\n", index)
-            index = len(content) if end < 0 else end
-            continue
-        elif pair == "/*":
-            end = content.find("*/", index + 2)
-            index = len(content) if end < 0 else end + 2
-            continue
-        else:
-            if char in "'\"`":
-                quote = char
-            out.append(char)
-        index += 1
+    for piece in pieces(content, comments=True):
+        if piece.kind == "code":
+            out.append(content[piece.start : piece.end])
+        elif piece.kind == "string":
+            out.append(content[piece.start] * (2 if piece.closed else 1))
     return "".join(out)
 
 
@@ -412,8 +355,8 @@ def review(runner: Runner, tests: Sequence[FileEntry]) -> tuple[bool, list[str]]
     problems: list[str] = []
     notes: list[str] = []
     for entry in tests:
-        if not _TEST_PATHS[runner].fullmatch(entry.path):
-            shape = "tests/test_<name>.py" if runner == "pytest" else "test/<name>.test.js"
+        if not TEST_PATHS[runner].fullmatch(entry.path):
+            shape = TEST_PATH_SHAPES[runner]
             problems.append(f"{entry.path}: not a canonical {runner} test path ({shape})")
             continue
         if runner == "pytest":

@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from lorelab._model import PROTOCOL_FIXTURE
-
-EVIDENCE_KIND: Final = PROTOCOL_FIXTURE
+# lorelab._model's PROTOCOL_FIXTURE, spelled out: importing that module (pydantic) would cost
+# every host call a few hundred milliseconds of start-up for one string (a test checks both agree).
+EVIDENCE_KIND: Final = "protocol-fixture"
 MAX_PAYLOAD_BYTES: Final = 4 * 1024 * 1024
 COMMAND_TIMEOUT_S: Final = 20
 VERIFY_TIMEOUT_S: Final = 120

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, Field, field_validator
 
-from lorelab._model import RunnerName, StrictRecordModel
+from lorelab._model import TEST_PATH_SHAPES, TEST_PATHS, RunnerName, StrictRecordModel
 from lorelab.errors import PathError, SchemaError, UsageError
 from lorelab.io import validate_model
 from lorelab.workspace import FileEntry, check_distinct
@@ -22,16 +22,11 @@ PROMPT_VERSION: Final = "lorelab.role-prompt/1"
 ROLES: Final = ("architect", "author", "reviewer", "host", "context", "dreamer")
 MAX_TIMEOUT_MS: Final = 120_000
 
+_T = TypeVar("_T")
 Role = Literal["architect", "author", "reviewer", "host", "context", "dreamer"]
 Runner = RunnerName
 
 CONFTEST_PATH: Final = "tests/conftest.py"
-_PYTEST_TEST_PATH: Final = re.compile(r"tests/test_[A-Za-z0-9_]+\.py")
-_NODE_TEST_PATH: Final = re.compile(r"test/[A-Za-z0-9_][A-Za-z0-9_.-]*\.test\.js")
-_TEST_PATHS: Final[dict[str, re.Pattern[str]]] = {
-    "pytest": _PYTEST_TEST_PATH,
-    "node": _NODE_TEST_PATH,
-}
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 
 NonNegativeInt = Annotated[int, Field(ge=0)]
@@ -209,6 +204,13 @@ class _Response(StrictRecordModel):
     )
 
 
+def _unique_by(value: list[_T], keys: list[str], what: str) -> list[_T]:
+    """``value`` when its ``keys`` are distinct; a validation error naming ``what`` otherwise."""
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{what} must be unique")
+    return value
+
+
 class ArchitectResponse(_Response):
     """An architect's plan."""
 
@@ -217,10 +219,7 @@ class ArchitectResponse(_Response):
     @field_validator("cases")
     @classmethod
     def _unique(cls, value: list[Case]) -> list[Case]:
-        names = [case.name for case in value]
-        if len(set(names)) != len(names):
-            raise ValueError("case names must be unique")
-        return value
+        return _unique_by(value, [case.name for case in value], "case names")
 
 
 class AuthorResponse(_Response):
@@ -232,10 +231,8 @@ class AuthorResponse(_Response):
     @classmethod
     def _test_paths(cls, value: list[FileEntry]) -> list[FileEntry]:
         for entry in value:
-            if not (
-                _PYTEST_TEST_PATH.fullmatch(entry.path)
-                or _NODE_TEST_PATH.fullmatch(entry.path)
-                or entry.path == CONFTEST_PATH
+            if entry.path != CONFTEST_PATH and not any(
+                pattern.fullmatch(entry.path) for pattern in TEST_PATHS.values()
             ):
                 raise ValueError(
                     f"{entry.path!r} is not a test path (tests/test_<name>.py or "
@@ -358,10 +355,7 @@ class ContextAnswer(StrictRecordModel):
     @field_validator("facts")
     @classmethod
     def _distinct_ids(cls, value: list[ContextFact]) -> list[ContextFact]:
-        ids = [fact.id for fact in value]
-        if len(set(ids)) != len(ids):
-            raise ValueError("fact ids must be unique")
-        return value
+        return _unique_by(value, [fact.id for fact in value], "fact ids")
 
 
 class ContextCommand(StrictRecordModel):
@@ -558,7 +552,7 @@ def _check_author_limits(response: AuthorResponse, payload: Mapping[str, Any]) -
             f"author response: {len(response.files)} files exceed limits.maxFiles {max_files}"
         )
     allow_conftest = isinstance(limits, Mapping) and limits.get("allowConftest") is True
-    if runner in _TEST_PATHS:
+    if runner in TEST_PATHS:
         for entry in response.files:
             if entry.path == CONFTEST_PATH and runner == "pytest":
                 if not allow_conftest:
@@ -567,10 +561,10 @@ def _check_author_limits(response: AuthorResponse, payload: Mapping[str, Any]) -
                         "limits.allowConftest is true"
                     )
                 continue
-            if not _TEST_PATHS[runner].fullmatch(entry.path):
+            if not TEST_PATHS[runner].fullmatch(entry.path):
                 raise SchemaError(
                     f"author response: {entry.path!r} is not a {runner} test path "
-                    f"({'tests/test_<name>.py' if runner == 'pytest' else 'test/<name>.test.js'})"
+                    f"({TEST_PATH_SHAPES[runner]})"
                 )
         if isinstance(max_cases, int):
             total = sum(count_test_cases(runner, entry.content) for entry in response.files)

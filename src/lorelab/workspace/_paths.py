@@ -44,14 +44,20 @@ def canonical_path(path: str) -> str:
     return path
 
 
+def claim_path(seen: dict[str, str], path: str) -> None:
+    """Add ``path`` to ``seen`` (paths by their case-folded form); a :class:`PathError` if it
+    equals one already there, or differs only by letter case."""
+    key = path.casefold()
+    if key in seen:
+        raise PathError(f"paths {seen[key]!r} and {path!r} collide (equal ignoring case)")
+    seen[key] = path
+
+
 def check_distinct(paths: Iterable[str]) -> None:
     """Raise :class:`PathError` if two paths are equal or differ only by letter case."""
     seen: dict[str, str] = {}
     for path in paths:
-        key = path.casefold()
-        if key in seen:
-            raise PathError(f"paths {seen[key]!r} and {path!r} collide (equal ignoring case)")
-        seen[key] = path
+        claim_path(seen, path)
 
 
 class FileEntry(BaseModel):

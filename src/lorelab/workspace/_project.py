@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Final
 
 from lorelab.errors import InvalidInput, OutputExistsError, PathError
-from lorelab.workspace._paths import FileEntry, canonical_path
+from lorelab.workspace._paths import FileEntry, canonical_path, claim_path
 
 MAX_PROJECT_FILES: Final = 2000
 MAX_FILE_BYTES: Final = 4 * 1024 * 1024
@@ -67,10 +67,7 @@ def check_layout(paths: Sequence[str]) -> None:
     files: dict[str, str] = {}
     dirs: dict[str, str] = {}
     for path in paths:
-        key = path.casefold()
-        if key in files:
-            raise PathError(f"paths {files[key]!r} and {path!r} collide (equal ignoring case)")
-        files[key] = path
+        claim_path(files, path)
         segments = path.split("/")
         for depth in range(1, len(segments)):
             prefix = "/".join(segments[:depth])

@@ -190,3 +190,17 @@ def test_an_invalid_payload_gets_a_nonzero_exit_and_one_line_on_stderr(tmp_path,
     assert done.stdout == b""
     assert message in done.stderr.decode()
     assert done.stderr.decode().count("\n") == 1
+
+
+def test_the_fixture_host_says_protocol_fixture_without_importing_lorelab_models():
+    from lorelab._model import PROTOCOL_FIXTURE
+    from lorelab.testing.fixture_host import EVIDENCE_KIND
+
+    assert EVIDENCE_KIND == PROTOCOL_FIXTURE
+    # It starts once per host call: it must not pay for pydantic (or lorelab's models).
+    code = "import sys, lorelab.testing.fixture_host; print(sorted(sys.modules))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "'pydantic'" not in loaded
+    assert "'lorelab._model'" not in loaded

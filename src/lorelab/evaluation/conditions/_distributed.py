@@ -100,7 +100,7 @@ def _lost_observed(ctx: RunContext, served: Served, lost: Lost) -> _Observed:
     seen.attempts.failure = EXECUTOR_FAILURE
     seen.attempts.failure_detail = lost.reason
     seen.notes.append(f"{EXECUTOR_FAILURE}: {lost.reason}; never retried, left out of comparisons")
-    ctx.executor_failures += 1
+    ctx.counts.executor_failures += 1
     return seen
 
 

@@ -244,51 +244,57 @@ def _unless_interrupted(exc: MemoryToolError) -> None:
         ) from None
 
 
-async def _journaled(
-    journal: Journal,
-    state: dict[str, Any],
-    key: dict[str, Any],
-    step: tuple[str, int, str],
-    recover: Callable[[], Awaitable[dict[str, Any] | None]],
-    write: Callable[[], Awaitable[dict[str, Any]]],
-) -> None:
-    """One finalize write between its journal entries: ``step`` is (the journal's name for it,
-    the run's index, the memory operation). Done by an earlier finalize: taken from the journal.
-    Begun by one (an intent without a result): ``recover`` looks for it in memory first."""
-    name, index, operation = step
-    listed = "recorded" if operation == "record" else "outcomes"
-    done_name, intent_name = f"{name}-{index:03d}.json", f"{name}-{index:03d}-intent.json"
-    done = journal.get(done_name)
-    if done is not None:
-        state[listed].append({**key, **done["result"], "fromJournal": True})
-        return
-    try:
-        result = None
-        if journal.get(intent_name) is not None:
-            result = await recover()
-        else:
-            journal.put(intent_name, {**key, "operation": operation})
-        if result is None:
-            result = await write()
-    except MemoryUnsupported as exc:
-        state["unsupported"].append(_unsupported(key, exc))
-        return
-    except MemoryToolError as exc:
-        _unless_interrupted(exc)
-        state["errors"].append({**key, "operation": operation, "error": str(exc)})
-        return
-    journal.put(done_name, {**key, "result": result})
-    state[listed].append({**key, **result})
+@dataclass(frozen=True, slots=True)
+class _RunWrite:
+    """Where finalize's writes for one run go: the memory, the journal, the receipt's state,
+    and the run (its index in the runs file and its key in the receipt)."""
+
+    memory: MemoryUnderTest
+    journal: Journal
+    state: dict[str, Any]
+    index: int
+    key: dict[str, Any]
+
+    async def journaled(
+        self,
+        name: str,
+        operation: str,
+        recover: Callable[[], Awaitable[dict[str, Any] | None]],
+        write: Callable[[], Awaitable[dict[str, Any]]],
+    ) -> None:
+        """One write between its journal entries: ``name`` is the journal's name for it,
+        ``operation`` the memory's. Done by an earlier finalize: taken from the journal. Begun
+        by one (an intent without a result): ``recover`` looks for it in memory first."""
+        journal, state, key = self.journal, self.state, self.key
+        listed = "recorded" if operation == "record" else "outcomes"
+        done_name = f"{name}-{self.index:03d}.json"
+        intent_name = f"{name}-{self.index:03d}-intent.json"
+        done = journal.get(done_name)
+        if done is not None:
+            state[listed].append({**key, **done["result"], "fromJournal": True})
+            return
+        try:
+            result = None
+            if journal.get(intent_name) is not None:
+                result = await recover()
+            else:
+                journal.put(intent_name, {**key, "operation": operation})
+            if result is None:
+                result = await write()
+        except MemoryUnsupported as exc:
+            state["unsupported"].append(_unsupported(key, exc))
+            return
+        except MemoryToolError as exc:
+            _unless_interrupted(exc)
+            state["errors"].append({**key, "operation": operation, "error": str(exc)})
+            return
+        journal.put(done_name, {**key, "result": result})
+        state[listed].append({**key, **result})
 
 
-async def _record_one(
-    memory: MemoryUnderTest,
-    journal: Journal,
-    index: int,
-    key: dict[str, Any],
-    arguments: dict[str, Any],
-    state: dict[str, Any],
-) -> None:
+async def _record_one(run_write: _RunWrite, arguments: dict[str, Any]) -> None:
+    memory = run_write.memory
+
     async def recover() -> dict[str, Any] | None:
         recovered = await _already_recorded(memory, arguments)
         if recovered is None:
@@ -305,21 +311,17 @@ async def _record_one(
             result["planOutcome"] = answer["plan_outcome"]
         return result
 
-    await _journaled(journal, state, key, ("record", index, "record"), recover, write)
+    await run_write.journaled("record", "record", recover, write)
 
 
-async def _report_one(
-    memory: MemoryUnderTest,
-    journal: Journal,
-    index: int,
-    key: dict[str, Any],
-    run: RunRecord,
-    state: dict[str, Any],
-) -> None:
+async def _report_one(run_write: _RunWrite, run: RunRecord) -> None:
+    memory = run_write.memory
     plan_id = run.plan_id
     assert plan_id is not None
-    if not memory.supports("report_outcome") and journal.get(f"outcome-{index:03d}.json") is None:
-        state["skipped"].append({**key, "reason": "the memory has no outcome operation"})
+    outcome_done = run_write.journal.get(f"outcome-{run_write.index:03d}.json")
+    if not memory.supports("report_outcome") and outcome_done is None:
+        reason = "the memory has no outcome operation"
+        run_write.state["skipped"].append({**run_write.key, "reason": reason})
         return
 
     async def recover() -> dict[str, Any] | None:
@@ -349,7 +351,7 @@ async def _report_one(
             result["credit"] = outcome["credit"]
         return result
 
-    await _journaled(journal, state, key, ("outcome", index, "report_outcome"), recover, write)
+    await run_write.journaled("outcome", "report_outcome", recover, write)
 
 
 async def _record_outcomes(
@@ -372,10 +374,10 @@ async def _record_outcomes(
                 {**key, "reason": "no verified outcome (the host call failed or verify timed out)"}
             )
             continue
-        arguments = _record_arguments(run, manifest, output, host)
-        await _record_one(memory, journal, index, key, arguments, state)
+        run_write = _RunWrite(memory, journal, state, index, key)
+        await _record_one(run_write, _record_arguments(run, manifest, output, host))
         if run.plan_id:
-            await _report_one(memory, journal, index, key, run, state)
+            await _report_one(run_write, run)
 
 
 async def _clear_lock(

@@ -38,9 +38,20 @@ _SHELL_BUILTINS: Final = frozenset(
 )
 _REDIRECTION: Final = re.compile(r"(?:[0-9]*|&)(?:>>?|<)")
 # Characters a shell acts on when they stand unquoted anywhere in a word (``tests;rm``,
-# ``a|b``, ``tests/test_*.py``): operators, and glob characters it would expand.
-_UNQUOTED_OPERATORS: Final = frozenset(";|&<>()")
-_UNQUOTED_GLOBS: Final = frozenset("*?")
+# ``a|b``, ``tests/test_*.py``): operators, and glob characters it would expand; each with
+# what is wrong when they are found ({} lists those found).
+_UNQUOTED: Final = (
+    (
+        frozenset(";|&<>()"),
+        "verify must be one command run without a shell; found shell operator(s) {} inside a "
+        "word (quote the character when the program itself takes it)",
+    ),
+    (
+        frozenset("*?"),
+        "verify uses the unquoted glob character(s) {}, which only a shell expands; verify runs "
+        "without one (name the files, or quote the character when the program itself takes it)",
+    ),
+)
 
 
 def _unquoted(command: str) -> list[str]:
@@ -216,26 +227,31 @@ class SkillSpec(RecordModel):
     )
 
 
+def _threshold(
+    default: float,
+    description: str,
+    *,
+    gt: float | None = None,
+    ge: float | None = None,
+    lt: float | None = None,
+    le: float | None = None,
+) -> Any:
+    """A decision threshold, strict: "0.05" (a string) or true is a mistake in a threshold, not
+    a value."""
+    return Field(default=default, gt=gt, ge=ge, lt=lt, le=le, strict=True, description=description)
+
+
 def _share(default: float, description: str) -> Any:
     """A threshold on a share of runs: a number from 0 to 1 (strict: "0.2" is a mistake)."""
-    return Field(default=default, ge=0, le=1, strict=True, description=description)
+    return _threshold(default, description, ge=0, le=1)
 
 
 class Thresholds(RecordModel):
     """Decision thresholds for the dreaming condition, declared before any run."""
 
-    # Strict numbers: "0.05" (a string) or true is a mistake in a threshold, not a value.
-    alpha: float = Field(
-        default=0.05,
-        gt=0,
-        lt=1,
-        strict=True,
-        description="Significance level of the exact sign test.",
-    )
-    max_negative_transfer: StrictInt = Field(
-        default=0,
-        ge=0,
-        description="Most holdout tasks baseline passed and the condition may fail.",
+    alpha: float = _threshold(0.05, "Significance level of the exact sign test.", gt=0, lt=1)
+    max_negative_transfer: StrictInt = _threshold(
+        0, "Most holdout tasks baseline passed and the condition may fail.", ge=0
     )
     max_pollution_rate: float = _share(
         0.2, "Highest share of holdout runs that may serve irrelevant guidance or unchecked items."
@@ -243,16 +259,11 @@ class Thresholds(RecordModel):
     max_irrelevance_rate: float = _share(
         0.5, "Highest share of holdout runs whose retrieval_relevant may be false."
     )
-    max_mean_guidance_tokens: float = Field(
-        default=1200,
-        ge=0,
-        strict=True,
-        description="Highest mean estimated guidance tokens per holdout run.",
+    max_mean_guidance_tokens: float = _threshold(
+        1200, "Highest mean estimated guidance tokens per holdout run.", ge=0
     )
-    review_required_failures: StrictInt = Field(
-        default=2,
-        ge=1,
-        description="Failed runs under one Skill that mark it review_required.",
+    review_required_failures: StrictInt = _threshold(
+        2, "Failed runs under one Skill that mark it review_required.", ge=1
     )
 
 
@@ -386,20 +397,10 @@ def _check_verify(task: TaskSpec, source: str) -> None:
         )
     bare = _unquoted(task.verify)
     # Attached to a word (``tests;rm -rf x``, ``a|b``) an operator is just as much a shell's.
-    attached = sorted({char for char in bare if char in _UNQUOTED_OPERATORS})
-    if attached:
-        raise SchemaError(
-            f"{source}: task {task.id}: verify must be one command run without a shell; "
-            f"found shell operator(s) {' '.join(attached)} inside a word (quote the character "
-            "when the program itself takes it)"
-        )
-    globs = sorted({char for char in bare if char in _UNQUOTED_GLOBS})
-    if globs:
-        raise SchemaError(
-            f"{source}: task {task.id}: verify uses the unquoted glob character(s) "
-            f"{' '.join(globs)}, which only a shell expands; verify runs without one (name the "
-            "files, or quote the character when the program itself takes it)"
-        )
+    for characters, problem in _UNQUOTED:
+        found = sorted({char for char in bare if char in characters})
+        if found:
+            raise SchemaError(f"{source}: task {task.id}: {problem.format(' '.join(found))}")
 
 
 def _check_time_budget(manifest: ConditionsManifest, source: str) -> None:

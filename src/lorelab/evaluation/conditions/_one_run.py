@@ -70,6 +70,28 @@ class HostSide(Protocol):
 
 
 @dataclass(slots=True)
+class RunCounts:
+    """What went wrong or was flagged over the runs; the summary and ``run.json`` carry each."""
+
+    host_failures: int = 0
+    identity_changes: int = 0
+    memory_failures: int = 0
+    model_mismatches: int = 0
+    flagged_runs: int = 0
+    executor_failures: int = 0
+
+    @property
+    def failures(self) -> int:
+        """Host, memory, model-claim and executor failures: any of them makes the exit 1."""
+        return (
+            self.host_failures
+            + self.memory_failures
+            + self.model_mismatches
+            + self.executor_failures
+        )
+
+
+@dataclass(slots=True)
 class RunContext:
     """What every run of one evaluation shares, and the counts the run summary needs."""
 
@@ -86,14 +108,9 @@ class RunContext:
     memory: MemoryUnderTest | None = None
     dream: DreamOutcome | None = None
     records: list[ConditionRun] = field(default_factory=list)
-    host_failures: int = 0
-    identity_changes: int = 0
-    memory_failures: int = 0
-    model_mismatches: int = 0
-    flagged_runs: int = 0
+    counts: RunCounts = field(default_factory=RunCounts)
     tick: Tick = no_progress
     executor: TrialExecutor | None = None
-    executor_failures: int = 0
 
 
 @dataclass(slots=True)
@@ -243,7 +260,7 @@ async def serve(ctx: RunContext, task: TaskSpec, condition: Condition) -> Served
             ctx.memory, ctx.manifest, task, guidance.served_ids, guidance.brief_items
         )
     if guidance.error:
-        ctx.memory_failures += 1
+        ctx.counts.memory_failures += 1
     return Served(task, condition, guidance, served)
 
 
@@ -304,9 +321,9 @@ def count_failures(ctx: RunContext, attempts: _Attempts, notes: list[str]) -> No
     """Count a failed host call (and a changed identity) and note it; note the attempts'."""
     if attempts.failure and attempts.failure != MEMORY_FAILURE:
         notes.append(f"host call failed ({attempts.failure}): {attempts.failure_detail}")
-        ctx.host_failures += 1
+        ctx.counts.host_failures += 1
         if attempts.failure == "identity-changed":
-            ctx.identity_changes += 1
+            ctx.counts.identity_changes += 1
     if attempts.note:
         notes.append(attempts.note)
 
@@ -328,7 +345,7 @@ def _flags(
         seen.notes.append(f"the host edited what the verify command runs: {', '.join(edited)}")
     if mismatch:
         flags.append("host-model-mismatch")
-        ctx.model_mismatches += 1
+        ctx.counts.model_mismatches += 1
         seen.notes.append(
             f"the host claims model {', '.join(models)}; the manifest declares {declared_model}"
         )
@@ -342,7 +359,7 @@ def _flags(
         flags.append("unchecked-items-served")
         seen.notes.append(f"memory served unchecked item(s): {', '.join(seen.served.unchecked)}")
     if flags:
-        ctx.flagged_runs += 1
+        ctx.counts.flagged_runs += 1
     return flags, mismatch, edited
 
 

@@ -237,7 +237,7 @@ async def _execute(ctx: RunContext, mem: _Memory) -> None:
         await run_phase(ctx, [(task, c) for task in ctx.manifest.tasks for c in FIRST_PHASE])
         checks = RunnerChecks(ctx.snapshot, ctx.root, ctx.env, mem.seeded)
         ctx.dream = await run_dream(memory, checks)
-        ctx.memory_failures += ctx.dream.tool_errors
+        ctx.counts.memory_failures += ctx.dream.tool_errors
         ctx.log.write(DREAM_FILE, ctx.dream.receipt())
         await run_phase(ctx, [(task, "dreaming") for task in ctx.manifest.tasks])
 
@@ -323,22 +323,15 @@ def _finish(ctx: RunContext) -> RunSummary:
             evidence_kind=evidence,
         ),
     )
-    incomplete = (
-        ctx.host_failures + ctx.memory_failures + ctx.model_mismatches + ctx.executor_failures
-    )
-    exit_code = 3 if ctx.identity_changes else 1 if incomplete else 0
+    tally = ctx.counts
+    exit_code = 3 if tally.identity_changes else 1 if tally.failures else 0
     summary = RunSummary(
         output=ctx.log.path,
         runs=len(ctx.records),
         passed=sum(1 for record in ctx.records if record.passed),
-        host_failures=ctx.host_failures,
-        identity_changes=ctx.identity_changes,
         evidence_kind=evidence,
         exit_code=exit_code,
-        memory_failures=ctx.memory_failures,
-        model_mismatches=ctx.model_mismatches,
-        flagged_runs=ctx.flagged_runs,
-        executor_failures=ctx.executor_failures,
+        **asdict(tally),
     )
     # run.json carries the summary's counts under the same names.
     counts = {name: value for name, value in asdict(summary).items() if name != "output"}

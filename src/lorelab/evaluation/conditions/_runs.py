@@ -33,6 +33,11 @@ def _count(description: str) -> Any:
     return Field(default=None, ge=0, le=MAX_COUNT, description=description)
 
 
+def _optional(description: str) -> Any:
+    """A field the protocol makes optional: absent or null when not known or not applicable."""
+    return Field(default=None, description=f"Optional: {description}")
+
+
 class RunRecord(BaseModel):
     """One task x condition outcome, in the protocol's own keys."""
 
@@ -51,55 +56,38 @@ class RunRecord(BaseModel):
     )
     guidance_tokens: StrictInt | None = _count("Estimated tokens of guidance handed to the host.")
     notes: str | None = Field(default=None, description="Free text.")
-    holdout: StrictBool | None = Field(
-        default=None, description="Optional: whether the task is a holdout."
+    holdout: StrictBool | None = _optional("whether the task is a holdout.")
+    plan_id: str | None = _optional("the plan served.")
+    skill_id: str | None = _optional(
+        "the Skill the run used (a plan's source, or a brief's one Skill)."
     )
-    plan_id: str | None = Field(default=None, description="Optional: the plan served.")
-    skill_id: str | None = Field(
-        default=None,
-        description="Optional: the Skill the run used (a plan's source, or a brief's one Skill).",
+    skill_ids: list[str] | None = _optional(
+        "every Skill the run was served (a plan's and a brief's)."
     )
-    skill_ids: list[str] | None = Field(
-        default=None,
-        description="Optional: every Skill the run was served (a plan's and a brief's).",
+    unchecked_items_served: StrictBool | None = _optional(
+        "whether the guidance contained items not verified or checked."
     )
-    unchecked_items_served: StrictBool | None = Field(
-        default=None,
-        description="Optional: whether the guidance contained items not verified or checked.",
+    evidence_kind: str | None = _optional("'protocol-fixture' for fixture-host runs.")
+    own_solutions_served: list[str] | None = _optional(
+        "served items that record this very holdout task (a leak)."
     )
-    evidence_kind: str | None = Field(
-        default=None, description="Optional: 'protocol-fixture' for fixture-host runs."
+    verify_files_edited: list[str] | None = _optional(
+        "files deciding what the verify command checks that the host edited."
     )
-    own_solutions_served: list[str] | None = Field(
-        default=None,
-        description="Optional: served items that record this very holdout task (a leak).",
+    host_model_mismatch: StrictBool | None = _optional(
+        "whether the host claimed a model other than the declared one."
     )
-    verify_files_edited: list[str] | None = Field(
-        default=None,
-        description="Optional: files deciding what the verify command checks that the host edited.",
-    )
-    host_model_mismatch: StrictBool | None = Field(
-        default=None,
-        description="Optional: whether the host claimed a model other than the declared one.",
-    )
-    host_failure: str | None = Field(
-        default=None,
-        description=(
-            "Optional: why the run could not complete as declared (a failed host call such as "
-            "'timeout', or 'memory-failure'); such a run counts as failed and is no clean "
-            "measurement."
-        ),
+    host_failure: str | None = _optional(
+        "why the run could not complete as declared (a failed host call such as 'timeout', or "
+        "'memory-failure'); such a run counts as failed and is no clean measurement."
     )
     reprompt_count: StrictInt | None = _count(
         "Optional: how often lorelab's runner prompted the host again after a failed "
         "verification (not rework: rework is what the host did)."
     )
-    memory_calls_failed: list[str] | None = Field(
-        default=None,
-        description=(
-            "Optional: the memory operations that failed for this run (a memory-failure run: "
-            "left out of every comparison, and it makes the decision invalid)."
-        ),
+    memory_calls_failed: list[str] | None = _optional(
+        "the memory operations that failed for this run (a memory-failure run: left out of "
+        "every comparison, and it makes the decision invalid)."
     )
 
     def memory_failure(self) -> list[str] | None:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 from lorelab.context import BoundaryKind, CheckpointStore
 from lorelab.errors import UsageError
 from lorelab.evaluation.context._compare import load_baseline
@@ -155,8 +156,8 @@ def run_trials(
     baseline: str | os.PathLike[str] | None = None,
     boundaries: Sequence[str] = MANAGED_BOUNDARIES,
     max_turns: int = 4,
-    timeout_ms: int = 115_000,
-    max_output_bytes: int = 65_536,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     cwd: str | os.PathLike[str] | None = None,
     payload_log: list[dict[str, Any]] | None = None,
     checkpoint_home: str | os.PathLike[str] | None = None,

@@ -24,7 +24,9 @@ Three executors: :class:`SequentialExecutor` (one unit at a time in the caller's
 :class:`PoolExecutor` (``--jobs N``: N local worker processes) and
 :class:`~lorelab.evaluation.executors._ray.RayExecutor` (``--executor ray``: Ray tasks, Ray
 imported only then, from the optional extra ``lorelab[ray]``). Concurrent executors pickle
-``execute`` and the units: ``execute`` must be a module-level function.
+``execute`` and the units: ``execute`` must be a module-level function. All three hand out units
+through one loop, :meth:`TrialExecutor.run`; each supplies only a ``Batch``: how a unit starts,
+how its end is awaited, how the units still running are stopped.
 """
 
 from typing import Final as _Final

@@ -13,20 +13,14 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from multiprocessing.context import SpawnContext
 from multiprocessing.process import BaseProcess
-from typing import Any, Final, Generic
+from typing import Any, Final
 
-from lorelab.evaluation.executors._interface import (
-    Done,
-    Execute,
-    OnLost,
-    Result,
-    Unit,
-    lost_result,
-)
+from lorelab.evaluation.executors._interface import Batch, Result, TrialExecutor, Unit, Work
 
 STOP_GRACE_S: Final = 10.0
 
@@ -64,15 +58,72 @@ class _Worker:
     busy: int | None = None
 
 
-@dataclass(slots=True)
-class _State(Generic[Unit, Result]):
-    units: Sequence[Unit]
-    results: dict[int, Result] = field(default_factory=dict)
-    next_index: int = 0
-    stopped: bool = False
+@dataclass(kw_only=True)
+class _Workers(Batch[Unit, Result]):
+    """Worker processes, each running one unit at a time, started as units are handed out."""
+
+    context: SpawnContext
+    workers: list[_Worker] = field(default_factory=list)
+
+    def _spawn(self) -> _Worker:
+        ours, theirs = self.context.Pipe()
+        process = self.context.Process(target=_serve, args=(theirs, self.work.execute), daemon=True)
+        process.start()
+        theirs.close()
+        return _Worker(process, ours)
+
+    def launch(self, index: int, unit: Unit) -> None:
+        worker = next((worker for worker in self.workers if worker.busy is None), None)
+        if worker is None:
+            worker = self._spawn()
+            self.workers.append(worker)
+        worker.connection.send((index, unit))
+        worker.busy = index
+
+    def ended(self) -> Iterator[tuple[int, Result]]:
+        busy = [worker for worker in self.workers if worker.busy is not None]
+        ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy])
+        for position, worker in enumerate(self.workers):
+            index = worker.busy
+            if index is None:
+                continue
+            result: Result
+            if worker.connection in ready and worker.connection.poll():
+                try:
+                    _, ok, value = worker.connection.recv()
+                except EOFError:
+                    _, ok, value = index, None, None
+                if ok is False:
+                    raise value
+                result = self._replace(position) if ok is None else value
+            elif worker.process.sentinel in ready:
+                result = self._replace(position)
+            else:
+                continue
+            self.workers[position].busy = None
+            del self.running[index]
+            yield index, result
+
+    def _replace(self, position: int) -> Result:
+        """The dead worker at ``position`` loses its unit; a fresh process takes its place."""
+        dead = self.workers[position]
+        index = dead.busy
+        assert index is not None
+        dead.process.join(STOP_GRACE_S)
+        code = dead.process.exitcode
+        dead.connection.close()
+        reason = f"local worker process {dead.process.pid} died (exit code {code})"
+        self.workers[position] = self._spawn()
+        return self.lose(index, reason)
+
+    def abort(self) -> None:
+        _stop(self.workers, graceful=False)
+
+    def finish(self) -> None:
+        _stop(self.workers, graceful=True)
 
 
-class PoolExecutor:
+class PoolExecutor(TrialExecutor):
     """Runs up to ``jobs`` units side by side in local worker processes."""
 
     concurrent = True
@@ -90,97 +141,9 @@ class PoolExecutor:
     def close(self) -> None:
         """Nothing to release: the workers of a run end with it."""
 
-    def _start(self, execute: Execute[Unit, Result]) -> _Worker:
-        ours, theirs = self._context.Pipe()
-        process = self._context.Process(target=_serve, args=(theirs, execute), daemon=True)
-        process.start()
-        theirs.close()
-        return _Worker(process, ours)
-
-    def run(
-        self,
-        units: Sequence[Unit],
-        execute: Execute[Unit, Result],
-        done: Done[Unit, Result],
-        lost: OnLost[Unit, Result] | None = None,
-    ) -> list[Result]:
-        """Execute ``units``, ``jobs`` at a time; report each as it ends (see the package)."""
-        state: _State[Unit, Result] = _State(units)
-        workers = [self._start(execute) for _ in range(min(self.jobs, len(units)))]
-        try:
-            while True:
-                self._hand_out(workers, state)
-                if all(worker.busy is None for worker in workers):
-                    break
-                self._collect(workers, state, execute, done, lost)
-        except BaseException:
-            _stop(workers, graceful=False)
-            raise
-        _stop(workers, graceful=True)
-        return [state.results[index] for index in sorted(state.results)]
-
-    def _hand_out(self, workers: list[_Worker], state: _State[Unit, Result]) -> None:
-        for worker in workers:
-            if state.stopped or state.next_index >= len(state.units):
-                return
-            if worker.busy is None:
-                worker.connection.send((state.next_index, state.units[state.next_index]))
-                worker.busy = state.next_index
-                state.next_index += 1
-
-    def _collect(
-        self,
-        workers: list[_Worker],
-        state: _State[Unit, Result],
-        execute: Execute[Unit, Result],
-        done: Done[Unit, Result],
-        lost: OnLost[Unit, Result] | None,
-    ) -> None:
-        busy = [worker for worker in workers if worker.busy is not None]
-        ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy])
-        for position, worker in enumerate(workers):
-            index = worker.busy
-            if index is None:
-                continue
-            result: Result
-            if worker.connection in ready and worker.connection.poll():
-                try:
-                    _, ok, value = worker.connection.recv()
-                except EOFError:
-                    _, ok, value = index, None, None
-                if ok is False:
-                    raise value
-                if ok is None:
-                    result = self._replace(workers, position, execute, state, lost)
-                else:
-                    result = value
-            elif worker.process.sentinel in ready:
-                result = self._replace(workers, position, execute, state, lost)
-            else:
-                continue
-            workers[position].busy = None
-            state.results[index] = result
-            if not done(state.units[index], result):
-                state.stopped = True
-
-    def _replace(
-        self,
-        workers: list[_Worker],
-        position: int,
-        execute: Execute[Unit, Result],
-        state: _State[Unit, Result],
-        lost: OnLost[Unit, Result] | None,
-    ) -> Result:
-        """The dead worker at ``position`` loses its unit; a fresh process takes its place."""
-        dead = workers[position]
-        index = dead.busy
-        assert index is not None
-        dead.process.join(STOP_GRACE_S)
-        code = dead.process.exitcode
-        dead.connection.close()
-        reason = f"local worker process {dead.process.pid} died (exit code {code})"
-        workers[position] = self._start(execute)
-        return lost_result(state.units[index], reason, lost)
+    def batch(self, work: Work[Unit, Result]) -> Batch[Unit, Result]:
+        """Workers started as units are handed out, ``jobs`` at the most, ended with the run."""
+        return _Workers(work=work, capacity=self.jobs, context=self._context)
 
 
 def _stop(workers: list[_Worker], *, graceful: bool) -> None:

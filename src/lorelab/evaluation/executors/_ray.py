@@ -16,19 +16,13 @@ import importlib
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Final
 
 from lorelab.errors import PreflightError, UsageError
-from lorelab.evaluation.executors._interface import (
-    Done,
-    Execute,
-    OnLost,
-    Result,
-    Unit,
-    lost_result,
-)
+from lorelab.evaluation.executors._interface import Batch, Result, TrialExecutor, Unit, Work
 
 INSTALL_HINT: Final = "pip install 'lorelab[ray]'"
 CANCEL_GRACE_S: Final = 10.0
@@ -85,7 +79,7 @@ def _raised_by_signals() -> Iterator[list[BaseException]]:
                 signal.signal(sig, handler)
 
 
-class RayExecutor:
+class RayExecutor(TrialExecutor):
     """Runs units as Ray tasks, one CPU each, on a local or remote Ray cluster."""
 
     concurrent = True
@@ -136,19 +130,14 @@ class RayExecutor:
                 self.ray.shutdown()
             self._owns = False
 
-    def run(
-        self,
-        units: Sequence[Unit],
-        execute: Execute[Unit, Result],
-        done: Done[Unit, Result],
-        lost: OnLost[Unit, Result] | None = None,
-    ) -> list[Result]:
-        """Execute ``units`` as Ray tasks; report each as it ends (see the package)."""
-        # Ray prints what its nodes report (a worker that died, ...) from a background thread
-        # on stdout; stdout belongs to the command's own output (--json), so it goes to stderr.
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Ray prints what its nodes report (a worker that died, ...) from a background thread
+        on stdout; stdout belongs to the command's own output (--json), so it goes to stderr.
+        An interrupt is raised as what the signal handler raised."""
         with contextlib.redirect_stdout(sys.stderr), _raised_by_signals() as raised:
             try:
-                return self._run(units, execute, done, lost)
+                yield
             except KeyboardInterrupt:
                 # Ray's waits turn whatever a signal handler raised into a bare
                 # KeyboardInterrupt; the handler's own exception (SIGTERM's) is the one.
@@ -156,35 +145,31 @@ class RayExecutor:
                     raise raised[-1] from None
                 raise
 
-    def _run(
-        self,
-        units: Sequence[Unit],
-        execute: Execute[Unit, Result],
-        done: Done[Unit, Result],
-        lost: OnLost[Unit, Result] | None,
-    ) -> list[Result]:
-        remote = self.ray.remote(num_cpus=1, max_retries=0, retry_exceptions=False)(execute)
-        pending: dict[Any, int] = {}
-        results: dict[int, Result] = {}
-        next_index, stopped = 0, False
-        try:
-            while True:
-                while not stopped and next_index < len(units) and len(pending) < self.slots:
-                    pending[remote.remote(units[next_index])] = next_index
-                    next_index += 1
-                if not pending:
-                    break
-                ready, _ = self.ray.wait(list(pending), num_returns=1)
-                index = pending.pop(ready[0])
-                results[index] = self._result(ready[0], units[index], lost)
-                if not done(units[index], results[index]):
-                    stopped = True
-        except BaseException:
-            self._cancel(list(pending))
-            raise
-        return [results[index] for index in sorted(results)]
+    def batch(self, work: Work[Unit, Result]) -> Batch[Unit, Result]:
+        """Ray tasks, as many in flight as the executor has slots."""
+        remote = self.ray.remote(num_cpus=1, max_retries=0, retry_exceptions=False)(work.execute)
+        return _Tasks(work=work, capacity=self.slots, ray=self.ray, remote=remote)
 
-    def _result(self, ref: Any, unit: Unit, lost: OnLost[Unit, Result] | None) -> Result:
+
+@dataclass(kw_only=True)
+class _Tasks(Batch[Unit, Result]):
+    """Units in flight as Ray tasks (``remote``: the unit's function as a Ray task)."""
+
+    ray: Any
+    remote: Any
+    pending: dict[Any, int] = field(default_factory=dict)
+
+    def launch(self, index: int, unit: Unit) -> None:
+        self.pending[self.remote.remote(unit)] = index
+
+    def ended(self) -> Iterator[tuple[int, Result]]:
+        ready, _ = self.ray.wait(list(self.pending), num_returns=1)
+        index = self.pending.pop(ready[0])
+        result = self._result(ready[0], index)
+        del self.running[index]
+        yield index, result
+
+    def _result(self, ref: Any, index: int) -> Result:
         errors = self.ray.exceptions
         try:
             value: Result = self.ray.get(ref)
@@ -197,12 +182,13 @@ class RayExecutor:
             ):
                 raise
             reason = " ".join(str(exc).split())[:600]
-            return lost_result(unit, f"ray: {type(exc).__name__}: {reason}", lost)
+            return self.lose(index, f"ray: {type(exc).__name__}: {reason}")
         return value
 
-    def _cancel(self, refs: list[Any]) -> None:
+    def abort(self) -> None:
         """Stop running tasks: first as an interrupt (their processes' groups are killed on
         the way out), then by force for what has not ended within the grace."""
+        refs = list(self.pending)
         for ref in refs:
             self.ray.cancel(ref, force=False)
         if refs:

@@ -21,9 +21,9 @@ from lorelab.evaluation.learning.records import (
 )
 from lorelab.evaluation.learning.roles import bind_roles
 from lorelab.io import canonical_bytes, sha256_bytes
-from lorelab.memory import AddLessonRequest, LessonsRequest, SnapshotRequest, open_store
+from lorelab.memory import LessonsRequest, SnapshotRequest, open_store
 from lorelab.runners import Execution, ProcessScope, assess
-from lorelab.testgen import HistoricalExample, validate_example
+from lorelab.testgen import HistoricalExample, lesson_request, validate_example
 from lorelab.workers import VERIFICATION_SCOPE, implementation_hashes
 from lorelab.workspace import FileEntry, RunRoot
 
@@ -121,17 +121,8 @@ def shared_preparation(run: LearningRun) -> None:
                 run.progress(f"history {entry.id}: {'valid' if validation.valid else 'refused'}")
                 if validation.valid:
                     store.add_lesson(
-                        AddLessonRequest(
-                            lesson_id=entry.id,
-                            specification_id=entry.specification_id,
-                            requirements=entry.requirements,
-                            files=list(entry.files),
-                            tests=list(entry.tests),
-                            validation={
-                                "runner": manifest.runner,
-                                "runs": run.settings.stability_runs,
-                                "reason": validation.reason,
-                            },
+                        lesson_request(
+                            example, run.settings.stability_runs, {"reason": validation.reason}
                         )
                     )
         run.frozen_lessons = len(store.list_lessons(LessonsRequest()).lessons)

@@ -14,7 +14,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field
 
-from lorelab._model import RecordModel, RunnerName
+from lorelab._model import TEST_PATH_SHAPES, RecordModel, RunnerName
 from lorelab.errors import PathError, SchemaError
 from lorelab.io import read_model
 from lorelab.workspace import FileEntry, check_distinct
@@ -34,7 +34,6 @@ _TEST_PATH: Final[dict[str, re.Pattern[str]]] = {
     "node": re.compile(rf"test/(?P<name>{_NAME})\.test\.js"),
 }
 _SOURCE_SHAPE: Final = {"pytest": "src/<name>.py", "node": "src/<name>.js"}
-_TEST_SHAPE: Final = {"pytest": "tests/test_<name>.py", "node": "test/<name>.test.js"}
 
 # Files that would turn a specification into something other than source and tests: package
 # manifests, dependency installs, and test-runner configuration that runs code of its own.
@@ -257,7 +256,7 @@ def _path_problem(path: str, runner: RunnerName, kind: Literal["source", "test"]
         )
     pattern = _SOURCE_PATH[runner] if kind == "source" else _TEST_PATH[runner]
     if _module_name(pattern, path) is None:
-        shape = _SOURCE_SHAPE[runner] if kind == "source" else _TEST_SHAPE[runner]
+        shape = _SOURCE_SHAPE[runner] if kind == "source" else TEST_PATH_SHAPES[runner]
         return (
             f"{path!r} is not a canonical {kind} path for runner {runner} "
             f"({shape}, <name> a lowercase identifier)"
@@ -342,14 +341,33 @@ def _check_defect(fixture: Fixture, defect: Defect, runner: RunnerName) -> list[
     return problems
 
 
-def _check_fixture(fixture: Fixture, runner: RunnerName) -> list[str]:
-    owner = f"fixture {fixture.id!r}"
+def _check_specification(
+    owner: str,
+    requirements: str,
+    files: Sequence[FileEntry],
+    tests_key: str,
+    tests: Sequence[FileEntry],
+    runner: RunnerName,
+) -> list[str]:
+    """What a fixture and a history entry must both be: requirements, sources and tests."""
     problems: list[str] = []
-    if not fixture.requirements.strip():
+    if not requirements.strip():
         problems.append(f"{owner}: requirements are blank")
-    problems += _check_files(owner, "files", fixture.files, runner, "source")
-    problems += _check_files(owner, "referenceTests", fixture.reference_tests, runner, "test")
-    problems += _check_tests(owner, "referenceTests", fixture.reference_tests, runner)
+    problems += _check_files(owner, "files", files, runner, "source")
+    problems += _check_files(owner, tests_key, tests, runner, "test")
+    problems += _check_tests(owner, tests_key, tests, runner)
+    return problems
+
+
+def _check_fixture(fixture: Fixture, runner: RunnerName) -> list[str]:
+    problems = _check_specification(
+        f"fixture {fixture.id!r}",
+        fixture.requirements,
+        fixture.files,
+        "referenceTests",
+        fixture.reference_tests,
+        runner,
+    )
     variants: dict[tuple[tuple[str, str], ...], str] = {}
     for defect in fixture.defects:
         problems += _check_defect(fixture, defect, runner)
@@ -364,14 +382,9 @@ def _check_fixture(fixture: Fixture, runner: RunnerName) -> list[str]:
 
 
 def _check_history(entry: HistoryEntry, runner: RunnerName) -> list[str]:
-    owner = f"history {entry.id!r}"
-    problems: list[str] = []
-    if not entry.requirements.strip():
-        problems.append(f"{owner}: requirements are blank")
-    problems += _check_files(owner, "files", entry.files, runner, "source")
-    problems += _check_files(owner, "tests", entry.tests, runner, "test")
-    problems += _check_tests(owner, "tests", entry.tests, runner)
-    return problems
+    return _check_specification(
+        f"history {entry.id!r}", entry.requirements, entry.files, "tests", entry.tests, runner
+    )
 
 
 def _overlaps(kind: str, claims: Iterable[tuple[str, str, str]]) -> list[str]:

@@ -28,6 +28,7 @@ from lorelab.workers._tools import (
     find_executable,
     split_path,
 )
+from lorelab.workers.prompts import build_prompt
 from lorelab.workers.roles import MAX_TIMEOUT_MS, Usage, validate_payload
 
 PAYLOAD_LIMIT: Final = 32 * MIB
@@ -212,6 +213,18 @@ def run_tool(
     return result
 
 
+def run_on_prompt(request: Request, argv: Sequence[str], spec: ToolSpec) -> ProcessResult:
+    """Run an agent CLI (see :func:`run_tool`) with the role prompt on its stdin."""
+    prompt = build_prompt(request.role, request.payload).encode("utf-8")
+    return run_tool(argv, request=request, stdin=prompt, tool=spec.tool, variable=spec.variable)
+
+
+def json_answer(text: str, tool: str, *, usage: Usage | None, model: str | None) -> Answer:
+    """The answer whose text holds the role's one JSON object (see :func:`extract_json_answer`)."""
+    response = extract_json_answer(text, tool, usage=usage, model=model)
+    return Answer(response=response, usage=usage, model=model)
+
+
 def stderr_excerpt(result: ProcessResult) -> str:
     """The last line or so of the tool's stderr, for an error message."""
     tail = result.output_tail.decode("utf-8", "replace").strip()
@@ -303,6 +316,11 @@ def run_adapter(
     except AdapterFailure as failure:
         _fail(failure, max_output)
     raise SystemExit(0)
+
+
+def agent_main(spec: ToolSpec, doc: str | None, handle: Callable[[Request], Answer]) -> NoReturn:
+    """An agent adapter's entry point: ``--model`` and ``--bin``, then one role call."""
+    run_adapter(base_parser(f"{spec.tool}-adapter", doc or ""), handle)
 
 
 def base_parser(prog: str, description: str) -> argparse.ArgumentParser:

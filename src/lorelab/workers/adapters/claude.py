@@ -16,22 +16,19 @@ from lorelab.workers.adapters._agent import (
     AdapterFailure,
     Answer,
     Request,
+    agent_main,
     as_cost,
     as_count,
-    base_parser,
-    extract_json_answer,
-    run_adapter,
-    run_tool,
+    json_answer,
+    run_on_prompt,
     stderr_excerpt,
     sum_counts,
     tool_executable,
     usage_or_none,
 )
-from lorelab.workers.prompts import build_prompt
 from lorelab.workers.roles import Usage
 
 TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.claude"]
-VARIABLE: Final = TOOL.variable
 # Hosts edit their working directory and run commands there; the test roles only answer.
 HOST_TOOLS: Final = [
     "--permission-mode",
@@ -116,10 +113,7 @@ def parse_result(result: dict[str, Any]) -> tuple[str, Usage | None, str | None]
 
 def handle(request: Request) -> Answer:
     """Run Claude Code on the role prompt and return its JSON answer."""
-    prompt = build_prompt(request.role, request.payload).encode("utf-8")
-    result = run_tool(
-        command(request), request=request, stdin=prompt, tool="claude", variable=VARIABLE
-    )
+    result = run_on_prompt(request, command(request), TOOL)
     if not result.stdout.strip():
         raise AdapterFailure(
             "tool-failed",
@@ -130,13 +124,12 @@ def handle(request: Request) -> Answer:
         raise AdapterFailure(
             "tool-failed", f"claude exited {result.returncode}", usage=usage, model=model
         )
-    response = extract_json_answer(text, "claude", usage=usage, model=model)
-    return Answer(response=response, usage=usage, model=model)
+    return json_answer(text, "claude", usage=usage, model=model)
 
 
 def main() -> None:
     """Entry point: ``python -m lorelab.workers.adapters.claude [--model M] [--bin PATH]``."""
-    run_adapter(base_parser("claude-adapter", __doc__ or ""), handle)
+    agent_main(TOOL, __doc__, handle)
 
 
 if __name__ == "__main__":

@@ -20,21 +20,18 @@ from lorelab.workers.adapters._agent import (
     AdapterFailure,
     Answer,
     Request,
+    agent_main,
     as_count,
-    base_parser,
     extract_json_answer,
-    run_adapter,
-    run_tool,
+    run_on_prompt,
     stderr_excerpt,
     sum_counts,
     tool_executable,
     usage_or_none,
 )
-from lorelab.workers.prompts import build_prompt
 from lorelab.workers.roles import Usage
 
 TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.codex"]
-VARIABLE: Final = TOOL.variable
 
 
 def command(request: Request) -> list[str]:
@@ -108,10 +105,7 @@ def summarise(
 
 def handle(request: Request) -> Answer:
     """Run ``codex exec`` on the role prompt and return its JSON answer."""
-    prompt = build_prompt(request.role, request.payload).encode("utf-8")
-    result = run_tool(
-        command(request), request=request, stdin=prompt, tool="codex", variable=VARIABLE
-    )
+    result = run_on_prompt(request, command(request), TOOL)
     message, usage, commands, error = summarise(events(result.stdout))
     if error is not None:
         raise AdapterFailure("agent-error", f"codex reported: {error[:300]}", usage=usage)
@@ -133,7 +127,7 @@ def handle(request: Request) -> Answer:
 
 def main() -> None:
     """Entry point: ``python -m lorelab.workers.adapters.codex [--model M] [--bin PATH]``."""
-    run_adapter(base_parser("codex-adapter", __doc__ or ""), handle)
+    agent_main(TOOL, __doc__, handle)
 
 
 if __name__ == "__main__":

@@ -19,21 +19,18 @@ from lorelab.workers.adapters._agent import (
     AdapterFailure,
     Answer,
     Request,
+    agent_main,
     as_count,
-    base_parser,
-    extract_json_answer,
-    run_adapter,
-    run_tool,
+    json_answer,
+    run_on_prompt,
     stderr_excerpt,
     sum_counts,
     tool_executable,
     usage_or_none,
 )
-from lorelab.workers.prompts import build_prompt
 from lorelab.workers.roles import Usage
 
 TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.gemini"]
-VARIABLE: Final = TOOL.variable
 INSTRUCTION: Final = "Follow the instructions given above on standard input exactly."
 
 
@@ -108,10 +105,7 @@ def parse_output(output: dict[str, Any]) -> tuple[str | None, Usage | None, str 
 
 def handle(request: Request) -> Answer:
     """Run Gemini CLI on the role prompt and return its JSON answer."""
-    prompt = build_prompt(request.role, request.payload).encode("utf-8")
-    result = run_tool(
-        command(request), request=request, stdin=prompt, tool="gemini", variable=VARIABLE
-    )
+    result = run_on_prompt(request, command(request), TOOL)
     if not result.stdout.strip():
         raise AdapterFailure(
             "tool-failed",
@@ -128,13 +122,12 @@ def handle(request: Request) -> Answer:
         )
     if text is None:
         raise AdapterFailure("tool-output-invalid", "gemini's output has no response", usage=usage)
-    response = extract_json_answer(text, "gemini", usage=usage, model=model)
-    return Answer(response=response, usage=usage, model=model)
+    return json_answer(text, "gemini", usage=usage, model=model)
 
 
 def main() -> None:
     """Entry point: ``python -m lorelab.workers.adapters.gemini [--model M] [--bin PATH]``."""
-    run_adapter(base_parser("gemini-adapter", __doc__ or ""), handle)
+    agent_main(TOOL, __doc__, handle)
 
 
 if __name__ == "__main__":

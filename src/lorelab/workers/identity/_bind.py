@@ -11,7 +11,7 @@ from typing import Any, Final, Literal
 
 import lorelab
 from lorelab.errors import PreflightError, UsageError
-from lorelab.io import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP, sha256_file
+from lorelab.io import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP
 from lorelab.workers._tools import (
     AGENT_TOOLS,
     choose_tool,
@@ -20,6 +20,7 @@ from lorelab.workers._tools import (
     option_value,
     split_path,
 )
+from lorelab.workers.identity._cache import file_sha256
 from lorelab.workers.identity._credentials import refuse_credentials
 from lorelab.workers.identity._files import (
     Binding,
@@ -49,15 +50,34 @@ _NODE_NAMES: Final = frozenset({"node", "nodejs"})
 _ENV_VALUE_OPTIONS: Final = frozenset({"-u", "--unset", "-C", "--chdir"})
 
 
+def _python_files(directory: str, parts: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Every entry named ``*.py`` under ``directory`` as relative parts (as ``rglob("*.py")``
+    finds them: symbolic links to directories are not followed)."""
+    found: list[tuple[str, ...]] = []
+    with os.scandir(directory) as scan:
+        entries = list(scan)
+    for entry in entries:
+        if entry.name.endswith(".py"):
+            found.append((*parts, entry.name))
+        if entry.is_dir(follow_symlinks=False):
+            found += _python_files(entry.path, (*parts, entry.name))
+    return found
+
+
 def implementation_hashes() -> dict[str, str]:
-    """SHA-256 of every ``.py`` module of the installed lorelab package (adapters included)."""
+    """SHA-256 of every ``.py`` module of the installed lorelab package (adapters included).
+
+    Listed afresh on every call (a module added or removed is seen); a module whose status
+    has not changed keeps its hash (:mod:`lorelab.workers.identity._cache`)."""
     root = Path(lorelab.__file__).resolve().parent
+    outside = "__pycache__" in root.parts
     hashes: dict[str, str] = {}
-    for path in sorted(root.rglob("*.py")):
-        if "__pycache__" in path.parts:
+    for parts in sorted(_python_files(str(root), ())):
+        if outside or "__pycache__" in parts:
             continue
-        key = "lorelab/" + path.relative_to(root).as_posix()
-        hashes[key] = sha256_file(path, cap=SCRIPT_HASH_CAP)
+        hashes["lorelab/" + "/".join(parts)] = file_sha256(
+            os.path.join(root, *parts), cap=SCRIPT_HASH_CAP
+        )
     return hashes
 
 

@@ -5,40 +5,41 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from lorelab.errors import InputFileError, PreflightError
-from lorelab.io import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP, sha256_bytes, sha256_file
+from lorelab.io import LAUNCHER_HASH_CAP, SCRIPT_HASH_CAP, sha256_bytes
 from lorelab.workers._tools import find_executable
+from lorelab.workers.identity._cache import file_sha256
 from lorelab.workers.identity._models import BoundFile, BoundKind, InlineSource
 
 
 def hash_file(path: Path, *, cap: int) -> str:
-    """SHA-256 of a file the binder has screened: every bound file is hashed through here."""
-    return sha256_file(path, cap=cap)
+    """SHA-256 of a file the binder has screened: every bound file is hashed through here
+    (an unchanged file keeps its hash: :mod:`lorelab.workers.identity._cache`)."""
+    return file_sha256(path, cap=cap)
+
+
+def _unless_name_too_long(check: Callable[[Path], bool], path: Path) -> bool:
+    try:
+        return check(path)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
 
 
 def is_file(path: Path) -> bool:
     """``path.is_file()``, except that a name too long for the OS names no file (not a crash)."""
-    try:
-        return path.is_file()
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:
-            return False
-        raise
+    return _unless_name_too_long(Path.is_file, path)
 
 
 def is_dir(path: Path) -> bool:
     """``path.is_dir()``, except that a name too long for the OS names no directory."""
-    try:
-        return path.is_dir()
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:
-            return False
-        raise
+    return _unless_name_too_long(Path.is_dir, path)
 
 
 def mode_bits(st: os.stat_result) -> str:

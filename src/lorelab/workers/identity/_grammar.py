@@ -248,6 +248,33 @@ def _stdin_refusal(label: str, how: str) -> PreflightError:
     )
 
 
+def option_at(argv: Sequence[str], index: int, label: str) -> str | None:
+    """``argv[index]`` while it is one of the interpreter's options; ``None`` where the options
+    end (the argv's end, ``--`` or the first operand). ``-`` (the program read from stdin, where
+    lorelab writes the payload) is refused."""
+    arg = argv[index] if index < len(argv) else "--"
+    if arg == "-":
+        raise _stdin_refusal(label, "'-'")
+    return arg if arg.startswith("-") and arg != "--" else None
+
+
+def operands_at(argv: Sequence[str], index: int) -> int:
+    """Where the operands begin once the options end at ``index`` (past a ``--``)."""
+    return index + 1 if index < len(argv) and argv[index] == "--" else index
+
+
+def program_at(argv: Sequence[str], index: int, label: str, names: str) -> int:
+    """The index of the operand naming the program, once the options end at ``index``; refused
+    when there is none (the interpreter would read its program from stdin)."""
+    index = operands_at(argv, index)
+    if index >= len(argv):
+        raise PreflightError(
+            f"the {label} launcher names no {names}; it would read its program from stdin, "
+            "where lorelab writes the payload"
+        )
+    return index
+
+
 def _missing_value(label: str, flag: str) -> UsageError:
     return UsageError(f"worker argv: {label} {flag} needs an argument")
 
@@ -324,15 +351,7 @@ def _plan_grammar(family: str, label: str, argv: Sequence[str], grammar: _Gramma
             return argv[at + 1], at + 1, 2
         raise _missing_value(label, flag)
 
-    while index < len(argv):
-        arg = argv[index]
-        if arg == "--":
-            index += 1
-            break
-        if arg == "-":
-            raise _stdin_refusal(label, "'-'")
-        if not arg.startswith("-") or len(arg) == 1:
-            break
+    while (arg := option_at(argv, index, label)) is not None:
         name, has_value, attached = arg.partition("=")
         if arg.startswith("--") or name in grammar.value | grammar.inline | grammar.script:
             # A whole-word option (--run, -encoding), with its value attached by '=' or next.
@@ -374,7 +393,7 @@ def _plan_grammar(family: str, label: str, argv: Sequence[str], grammar: _Gramma
                 continue
             position += 1
         index += used
-    return _assemble(family, label, argv, index, inline, script, on_path)
+    return _assemble(family, label, argv, operands_at(argv, index), inline, script, on_path)
 
 
 def _assemble(

@@ -11,6 +11,7 @@ from lorelab.errors import InputFileError, JSONInputError, PreflightError, Usage
 from lorelab.io import SCRIPT_HASH_CAP, loads_strict, read_bounded
 from lorelab.workers.identity._credentials import refuse_credentials
 from lorelab.workers.identity._files import Binding, Parsed, is_dir, is_file, is_under, not_a_file
+from lorelab.workers.identity._grammar import option_at, program_at
 
 _NODE_VALUE_OPTIONS: Final = frozenset(
     {
@@ -93,17 +94,7 @@ def _bind_node_preload(binding: Binding, specifier: str) -> None:
 def parse_node(binding: Binding, argv: Sequence[str]) -> Parsed:
     index = 1
     inline: set[int] = set()
-    while index < len(argv):
-        arg = argv[index]
-        if arg == "--":
-            index += 1
-            break
-        if arg == "-":
-            raise PreflightError(
-                "node '-' reads its program from stdin, where lorelab writes the payload"
-            )
-        if not arg.startswith("-"):
-            break
+    while (arg := option_at(argv, index, "node")) is not None:
         name, has_value, attached = arg.partition("=")
         if name in _NODE_VALUE_OPTIONS:
             if has_value:
@@ -122,11 +113,7 @@ def parse_node(binding: Binding, argv: Sequence[str]) -> Parsed:
             index += consumed
             continue
         index += 1
-    if index >= len(argv):
-        raise PreflightError(
-            "the node launcher names no entrypoint or -e/-p source; it would read its program "
-            "from stdin, where lorelab writes the payload"
-        )
+    index = program_at(argv, index, "node", "entrypoint or -e/-p source")
     entry = argv[index]
     base = Path(entry) if os.path.isabs(entry) else binding.cwd / entry
     found = _node_file(base)

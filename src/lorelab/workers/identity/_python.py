@@ -13,6 +13,7 @@ from lorelab.errors import PreflightError, UsageError
 from lorelab.io import SCRIPT_HASH_CAP
 from lorelab.workers.identity._credentials import refuse_credentials
 from lorelab.workers.identity._files import Binding, Parsed, is_dir, is_file, is_under
+from lorelab.workers.identity._grammar import option_at, program_at
 
 
 def _same_environment(launcher: Path) -> bool:
@@ -93,20 +94,10 @@ def _bind_module(
 def parse_python(binding: Binding, argv: Sequence[str], launcher: Path) -> Parsed:
     isolated = safe_path = no_env = False
     index = 1
-    while index < len(argv):
-        arg = argv[index]
-        if arg == "--":
-            index += 1
-            break
-        if arg == "-":
-            raise PreflightError(
-                "python '-' reads its program from stdin, where lorelab writes the payload"
-            )
+    while (arg := option_at(argv, index, "python")) is not None:
         if arg.startswith("--"):
             index += 2 if arg == "--check-hash-based-pycs" else 1
             continue
-        if not arg.startswith("-"):
-            break
         position = 1
         consumed = 1
         while position < len(arg):
@@ -134,11 +125,7 @@ def parse_python(binding: Binding, argv: Sequence[str], launcher: Path) -> Parse
             no_env = no_env or flag == "E"
             position += 1
         index += consumed
-    if index >= len(argv):
-        raise PreflightError(
-            "the python launcher names no script, -m module or -c source; it would read its "
-            "program from stdin, where lorelab writes the payload"
-        )
+    index = program_at(argv, index, "python", "script, -m module or -c source")
     script = argv[index]
     if script == "-":
         raise PreflightError(
