@@ -58,12 +58,17 @@ def _time_process(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> t
 
 def _mcp_spawn_to_tools(home: Path) -> float:
     import anyio
-    from mcp.client.stdio import stdio_client
+    from mcp.client.stdio import get_default_environment, stdio_client
 
     from mcp import ClientSession, StdioServerParameters
 
+    # The SDK starts a stdio server with a minimal environment; PYTHONPATH is passed on so
+    # that a source tree given that way is the one measured, as in the other rows.
+    extra = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "lorelab", "mcp", "--home", str(home)]
+        command=sys.executable,
+        args=["-m", "lorelab", "mcp", "--home", str(home)],
+        env={**get_default_environment(), **extra},
     )
 
     async def listed() -> float:

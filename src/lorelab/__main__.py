@@ -1,5 +1,5 @@
-"""``python -m lorelab`` runs the CLI."""
+"""``python -m lorelab`` runs the CLI, through the same entry point as the ``lorelab`` program."""
 
-from lorelab.cli.main import main
+from lorelab.cli._entry import main
 
 main()

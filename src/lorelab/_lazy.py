@@ -11,7 +11,7 @@ modules; at run time the first access imports the module and caches the value in
 
 from __future__ import annotations
 
-import importlib
+import sys
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
@@ -25,7 +25,10 @@ def lazy_exports(
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        # __import__ rather than importlib.import_module: the same import, but through the
+        # interpreter's own path, so `python -X importtime` shows the module under its caller.
+        __import__(module)
+        value = getattr(sys.modules[module], name)
         namespace[name] = value
         return value
 

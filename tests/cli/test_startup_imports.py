@@ -50,7 +50,7 @@ def test_importing_the_cli_entry_point_loads_no_mcp_sdk_scipy_or_evaluation_pack
 def test_importing_the_cli_entry_point_loads_no_command_module():
     modules = _modules_after("import lorelab.cli.main")
     commands = [name for name in modules if name.startswith("lorelab.cli.")]
-    assert sorted(commands) == ["lorelab.cli._common", "lorelab.cli.main"]
+    assert sorted(commands) == ["lorelab.cli._common", "lorelab.cli._signals", "lorelab.cli.main"]
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["eval", "--help"]])
@@ -67,7 +67,12 @@ def test_version_and_help_load_no_command_module_or_heavy_package(args):
     modules = _modules_after(code)
     assert _heavy(modules) == []
     loaded = {name for name in modules if name.startswith("lorelab.cli.")}
-    assert loaded <= {"lorelab.cli._common", "lorelab.cli.main", "lorelab.cli.eval"}
+    assert loaded <= {
+        "lorelab.cli._common",
+        "lorelab.cli._signals",
+        "lorelab.cli.main",
+        "lorelab.cli.eval",
+    }
 
 
 def test_the_memory_group_is_imported_only_when_memory_is_invoked():
@@ -315,3 +320,98 @@ def test_pre_compact_writes_its_checkpoint_without_the_store_or_numpy(tmp_path):
     assert "lorelab.memory._context" in modules
     assert [m for m in modules if m.startswith(("lorelab.memory._sqlite", "numpy"))] == []
     assert list((home / "checkpoints").rglob("*.json")), "no checkpoint was written"
+
+
+def _run_entry(args: list[str], stdin: str, env_home: str) -> list[str]:
+    """The modules the installed program (its entry point, as ``python -m lorelab``) loads."""
+    code = (
+        "import io, os, sys\n"
+        f"os.environ['LORELAB_HOME'] = {env_home!r}\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({stdin.encode()!r}))\n"
+        "from lorelab.cli._entry import main\n"
+        f"sys.argv = ['lorelab', *{args!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+    )
+    return _modules_after(code)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"hook_event_name": "SessionStart", "source": "startup"},
+        {"hook_event_name": "UserPromptSubmit", "prompt": "Fix the date parser test"},
+        {"hook_event_name": "Stop", "stop_hook_active": False},
+    ],
+    ids=lambda payload: payload["hook_event_name"],
+)
+def test_a_hook_call_loads_neither_click_nor_the_command_table_nor_the_installer(tmp_path, payload):
+    # Claude Code's hook input shape (code.claude.com/docs/en/hooks), against a store with a
+    # verified experience, so the prompt's brief really is written.
+    home = str(tmp_path / "home")
+    _run_cli(RECORD, "", home)
+    project = tmp_path / "project"
+    project.mkdir()
+    full = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        **payload,
+    }
+    modules = _run_entry(
+        ["hook", payload["hook_event_name"], "--agent", "claude-code"], json.dumps(full), home
+    )
+    assert "lorelab.hooks._handle" in modules
+    unwanted = [
+        m
+        for m in modules
+        if m in ("click", "lorelab.cli.main", "lorelab.cli.hooks", "lorelab.hooks._install")
+        or m.startswith(("click.", "lorelab.cli._memory"))
+    ]
+    assert unwanted == []
+    assert _forbidden(modules) == []
+
+
+def test_a_prompt_hook_through_the_entry_point_writes_its_brief(tmp_path):
+    home = str(tmp_path / "home")
+    _run_cli(RECORD, "", home)
+    project = tmp_path / "project"
+    project.mkdir()
+    payload = {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Fix the date parser test",
+    }
+    modules = _run_entry(
+        ["hook", "UserPromptSubmit", "--agent", "claude-code"], json.dumps(payload), home
+    )
+    # The brief really was composed: the store, the ranking and the query vector were loaded.
+    assert {"lorelab.memory._briefs", "lorelab.memory._search", "numpy"} <= set(modules)
+
+
+def test_the_mcp_server_process_loads_neither_the_sdk_client_nor_its_http_server():
+    # What `lorelab mcp` does before it imports lorelab.mcp (lorelab/cli/_mcp_sdk.py); the
+    # server itself is exercised over stdio with the SDK's own client in tests/mcp.
+    code = (
+        "from lorelab.cli._mcp_sdk import load_server_modules\n"
+        "assert load_server_modules()\n"
+        "import lorelab.mcp\n"
+    )
+    modules = _modules_after(code)
+    assert "mcp.server.lowlevel.server" in modules
+    assert "lorelab.mcp._server" in modules
+    assert [m for m in modules if m.startswith(("mcp.client", "mcp.server.mcpserver"))] == []
+
+
+def test_the_sdk_is_imported_as_it_is_when_something_imported_it_before():
+    code = (
+        "import mcp\n"
+        "from lorelab.cli._mcp_sdk import load_server_modules\n"
+        "assert not load_server_modules()\n"
+        "from mcp import ClientSession\n"
+    )
+    assert "mcp.client" in _modules_after(code)

@@ -8,30 +8,17 @@ than click at module level: rich, pydantic and the library are imported where th
 from __future__ import annotations
 
 import importlib
-import signal
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import click
 from click.exceptions import NoArgsIsHelpError
 
+from lorelab.cli._signals import interrupted_exit_code
 from lorelab.errors import LorelabError
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-
-class Terminated(KeyboardInterrupt):
-    """Raised by the SIGTERM handler so a termination unwinds (and cleans up) like Ctrl-C."""
-
-    def __init__(self, signal_number: int) -> None:
-        super().__init__(f"terminated by signal {signal_number}")
-        self.signal_number = signal_number
-
-
-def raise_terminated(signal_number: int, _frame: object) -> None:
-    """SIGTERM handler: unwind the stack so ``finally`` blocks kill workers and keep receipts."""
-    raise Terminated(signal_number)
 
 
 class OneLineUsageError(click.UsageError):
@@ -80,9 +67,9 @@ class LorelabGroup(click.Group):
         except KeyboardInterrupt as exc:
             # Ctrl-C or SIGTERM: cleanup already ran on the way up; say so and use the
             # shell's convention (128 + signal), never an outcome's exit code.
-            number = exc.signal_number if isinstance(exc, Terminated) else signal.SIGINT
-            click.echo(f"lorelab: interrupted by {signal.Signals(number).name}", err=True)
-            ctx.exit(128 + number)
+            name, code = interrupted_exit_code(exc)
+            click.echo(f"lorelab: interrupted by {name}", err=True)
+            ctx.exit(code)
 
 
 class LazyCommand(NamedTuple):

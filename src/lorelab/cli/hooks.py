@@ -10,6 +10,7 @@ from typing import Literal
 import click
 
 from lorelab.cli._common import LorelabGroup, echo_json, printable
+from lorelab.cli._entry import PAYLOAD_READ_LIMIT
 from lorelab.cli._options import json_option
 
 _AGENT_CHOICE = click.Choice(["claude-code", "codex", "gemini"])
@@ -150,7 +151,7 @@ def hook_command(event: str, agent: str) -> None:
     """
     from lorelab.hooks import run_hook
 
-    raw = sys.stdin.buffer.read(1024 * 1024 + 1)
+    raw = sys.stdin.buffer.read(PAYLOAD_READ_LIMIT)
     out = run_hook(agent, event, raw, dict(os.environ))
     if out:
         click.echo(out)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import signal
 import sys
-import traceback
 from typing import Final
 
 import click
 
-from lorelab.cli._common import LazyCommand, LazyGroup, raise_terminated
+from lorelab.cli._common import LazyCommand, LazyGroup
+from lorelab.cli._signals import raise_terminated
 
 COMMANDS: Final = {
     "eval": LazyCommand(
@@ -102,5 +102,7 @@ def main() -> None:
     try:
         app(prog_name="lorelab")
     except Exception:  # the top-level handler: everything below it is a bug
+        import traceback  # only a crash pays for it (linecache, tokenize)
+
         traceback.print_exc()
         sys.exit(EXIT_INTERNAL_ERROR)

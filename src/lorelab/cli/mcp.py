@@ -32,7 +32,11 @@ def mcp_command(home: str | None, project_dir: str | None, allow_checks: bool) -
 
     Register it with Claude Code: claude mcp add lorelab -- lorelab mcp
     """
-    # Imported here: the MCP SDK is heavy, and only this command needs it.
+    # Imported here: the MCP SDK is heavy, and only this command needs it; and only its
+    # server modules (lorelab/cli/_mcp_sdk.py).
+    from lorelab.cli._mcp_sdk import load_server_modules
+
+    load_server_modules()
     from lorelab.mcp import serve
 
     serve(home, project_dir, allow_checks=True if allow_checks else None)

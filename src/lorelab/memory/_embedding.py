@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from lorelab.errors import IntegrityFailure
-from lorelab.memory import _bpe
+from lorelab.memory import _bpe, _numpy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -62,6 +62,7 @@ class Model:
 
     def embed(self, texts: list[str]) -> Matrix:
         """One L2-normalised float32 row per text; a text with no tokens gives a zero row."""
+        _numpy.load()
         import numpy as np
 
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
@@ -137,6 +138,7 @@ def read_weights(path: Path) -> Any:
     """
     import mmap
 
+    _numpy.load()
     import numpy as np
 
     try:
@@ -197,6 +199,7 @@ def embed(texts: list[str]) -> Matrix:
 
 def to_blob(vector: Any) -> bytes:
     """A vector as stored: little-endian fp16 bytes."""
+    _numpy.load()
     import numpy as np
 
     return bytes(np.asarray(vector, dtype="<f2").tobytes())
@@ -204,6 +207,7 @@ def to_blob(vector: Any) -> bytes:
 
 def from_blobs(blobs: list[bytes]) -> Matrix:
     """Stored vectors as one float32 matrix (one row per blob)."""
+    _numpy.load()
     import numpy as np
 
     if not blobs:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from lorelab.memory import _embedding
+from lorelab.memory import _embedding, _numpy
 from lorelab.memory._db import counts, n_docs
 from lorelab.memory._experiences import fold_term_counts
 from lorelab.memory._hybrid import Feedback, Signals, feedback_effect, fuse, ranks, sigmoid
@@ -113,6 +113,7 @@ def _semantic(
     """The best ``semantic_candidates`` cosines (none when the store holds no vector)."""
     if not has_vectors(conn):
         return {}
+    _numpy.load()
     import numpy as np
 
     cache = cache_for(conn)

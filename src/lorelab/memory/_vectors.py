@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from lorelab.memory import _embedding
+from lorelab.memory import _embedding, _numpy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -94,6 +94,7 @@ class VectorCache:
             self._append(rows)
 
     def _reset(self, generation: int) -> None:
+        _numpy.load()
         import numpy as np
 
         self.generation, self.through, self.size = generation, 0, 0
@@ -134,6 +135,7 @@ class VectorCache:
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Verified experiences a brief for ``project`` may use, and their cosines: all of
         them up to ``shortlist``, else the ``shortlist`` best by the coarse prefix."""
+        _numpy.load()
         import numpy as np
 
         keep = self.verified[: self.size]
@@ -154,6 +156,7 @@ class VectorCache:
 
     def vectors(self, rowids: list[int]) -> npt.NDArray[np.float32]:
         """The cached vectors of ``rowids`` (each must be cached), one row each."""
+        _numpy.load()
         import numpy as np
 
         ids = self.ids[: self.size]
@@ -164,6 +167,7 @@ class VectorCache:
 
 def _prefix(vectors: Any) -> Any:
     """The first COARSE_DIMS dimensions of each row, renormalised."""
+    _numpy.load()
     import numpy as np
 
     head = np.ascontiguousarray(vectors[:, :COARSE_DIMS], dtype=np.float32)
@@ -173,6 +177,7 @@ def _prefix(vectors: Any) -> Any:
 
 
 def _grow(array: Any, capacity: int) -> Any:
+    _numpy.load()
     import numpy as np
 
     grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)

@@ -1,0 +1,73 @@
+"""The ``lorelab`` program's entry point.
+
+An agent runs a hook on every prompt and every tool call, so the command line that
+``lorelab hooks install`` writes, ``lorelab hook EVENT --agent NAME``, is handled here without
+loading click and the command table: the same handler, the same input and output as the
+``hook`` command, less start-up time. Every other command line, ``lorelab hook --help``
+included, goes to the click application in :mod:`lorelab.cli.main`.
+
+A hook call also runs without the cyclic garbage collector: it is a short process whose work
+is bounded (a payload of at most 1 MiB, a transcript tail, a journal of at most 2 MiB), and
+the collector's passes over the objects its imports create cost it about 3% of its run.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import sys
+from typing import Final
+
+from lorelab.cli._signals import interrupted_exit_code, raise_terminated
+
+PAYLOAD_READ_LIMIT: Final = 1024 * 1024 + 1
+"""How much of stdin a hook reads: one byte past the payload limit, so an oversized payload is
+seen as such."""
+EXIT_INTERNAL_ERROR: Final = 70
+
+
+def hook_call(args: list[str]) -> tuple[str, str] | None:
+    """``(event, agent)`` when ``args`` are exactly ``hook EVENT [--agent NAME]``, else None."""
+    if len(args) not in (2, 4) or args[0] != "hook" or args[1].startswith("-"):
+        return None
+    if len(args) == 2:
+        return args[1], "claude-code"
+    from lorelab.hooks._agents import AGENT_NAMES
+
+    if args[2] != "--agent" or args[3] not in AGENT_NAMES:
+        return None
+    return args[1], args[3]
+
+
+def _run_hook(event: str, agent: str) -> None:
+    from lorelab.hooks import run_hook
+
+    raw = sys.stdin.buffer.read(PAYLOAD_READ_LIMIT)
+    out = run_hook(agent, event, raw, dict(os.environ))
+    if out:
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+
+
+def main() -> None:
+    """Entry point of the installed ``lorelab`` program."""
+    call = hook_call(sys.argv[1:])
+    if call is None:
+        from lorelab.cli.main import main as click_main
+
+        click_main()
+        return
+    gc.disable()
+    signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        _run_hook(*call)
+    except KeyboardInterrupt as exc:
+        name, code = interrupted_exit_code(exc)
+        sys.stderr.write(f"lorelab: interrupted by {name}\n")
+        sys.exit(code)
+    except Exception:  # the top-level handler, as in lorelab.cli.main: a bug, exit 70
+        import traceback
+
+        traceback.print_exc()
+        sys.exit(EXIT_INTERNAL_ERROR)
