@@ -3,6 +3,8 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -148,6 +150,18 @@ HOT_PATH_FORBIDDEN = (
 )
 
 
+def _claude_code_input(tmp_path: Path, payload: dict[str, Any]) -> dict[str, Any]:
+    """A hook payload in Claude Code's input shape, its ``cwd`` a fresh project directory."""
+    project = tmp_path / "project"
+    project.mkdir()
+    return {
+        "session_id": "s-1",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        **payload,
+    }
+
+
 def _run_cli(args: list[str], stdin: str, env_home: str) -> list[str]:
     code = (
         "import io, os, sys\n"
@@ -194,14 +208,7 @@ def test_memory_prepare_loads_no_worker_transport_supervisor_or_table(tmp_path):
 def test_a_hook_loads_no_worker_transport_supervisor_or_table(tmp_path, payload):
     # Claude Code's hook input shape (code.claude.com/docs/en/hooks: session_id,
     # transcript_path, cwd, hook_event_name, then the event's own fields).
-    project = tmp_path / "project"
-    project.mkdir()
-    full = {
-        "session_id": "s-1",
-        "transcript_path": str(tmp_path / "t.jsonl"),
-        "cwd": str(project),
-        **payload,
-    }
+    full = _claude_code_input(tmp_path, payload)
     modules = _run_cli(
         ["hook", payload["hook_event_name"], "--agent", "claude-code"],
         json.dumps(full),
@@ -280,14 +287,7 @@ def test_a_hook_with_nothing_to_store_loads_neither_pydantic_nor_the_store(tmp_p
     prepared = _run_cli(["memory", "prepare", "anything"], "", home)  # makes the store
     assert (tmp_path / "home" / "memory.db").exists()
     assert "lorelab.memory._sqlite" in prepared
-    project = tmp_path / "project"
-    project.mkdir()
-    full = {
-        "session_id": "s-1",
-        "transcript_path": str(tmp_path / "t.jsonl"),
-        "cwd": str(project),
-        **payload,
-    }
+    full = _claude_code_input(tmp_path, payload)
     modules = _run_cli(
         ["hook", payload["hook_event_name"], "--agent", "claude-code"], json.dumps(full), home
     )
@@ -352,14 +352,7 @@ def test_a_hook_call_loads_neither_click_nor_the_command_table_nor_the_installer
     # verified experience, so the prompt's brief really is written.
     home = str(tmp_path / "home")
     _run_cli(RECORD, "", home)
-    project = tmp_path / "project"
-    project.mkdir()
-    full = {
-        "session_id": "s-1",
-        "transcript_path": str(tmp_path / "t.jsonl"),
-        "cwd": str(project),
-        **payload,
-    }
+    full = _claude_code_input(tmp_path, payload)
     modules = _run_entry(
         ["hook", payload["hook_event_name"], "--agent", "claude-code"], json.dumps(full), home
     )
