@@ -40,9 +40,9 @@ def test_the_installed_program_starts_at_the_entry_point():
     assert scripts["lorelab"] == "lorelab.cli._entry:main"
 
 
-def _program(args: list[str], payload: bytes, env: dict[str, str], cwd: Path):
+def _python(argv: list[str], payload: bytes, env: dict[str, str], cwd: Path):
     return subprocess.run(
-        [sys.executable, "-m", "lorelab", *args],
+        [sys.executable, *argv],
         input=payload,
         capture_output=True,
         env=env,
@@ -50,6 +50,10 @@ def _program(args: list[str], payload: bytes, env: dict[str, str], cwd: Path):
         timeout=120,
         check=False,
     )
+
+
+def _program(args: list[str], payload: bytes, env: dict[str, str], cwd: Path):
+    return _python(["-m", "lorelab", *args], payload, env, cwd)
 
 
 def _through_click(args: list[str], payload: bytes, env: dict[str, str], cwd: Path):
@@ -59,15 +63,7 @@ def _through_click(args: list[str], payload: bytes, env: dict[str, str], cwd: Pa
         f"sys.argv = ['lorelab', *{args!r}]\n"
         "main()\n"
     )
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        input=payload,
-        capture_output=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+    return _python(["-c", code], payload, env, cwd)
 
 
 def test_a_hook_answers_the_same_on_the_short_path_as_through_click(tmp_path):
