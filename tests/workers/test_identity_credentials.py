@@ -32,13 +32,13 @@ from lorelab.workers.identity import _files as identity_files
 )
 def test_a_credential_like_operand_is_refused_without_being_read(trial, operand, monkeypatch):
     hashed: list[str] = []
-    real = identity_files.sha256_file
+    real = identity_files.file_sha256
 
     def spy(path, *, cap):
         hashed.append(os.fspath(path))
         return real(path, cap=cap)
 
-    monkeypatch.setattr(identity_files, "sha256_file", spy)
+    monkeypatch.setattr(identity_files, "file_sha256", spy)
     target = trial / operand.split("=")[-1] if not operand.startswith("~") else None
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -54,10 +54,10 @@ def test_a_credential_like_script_is_refused_before_it_is_hashed(trial, monkeypa
     secret = trial / "secret_worker.py"
     secret.write_text("print('{}')\n")
     hashed: list[str] = []
-    real = identity_files.sha256_file
+    real = identity_files.file_sha256
     monkeypatch.setattr(
         identity_files,
-        "sha256_file",
+        "file_sha256",
         lambda path, *, cap: hashed.append(os.fspath(path)) or real(path, cap=cap),
     )
     with pytest.raises(InputFileError, match="contains 'secret'"):
@@ -87,10 +87,10 @@ def test_a_credential_attached_to_a_flag_is_refused_without_being_read(
     (home / ".aws" / "config").write_text("[default]\n")
     monkeypatch.setenv("HOME", str(home))
     hashed: list[str] = []
-    real = identity_files.sha256_file
+    real = identity_files.file_sha256
     monkeypatch.setattr(
         identity_files,
-        "sha256_file",
+        "file_sha256",
         lambda path, *, cap: hashed.append(os.fspath(path)) or real(path, cap=cap),
     )
     with pytest.raises(InputFileError, match="looks like a credential"):

@@ -107,7 +107,7 @@ def test_receipts_record_the_evaluator_revision_and_hashes_of_loaded_modules(
     run(write_fixture(passing_trace()), "--output", out)
     evaluator = receipt(out)["evaluator"]
     hashes = evaluator["moduleHashes"]
-    assert evaluator["entryPoint"] == "lorelab.cli.main"
+    assert evaluator["entryPoint"] == "lorelab.cli._entry"
     for module in (lorelab.cli.main, lorelab.evaluation.context._score):
         assert (
             hashes[module.__name__]
