@@ -305,15 +305,7 @@ def test_pre_compact_writes_its_checkpoint_without_the_store_or_numpy(tmp_path):
     # under the memory home by the checkpoint operation's own function, not through the store.
     home = tmp_path / "home"
     _run_cli(["memory", "prepare", "anything"], "", str(home))  # makes the store
-    project = tmp_path / "project"
-    project.mkdir()
-    payload = {
-        "session_id": "s-1",
-        "transcript_path": str(tmp_path / "t.jsonl"),
-        "cwd": str(project),
-        "hook_event_name": "PreCompact",
-        "trigger": "auto",
-    }
+    payload = _claude_code_input(tmp_path, {"hook_event_name": "PreCompact", "trigger": "auto"})
     modules = _run_cli(
         ["hook", "PreCompact", "--agent", "claude-code"], json.dumps(payload), str(home)
     )
@@ -370,15 +362,9 @@ def test_a_hook_call_loads_neither_click_nor_the_command_table_nor_the_installer
 def test_a_prompt_hook_through_the_entry_point_writes_its_brief(tmp_path):
     home = str(tmp_path / "home")
     _run_cli(RECORD, "", home)
-    project = tmp_path / "project"
-    project.mkdir()
-    payload = {
-        "session_id": "s-1",
-        "transcript_path": str(tmp_path / "t.jsonl"),
-        "cwd": str(project),
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": "Fix the date parser test",
-    }
+    payload = _claude_code_input(
+        tmp_path, {"hook_event_name": "UserPromptSubmit", "prompt": "Fix the date parser test"}
+    )
     modules = _run_entry(
         ["hook", "UserPromptSubmit", "--agent", "claude-code"], json.dumps(payload), home
     )
