@@ -1,6 +1,8 @@
 """End to end, offline: the conditions example with ``"profile": "memcoder"`` and the shipped
 seed file, against the stand-in serving MemCoder's captured schemas, with the fixture host;
-then finalize and evaluate. One real run of 52 task x condition runs, hence ``slow``."""
+then finalize and evaluate. The example's two seed tasks and eight holdouts, the protocol's
+minimum of ten tasks (40 task x condition runs; the whole example's 52 runs are covered, with
+lorelab's own memory, by ``test_conditions_end_to_end``), hence ``slow``."""
 
 import json
 import subprocess
@@ -15,10 +17,18 @@ pytestmark = pytest.mark.slow
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "conditions"
 TIMEOUT_S = 1500
+MIN_TASKS = 10  # the protocol's minimum (a manifest with fewer is refused)
 
 
 def _lorelab(*args: str) -> subprocess.CompletedProcess[str]:
     return run_lorelab(*args, timeout_s=TIMEOUT_S)
+
+
+def _seed_tasks_and_holdouts(manifest: dict) -> list[dict]:
+    seeded = {seed["taskId"] for seed in manifest["seeds"]}
+    tasks = [task for task in manifest["tasks"] if task["id"] in seeded or task["holdout"]]
+    assert len(tasks) == MIN_TASKS
+    return tasks
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +36,7 @@ def example_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("memcoder-example")
     manifest = json.loads((EXAMPLE / "conditions.json").read_text(encoding="utf-8"))
     manifest["project"]["path"] = str(EXAMPLE / "project")
+    manifest["tasks"] = _seed_tasks_and_holdouts(manifest)
     manifest["memory"] = {
         "profile": "memcoder",
         "argv": [sys.executable, "-m", "lorelab.testing.memcoder", "--state", str(base / "s.json")],
@@ -52,7 +63,7 @@ def test_the_example_completes_against_memcoders_schemas_with_no_memory_failure(
     done = example_run["run"]
     assert done.returncode == 0, done.stdout + done.stderr
     summary = _read(example_run, "run.json")
-    assert summary["runs"] == 52
+    assert summary["runs"] == MIN_TASKS * 4
     assert summary["memoryFailures"] == 0
     assert summary["evidenceKind"] == "protocol-fixture"
 
