@@ -198,11 +198,34 @@ def test_a_tokenizer_of_another_shape_is_refused(change, problem):
 
 
 def test_the_mapped_weights_equal_what_safetensors_reads():
-    mapped = _embedding.read_weights(WEIGHTS)
+    weights = _embedding.read_weights(WEIGHTS)
+    mapped = _embedding.Model(weights, TOKENIZER_JSON).table
     reference = load_file(str(WEIGHTS))["embedding.weight"]
     assert mapped.dtype == reference.dtype
     assert mapped.shape == reference.shape
     assert np.array_equal(mapped, reference)
+    for token in (0, 1, 4242, weights.rows - 1):
+        assert weights.row(token) == tuple(reference[token].astype(np.float64).tolist())
+
+
+def test_a_token_outside_the_table_is_an_integrity_failure():
+    weights = _embedding.read_weights(WEIGHTS)
+    with pytest.raises(IntegrityFailure, match=f"token id {weights.rows} is outside"):
+        weights.row(weights.rows)
+
+
+def test_a_query_vector_is_the_float64_mean_of_its_token_rows_normalised(oracle):
+    table = load_file(str(WEIGHTS))["embedding.weight"].astype(np.float64)
+    texts = ["Fix the failing date parser test", "pytest -q tests/test_dates.py", "x" * 3000]
+    for text in texts:
+        ids = oracle.encode(text, add_special_tokens=False).ids[: _embedding.MAX_TOKENS]
+        mean = table[ids].mean(axis=0)
+        expected = mean / np.linalg.norm(mean)
+        query = np.array(_embedding.embed_query(text))
+        assert np.allclose(query, expected, rtol=0, atol=1e-12)
+        # and what a stored vector of the same text holds, to fp32 precision
+        assert np.allclose(query, _embedding.embed([text])[0], rtol=0, atol=1e-6)
+    assert _embedding.embed_query("") == (0.0,) * _embedding.DIMENSIONS
 
 
 def _with_header(tmp_path: Path, header: dict[str, Any], data: bytes) -> Path:

@@ -8,14 +8,21 @@ is installed. A text's vector is the mean of its first 512 token vectors, L2-nor
 Start-up cost decides the loading, since a hook embeds one prompt per process: the weights
 file is memory-mapped (only the rows a text uses are read), and a few texts are tokenized by
 the pure-Python reading of the same tokenizer in ``_bpe`` (tables cached on first use), while
-a large batch (a reindex) uses ``tokenizers``. Both give the same ids (tested). numpy is
-imported on first use only, so commands that need no vector never load it.
+a large batch (a reindex) uses ``tokenizers``. Both give the same ids (tested). A query's
+vector is computed in float64 without numpy (:func:`embed_query`): numpy's import alone costs
+a hook more than the rest of a brief, and is paid only by commands that embed stored text or
+scan a store too large to scan in Python (see ``_vectors``).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import mmap
+import operator
+import struct
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -40,15 +47,47 @@ _WEIGHTS: Final = ("weights", "l2_supercat_256.safetensors")
 _TOKENIZER: Final = ("tokenizers", "l2_supercat_tokenizer_config.json")
 _TENSOR: Final = "embedding.weight"
 _HEADER_CAP: Final = 1 << 20
+_ROW: Final = struct.Struct(f"<{DIMENSIONS}e")
 
 
 @dataclass(frozen=True, slots=True)
+class Weights:
+    """The mapped weights file: ``rows`` fp16 rows of ``DIMENSIONS`` values from ``start``."""
+
+    mapped: mmap.mmap
+    start: int
+    rows: int
+
+    def row(self, token: int) -> tuple[float, ...]:
+        """One token's vector, its fp16 values as Python floats (exact)."""
+        if not 0 <= token < self.rows:
+            raise _failure(f"token id {token} is outside the table's {self.rows} rows")
+        return _ROW.unpack_from(self.mapped, self.start + token * _ROW.size)
+
+
+@dataclass(slots=True)
 class Model:
     """The token-embedding table and where the tokenizer is read from."""
 
-    table: Any
-    """fp16 array, one row per token id (a view of the mapped weights file)."""
+    weights: Weights
     tokenizer_json: Path
+    _table: Any = None
+
+    @property
+    def table(self) -> Any:
+        """The fp16 table as a numpy array (a view of the mapped file, made on first use)."""
+        if self._table is None:
+            _numpy.load()
+            import numpy as np
+
+            flat = np.frombuffer(
+                self.weights.mapped,
+                dtype="<f2",
+                count=self.weights.rows * DIMENSIONS,
+                offset=self.weights.start,
+            )
+            self._table = flat.reshape(self.weights.rows, DIMENSIONS)
+        return self._table
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """The token ids of each text, without special tokens added."""
@@ -75,6 +114,29 @@ class Model:
         norms[norms == 0] = 1.0
         result: Matrix = out / norms
         return result
+
+    def embed_query(self, text: str) -> tuple[float, ...]:
+        """The vector of one query text in float64, without numpy: the mean of its first
+        ``MAX_TOKENS`` token vectors, L2-normalised (all zeros for a text with no tokens)."""
+        ids = self.token_ids([text])[0][:MAX_TOKENS]
+        if not ids:
+            return (0.0,) * DIMENSIONS
+        total = [0.0] * DIMENSIONS
+        for token in ids:
+            total = [a + b for a, b in zip(total, self.weights.row(token), strict=True)]
+        mean = [value / len(ids) for value in total]
+        norm = math.sqrt(math.fsum(value * value for value in mean))
+        return tuple(value / norm for value in mean) if norm else tuple(mean)
+
+
+def dot(a: Sequence[float], b: Sequence[float]) -> float:
+    """The float64 dot product of two vectors, correctly rounded (``math.fsum``)."""
+    return math.fsum(map(operator.mul, a, b))
+
+
+def vector_of(blob: bytes) -> tuple[float, ...]:
+    """A stored vector (little-endian fp16 bytes) as Python floats (exact)."""
+    return _ROW.unpack(blob)
 
 
 _lock = threading.RLock()
@@ -125,22 +187,16 @@ def _package_dir() -> Path:
 
 def _load() -> Model:
     root = _package_dir()
-    table = read_weights(root.joinpath(*_WEIGHTS))
-    return Model(table=table, tokenizer_json=root.joinpath(*_TOKENIZER))
+    return Model(read_weights(root.joinpath(*_WEIGHTS)), root.joinpath(*_TOKENIZER))
 
 
-def read_weights(path: Path) -> Any:
+def read_weights(path: Path) -> Weights:
     """The fp16 table of a one-tensor safetensors file, mapped (rows are read on demand).
 
     The format is an 8-byte little-endian header length, a JSON header naming each tensor's
     dtype, shape and byte offsets, then the raw data; anything else than one ``F16`` tensor of
     ``DIMENSIONS`` columns whose offsets fit the file is refused.
     """
-    import mmap
-
-    _numpy.load()
-    import numpy as np
-
     try:
         with path.open("rb") as handle:
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -164,8 +220,7 @@ def read_weights(path: Path) -> Any:
     start = 8 + length + begin
     if begin < 0 or end - begin != rows * DIMENSIONS * 2 or 8 + length + end > size:
         raise _failure(f"{path.name}: data offsets {[begin, end]} do not fit shape {shape}")
-    flat = np.frombuffer(mapped, dtype="<f2", count=rows * DIMENSIONS, offset=start)
-    return flat.reshape(rows, DIMENSIONS)
+    return Weights(mapped, start, rows)
 
 
 def _python_tokenizer(path: Path) -> _bpe.Bpe:
@@ -195,6 +250,11 @@ def _rust_tokenizer(path: Path) -> Any:
 def embed(texts: list[str]) -> Matrix:
     """Vectors of ``texts`` (float32, L2-normalised)."""
     return model().embed(texts)
+
+
+def embed_query(text: str) -> tuple[float, ...]:
+    """The vector of one query text, in float64, without numpy (see :meth:`Model.embed_query`)."""
+    return model().embed_query(text)
 
 
 def to_blob(vector: Any) -> bytes:

@@ -21,7 +21,7 @@ from lorelab.memory._relevance import (
     score,
 )
 from lorelab.memory._text import fts_query
-from lorelab.memory._vectors import cache_for, has_vectors
+from lorelab.memory._vectors import cache_for, has_vectors, small_store_scan, stored_vectors
 
 
 def floor(policy: RelevancePolicy) -> RelevanceFloor:
@@ -113,15 +113,18 @@ def _semantic(
     """The best ``semantic_candidates`` cosines (none when the store holds no vector)."""
     if not has_vectors(conn):
         return {}
-    _numpy.load()
-    import numpy as np
+    query = _embedding.embed_query(task)
+    scores = small_store_scan(conn, query, project, policy.shortlist)
+    if scores is None:
+        _numpy.load()
+        import numpy as np
 
-    cache = cache_for(conn)
-    ids, scores = cache.similarities(_embedding.embed([task])[0], project, policy.shortlist)
-    if len(ids) > policy.semantic_candidates:
-        top = np.argpartition(-scores, policy.semantic_candidates)[: policy.semantic_candidates]
-        ids, scores = ids[top], scores[top]
-    return {int(rowid): float(value) for rowid, value in zip(ids, scores, strict=True)}
+        ids, values = cache_for(conn).similarities(
+            np.asarray(query, dtype=np.float64), project, policy.shortlist
+        )
+        scores = {int(rowid): float(value) for rowid, value in zip(ids, values, strict=True)}
+    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return dict(best[: policy.semantic_candidates])
 
 
 def _details(
@@ -200,11 +203,10 @@ def _near_duplicates(
     with_vectors = [item.rowid for item in usable if item.semantic is not None]
     if len(with_vectors) < 2:
         return lambda a, b: False
-    matrix = cache_for(conn).vectors(with_vectors)
-    row = {rowid: index for index, rowid in enumerate(with_vectors)}
+    vectors = stored_vectors(conn, with_vectors)
 
     def close(a: int, b: int) -> bool:
-        return float(matrix[row[a]] @ matrix[row[b]]) >= limit
+        return _embedding.dot(vectors[a], vectors[b]) >= limit
 
     return close
 
