@@ -246,10 +246,30 @@ def test_the_embedding_model_loads_only_when_a_vector_is_needed(tmp_path):
     assert "lorelab.memory._sqlite" in empty
     assert _embedding_modules(empty) == []
     recorded = _run_cli(RECORD, "", home)
-    assert "numpy" in recorded  # the vector really was computed
+    assert "numpy" in recorded  # the stored vector really was computed
     assert _embedding_modules(_run_cli(["memory", "list"], "", home)) == []
-    prepared = _run_cli(["memory", "prepare", "date parser test fails"], "", home)
-    assert "numpy" in prepared
+
+
+def test_a_brief_from_a_small_store_embeds_its_query_without_numpy(tmp_path):
+    # A store of at most the shortlist's 1,000 vectors is scanned in Python (float64): numpy's
+    # import alone would cost a prompt hook more than the rest of its brief.
+    home = tmp_path / "home"
+    _run_cli(RECORD, "", str(home))
+    code = (
+        "import json, sys\n"
+        "from lorelab.memory import PrepareRequest, SqliteMemoryStore, _embedding\n"
+        f"store = SqliteMemoryStore({str(home / 'memory.db')!r})\n"
+        "brief = store.prepare(PrepareRequest(task='date parser test fails'))\n"
+        "print(json.dumps([[e.id for e in brief.experiences], _embedding.loaded()]))\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    served, modules = (json.loads(line) for line in done.stdout.splitlines()[-2:])
+    assert served == [["exp-1"], True]  # the model was loaded and the experience served
+    assert "lorelab.memory._vectors" in modules
+    assert [m for m in modules if m.split(".")[0] == "numpy"] == []
 
 
 def test_a_query_vector_loads_neither_tokenizers_safetensors_nor_wordllama(tmp_path):
@@ -261,9 +281,10 @@ def test_a_query_vector_loads_neither_tokenizers_safetensors_nor_wordllama(tmp_p
         _run_cli(RECORD, "", home),
         _run_cli(["memory", "prepare", "date parser test fails"], "", home),
     ):
-        assert "numpy" in modules
+        assert "lorelab.memory._embedding" in modules
         loaded = [m for m in modules if m.split(".")[0] in {*EMBEDDING, "wordllama", "requests"}]
-        assert loaded == ["numpy"] or all(m.startswith("numpy") for m in loaded)
+        # The recording computes its stored vector with numpy; the query is computed without.
+        assert all(m.split(".")[0] == "numpy" for m in loaded)
 
 
 @pytest.mark.parametrize(
@@ -369,7 +390,9 @@ def test_a_prompt_hook_through_the_entry_point_writes_its_brief(tmp_path):
         ["hook", "UserPromptSubmit", "--agent", "claude-code"], json.dumps(payload), home
     )
     # The brief really was composed: the store, the ranking and the query vector were loaded.
-    assert {"lorelab.memory._briefs", "lorelab.memory._search", "numpy"} <= set(modules)
+    assert {"lorelab.memory._briefs", "lorelab.memory._search", "lorelab.memory._embedding"} <= set(
+        modules
+    )
 
 
 def test_the_mcp_server_process_loads_neither_the_sdk_client_nor_its_http_server():
