@@ -7,6 +7,7 @@ from click.testing import CliRunner
 from lorelab.cli.main import app
 from lorelab.memory import AddLessonRequest, open_store
 from lorelab.testgen import GenerateOptions, generate_for_project
+from lorelab.workers import WorkerBounds
 from lorelab.workspace import FileEntry
 from tests.support.testgen import PASSING_TEST, REQUIREMENTS, SOURCE, scripted_worker
 
@@ -290,7 +291,9 @@ def test_worker_timeout_ends_the_generation_without_retry(project, tmp_path):
     import sys
 
     result = generate_for_project(
-        _options(project, tmp_path, [sys.executable, str(script)], timeout_ms=1000)
+        _options(
+            project, tmp_path, [sys.executable, str(script)], bounds=WorkerBounds(timeout_ms=1000)
+        )
     )
     assert result.generation.status == "failed"
     assert [r.failure for r in result.generation.roles] == ["timeout"]

@@ -8,7 +8,7 @@ import pytest
 
 from lorelab.errors import SchemaError, UsageError
 from lorelab.io import json_bytes
-from lorelab.workers import bind_identity, call_worker
+from lorelab.workers import WorkerBounds, bind_identity, call_worker
 from lorelab.workers.transport import RAW_RESPONSE_CAP, STDERR_TAIL_CAP
 from tests.support.workers import PLAN, architect_payload, write_script
 
@@ -45,7 +45,9 @@ def test_a_worker_that_answers_gets_a_receipt_with_byte_accounting(trial):
         f"print(json.dumps({ANSWER!r}))\n",
     )
     payload = architect_payload()
-    call = call_worker(argv, "architect", payload, cwd=trial, timeout_ms=20_000)
+    call = call_worker(
+        argv, "architect", payload, cwd=trial, bounds=WorkerBounds(timeout_ms=20_000)
+    )
     receipt = call.receipt
     assert call.ok
     assert call.response == ANSWER
@@ -109,7 +111,9 @@ def test_the_timeout_kills_the_worker_and_its_grandchildren(trial):
         f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
         "time.sleep(120)\n",
     )
-    call = call_worker(argv, "architect", architect_payload(), cwd=trial, timeout_ms=1_500)
+    call = call_worker(
+        argv, "architect", architect_payload(), cwd=trial, bounds=WorkerBounds(timeout_ms=1_500)
+    )
     receipt = call.receipt
     assert receipt.failure == "timeout"
     assert receipt.signal == 9
@@ -128,7 +132,9 @@ def test_a_grandchild_left_behind_after_the_answer_is_killed_too(trial):
         " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n" + _answer_body(),
     )
-    call = call_worker(argv, "architect", architect_payload(), cwd=trial, timeout_ms=20_000)
+    call = call_worker(
+        argv, "architect", architect_payload(), cwd=trial, bounds=WorkerBounds(timeout_ms=20_000)
+    )
     assert call.ok
     assert _gone_within(int(pid_file.read_text()), 5.0)
 
@@ -143,7 +149,11 @@ def test_one_byte_over_the_bound_fails_without_reading_the_rest(trial):
         f"open({str(finished)!r}, 'w').write('done')\n",
     )
     call = call_worker(
-        argv, "architect", architect_payload(), cwd=trial, max_output_bytes=bound, timeout_ms=20_000
+        argv,
+        "architect",
+        architect_payload(),
+        cwd=trial,
+        bounds=WorkerBounds(timeout_ms=20_000, max_output_bytes=bound),
     )
     receipt = call.receipt
     assert receipt.failure == "output-too-large"
@@ -158,7 +168,13 @@ def test_an_answer_of_exactly_the_bound_is_accepted(trial):
     text = json.dumps(ANSWER)
     bound = len(text) + 1  # the newline print adds
     argv = _worker(trial, f"sys.stdin.read()\nprint({text!r})\n")
-    call = call_worker(argv, "architect", architect_payload(), cwd=trial, max_output_bytes=bound)
+    call = call_worker(
+        argv,
+        "architect",
+        architect_payload(),
+        cwd=trial,
+        bounds=WorkerBounds(max_output_bytes=bound),
+    )
     assert call.ok
     assert call.receipt.stdout_bytes == bound
 
@@ -214,7 +230,9 @@ def test_a_stderr_flood_is_drained_and_only_its_tail_kept(trial):
         "sys.stderr.write('LAST LINE')\n"
         f"print(json.dumps({ANSWER!r}))\n",
     )
-    call = call_worker(argv, "architect", architect_payload(), cwd=trial, timeout_ms=60_000)
+    call = call_worker(
+        argv, "architect", architect_payload(), cwd=trial, bounds=WorkerBounds(timeout_ms=60_000)
+    )
     receipt = call.receipt
     assert call.ok
     assert receipt.stderr_bytes == flood + len("LAST LINE")
@@ -226,7 +244,9 @@ def test_a_worker_that_never_reads_a_large_payload_still_answers(trial):
     payload = architect_payload()
     payload["task"]["requirements"] = "r" * (2 * 1024 * 1024)
     argv = _worker(trial, f"print(json.dumps({ANSWER!r}))\n")
-    call = call_worker(argv, "architect", payload, cwd=trial, timeout_ms=20_000)
+    call = call_worker(
+        argv, "architect", payload, cwd=trial, bounds=WorkerBounds(timeout_ms=20_000)
+    )
     assert call.ok
     assert call.receipt.input_bytes > 2 * 1024 * 1024
 
@@ -324,10 +344,10 @@ def test_a_relative_launcher_runs_from_the_trial_cwd(trial, tmp_path, monkeypatc
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"timeout_ms": 120_001}, "between 1 and 120000"),
-        ({"timeout_ms": 0}, "between 1 and 120000"),
-        ({"timeout_ms": -5}, "between 1 and 120000"),
-        ({"max_output_bytes": 0}, "output bound"),
+        ({"bounds": WorkerBounds(timeout_ms=120_001)}, "between 1 and 120000"),
+        ({"bounds": WorkerBounds(timeout_ms=0)}, "between 1 and 120000"),
+        ({"bounds": WorkerBounds(timeout_ms=-5)}, "between 1 and 120000"),
+        ({"bounds": WorkerBounds(max_output_bytes=0)}, "output bound"),
         ({"attempt": 0}, "attempt"),
     ],
 )
@@ -387,7 +407,7 @@ def test_a_large_answer_written_just_before_exit_is_read_whole(trial):
     content = "def test_upper():\n    assert True\n" + "# padding\n" * 5_200
     answer = {"files": [{"path": "tests/test_clamp.py", "content": content}]}
     argv = _worker(trial, f"sys.stdin.read()\nsys.stdout.write(json.dumps({answer!r}))\n")
-    call = call_worker(argv, "author", payload, cwd=trial, timeout_ms=20_000)
+    call = call_worker(argv, "author", payload, cwd=trial, bounds=WorkerBounds(timeout_ms=20_000))
     assert call.ok, call.receipt.failure_detail
     assert call.response == answer
     assert call.receipt.stdout_bytes == len(json.dumps(answer))
@@ -462,7 +482,11 @@ def test_a_response_under_the_bound_on_stdout_but_over_it_as_canonical_json_fail
     bound = len(raw) + 100
     argv = _worker(trial, f"sys.stdout.write({raw!r})\n")
     call = call_worker(
-        argv, "architect", architect_payload(), cwd=trial, max_output_bytes=bound, timeout_ms=20_000
+        argv,
+        "architect",
+        architect_payload(),
+        cwd=trial,
+        bounds=WorkerBounds(timeout_ms=20_000, max_output_bytes=bound),
     )
     receipt = call.receipt
     assert receipt.stdout_bytes == len(raw) < bound

@@ -64,15 +64,17 @@ def _dream_divert(ctx: click.Context, options: Options, as_json: bool) -> bool:
     timeout_ms, max_output_bytes = options["timeout_ms"], options["max_output_bytes"]
     # Loaded here: a worker-based Dream is the only memory command that needs the workers.
     from lorelab.memory._dream_worker import dream_with_worker
-    from lorelab.workers import resolve_agent
+    from lorelab.workers import WorkerBounds, resolve_agent
 
     result = dream_with_worker(
         store_for(ctx, create=False),
         request,
         resolve_agent(options["agent"]),
         cwd=_worker_cwd(where_of(ctx)),
-        timeout_ms=DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms,
-        max_output_bytes=DEFAULT_MAX_OUTPUT_BYTES if max_output_bytes is None else max_output_bytes,
+        bounds=WorkerBounds(
+            DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms,
+            DEFAULT_MAX_OUTPUT_BYTES if max_output_bytes is None else max_output_bytes,
+        ),
         operator_identity=options["operator_identity"],
     )
     if as_json:

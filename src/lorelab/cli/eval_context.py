@@ -34,6 +34,7 @@ from lorelab.evaluation.context import (
     scan_sessions,
 )
 from lorelab.workers.roles import MAX_TIMEOUT_MS
+from lorelab.workers.transport import WorkerBounds
 
 TRIAL_OPTIONS: Final = {
     "agent": "--agent",
@@ -189,8 +190,7 @@ def run_command(
             baseline=baseline,
             boundaries=boundaries or ("compaction", "restart"),
             max_turns=max_turns,
-            timeout_ms=timeout_ms,
-            max_output_bytes=max_output_bytes,
+            bounds=WorkerBounds(timeout_ms, max_output_bytes),
             cwd=cwd,
         )
     else:

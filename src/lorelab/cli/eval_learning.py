@@ -37,7 +37,12 @@ from lorelab.evaluation.learning.controller import (
 )
 from lorelab.evaluation.learning.records import Summary
 from lorelab.io import progress_bar
-from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, resolve_agent
+from lorelab.workers import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    DEFAULT_TIMEOUT_MS,
+    WorkerBounds,
+    resolve_agent,
+)
 
 _ADAPTERS = ("fixture", "claude", "codex", "gemini", "pynguin", "static")
 
@@ -142,8 +147,7 @@ def learning_group(
         repeat=repeat,
         seed=seed,
         max_calls=max_calls,
-        max_output_bytes=max_output_bytes,
-        timeout_ms=timeout_ms,
+        bounds=WorkerBounds(timeout_ms, max_output_bytes),
         stability_runs=stability_runs,
         evidence_kind="live"
         if evidence_kind == "live"

@@ -57,6 +57,7 @@ from lorelab.workers import (
     DEFAULT_MAX_OUTPUT_BYTES,
     MAX_OUTPUT_BYTES_CAP,
     MAX_TIMEOUT_MS,
+    WorkerBounds,
     resolve_agent,
 )
 from lorelab.workspace import RunRoot
@@ -518,8 +519,7 @@ def generate_command(
             k=k,
             stability_runs=stability_runs,
             timeout_s=timeout_s,
-            timeout_ms=timeout_ms,
-            max_output_bytes=max_output_bytes,
+            bounds=WorkerBounds(timeout_ms, max_output_bytes),
             keep_passing=keep_passing,
             dry_run=dry_run,
             allow_conftest=allow_conftest,

@@ -16,7 +16,7 @@ from lorelab.cli._options import (
 )
 from lorelab.workers.commands import agent_identity, call_agent
 from lorelab.workers.roles import ROLES
-from lorelab.workers.transport import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
+from lorelab.workers.transport import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, WorkerBounds
 
 _CWD = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -78,8 +78,7 @@ def call_command(
         role,
         payload_path,
         cwd=cwd,
-        timeout_ms=timeout_ms,
-        max_output_bytes=max_output_bytes,
+        bounds=WorkerBounds(timeout_ms, max_output_bytes),
         operator_identity=operator_identity,
         response_out=response_out,
     )

@@ -33,7 +33,7 @@ from lorelab.memory._models import (
 )
 from lorelab.memory._protocol import MemoryStore
 from lorelab.memory._requests import CandidateRequest, ProposalsRequest, VerifiedExperiencesRequest
-from lorelab.workers import PROTOCOL, RoleReceipt, bind_identity, call_worker, check_bounds
+from lorelab.workers import PROTOCOL, RoleReceipt, WorkerBounds, bind_identity, call_worker
 from lorelab.workers.roles import DreamerResponse
 
 ROLE: Final = "dreamer"
@@ -126,8 +126,7 @@ def dream_with_worker(
     argv: Sequence[str],
     *,
     cwd: Path | None,
-    timeout_ms: int,
-    max_output_bytes: int,
+    bounds: WorkerBounds,
     operator_identity: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> WorkerDreamResult:
@@ -140,7 +139,7 @@ def dream_with_worker(
     proposal could be sound, so the worker is not called: the result says why (``skipped``),
     as mining says "0 new candidates" on the same store.
     """
-    check_bounds(timeout_ms, max_output_bytes)
+    bounds.check()
     cwd = Path(os.path.abspath(cwd)) if cwd is not None else None
     if cwd is not None and not cwd.is_dir():
         raise UsageError(f"project directory {cwd}: not a directory")
@@ -172,7 +171,7 @@ def dream_with_worker(
             f"the dreamer payload of {len(experiences)} experiences is {size:,} bytes, over the "
             f"{MAX_PAYLOAD_BYTES:,}-byte cap; lower --limit; nothing was run"
         )
-    worker = _Worker(list(argv), timeout_ms, max_output_bytes, operator_identity, env)
+    worker = _Worker(list(argv), bounds, operator_identity, env)
     if cwd is not None:
         return _dream_in(store, worker, experiences, payload, cwd, cwd)
     # No project: a private (0700) directory, so the worker reads nothing it was not given.
@@ -185,8 +184,7 @@ def dream_with_worker(
 @dataclass(frozen=True, slots=True)
 class _Worker:
     argv: list[str]
-    timeout_ms: int
-    max_output_bytes: int
+    bounds: WorkerBounds
     operator_identity: str | None
     env: Mapping[str, str] | None
 
@@ -210,8 +208,7 @@ def _dream_in(
         ROLE,
         payload,
         cwd=cwd,
-        timeout_ms=worker.timeout_ms,
-        max_output_bytes=worker.max_output_bytes,
+        bounds=worker.bounds,
         identity=identity,
         env=worker.env,
     )

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from lorelab._model import RunnerName
 from lorelab.testgen._models import Generation, GenerationStatus, RecalledLesson, Review
-from lorelab.workers import RoleReceipt, WorkerIdentity, call_worker
+from lorelab.workers import RoleReceipt, WorkerBounds, WorkerIdentity, call_worker
 from lorelab.workers.roles import PROTOCOL, Case
 from lorelab.workspace import FileEntry
 
@@ -40,8 +40,7 @@ class CallSettings:
     agent: tuple[str, ...]
     cwd: Path
     identity: WorkerIdentity | None
-    timeout_ms: int
-    max_output_bytes: int
+    bounds: WorkerBounds
     max_cases: int = DEFAULT_MAX_CASES
     max_files: int = DEFAULT_MAX_FILES
     allow_conftest: bool = False
@@ -113,8 +112,7 @@ class _Session:
             role,
             payload,
             cwd=settings.cwd,
-            timeout_ms=settings.timeout_ms,
-            max_output_bytes=settings.max_output_bytes,
+            bounds=settings.bounds,
             identity=identity,
         )
         self.receipts.append(result.receipt)

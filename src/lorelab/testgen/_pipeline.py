@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, RunnerName
+from lorelab._model import RunnerName
 from lorelab.memory import open_store, store_path
 from lorelab.runners import is_test_file
 from lorelab.testgen._apply import apply_tests
@@ -21,7 +21,8 @@ from lorelab.testgen._models import (
 from lorelab.testgen._project import read_project, select_sources
 from lorelab.testgen._recall import DEFAULT_K, recall_lessons
 from lorelab.testgen._validate import validate_candidates
-from lorelab.workers import bind_identity
+from lorelab.workers import WorkerBounds, bind_identity
+from lorelab.workers.transport import DEFAULT_BOUNDS
 from lorelab.workspace import FileEntry, RunRoot
 
 
@@ -39,8 +40,7 @@ class GenerateOptions:
     k: int = DEFAULT_K
     stability_runs: int = 5
     timeout_s: float = 60.0
-    timeout_ms: int = DEFAULT_TIMEOUT_MS
-    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+    bounds: WorkerBounds = DEFAULT_BOUNDS
     keep_passing: bool = False
     dry_run: bool = False
     allow_conftest: bool = False
@@ -107,8 +107,7 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
                 agent=options.agent,
                 cwd=worker_cwd,
                 identity=identity,
-                timeout_ms=options.timeout_ms,
-                max_output_bytes=options.max_output_bytes,
+                bounds=options.bounds,
                 allow_conftest=options.allow_conftest,
                 reviewer_agent=options.reviewer_agent,
                 reviewer_identity=reviewer_identity,

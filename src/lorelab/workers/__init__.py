@@ -36,6 +36,7 @@ from lorelab.workers.transport import (
     MAX_OUTPUT_BYTES_CAP,
     RoleCall,
     RoleReceipt,
+    WorkerBounds,
     call_worker,
     check_bounds,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "RoleCall",
     "RoleReceipt",
     "Usage",
+    "WorkerBounds",
     "WorkerIdentity",
     "adapter_argv",
     "bind_identity",

@@ -11,7 +11,7 @@ from lorelab.io import pretty_json, read_json
 from lorelab.workers.agents import resolve_agent
 from lorelab.workers.identity import WorkerIdentity, bind_identity
 from lorelab.workers.roles import check_role, validate_payload
-from lorelab.workers.transport import RoleCall, call_worker, check_bounds
+from lorelab.workers.transport import RoleCall, WorkerBounds, call_worker
 
 
 def agent_identity(agent: str, *, cwd: Path, operator_identity: str | None) -> WorkerIdentity:
@@ -35,8 +35,7 @@ def call_agent(
     payload_path: Path,
     *,
     cwd: Path,
-    timeout_ms: int,
-    max_output_bytes: int,
+    bounds: WorkerBounds,
     operator_identity: str | None,
     response_out: Path | None = None,
 ) -> AgentCall:
@@ -48,7 +47,7 @@ def call_agent(
     ``response_error`` (the call happened; its receipt must not be lost).
     """
     checked = check_role(role)
-    check_bounds(timeout_ms, max_output_bytes)
+    bounds.check()
     if response_out is not None:
         check_new_file(response_out)
     argv = resolve_agent(agent)
@@ -57,15 +56,7 @@ def call_agent(
         raise UsageError(f"{payload_path}: the payload must be a JSON object")
     validate_payload(checked, payload, str(payload_path))
     identity = bind_identity(argv, cwd=cwd, operator_identity=operator_identity)
-    call = call_worker(
-        argv,
-        checked,
-        payload,
-        cwd=cwd,
-        timeout_ms=timeout_ms,
-        max_output_bytes=max_output_bytes,
-        identity=identity,
-    )
+    call = call_worker(argv, checked, payload, cwd=cwd, bounds=bounds, identity=identity)
     if response_out is not None and call.response is not None:
         try:
             _write_new(response_out, pretty_json(call.response).encode("utf-8"))

@@ -133,6 +133,21 @@ def check_bounds(timeout_ms: int, max_output_bytes: int, attempt: int = 1) -> No
 
 
 @dataclass(frozen=True, slots=True)
+class WorkerBounds:
+    """The two bounds of every worker call: how long it may take and how much it may print."""
+
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+
+    def check(self, attempt: int = 1) -> None:
+        """Refuse bounds (or an attempt number) outside the transport's limits."""
+        check_bounds(self.timeout_ms, self.max_output_bytes, attempt)
+
+
+DEFAULT_BOUNDS: Final = WorkerBounds()
+
+
+@dataclass(frozen=True, slots=True)
 class _Parsed:
     value: dict[str, Any] | None
     failure: FailureClass | None
@@ -251,8 +266,7 @@ def call_worker(
     payload: dict[str, Any],
     *,
     cwd: Path,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
-    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    bounds: WorkerBounds = DEFAULT_BOUNDS,
     attempt: int = 1,
     identity: WorkerIdentity | None = None,
     env: Mapping[str, str] | None = None,
@@ -265,7 +279,7 @@ def call_worker(
     is recorded in the receipt.
     """
     checked_role = check_role(role)
-    check_bounds(timeout_ms, max_output_bytes, attempt)
+    bounds.check(attempt)
     if not isinstance(payload, dict):
         raise UsageError("the role payload must be a JSON object")
     if "transportBudget" in payload:
@@ -278,13 +292,13 @@ def call_worker(
         raise UsageError("worker argv differs from the argv its identity was bound for")
     cwd = Path(os.path.abspath(cwd))
     input_bytes = json_bytes(payload)
-    budget = {"maxOutputBytes": max_output_bytes, "timeoutMs": timeout_ms}
+    budget = {"maxOutputBytes": bounds.max_output_bytes, "timeoutMs": bounds.timeout_ms}
     stdin = canonical_bytes({**payload, "transportBudget": budget})
     base: dict[str, Any] = {
         "role": checked_role,
         "attempt": attempt,
-        "timeout_ms": timeout_ms,
-        "max_output_bytes": max_output_bytes,
+        "timeout_ms": bounds.timeout_ms,
+        "max_output_bytes": bounds.max_output_bytes,
         "input_bytes": input_bytes,
         "prompt_version": PROMPT_VERSION,
         "prompt_hash": prompt_hash(checked_role),
@@ -302,8 +316,8 @@ def call_worker(
         argv_list,
         cwd=cwd,
         input_bytes=stdin,
-        timeout_s=timeout_ms / 1000,
-        max_stdout=max_output_bytes,
+        timeout_s=bounds.timeout_ms / 1000,
+        max_stdout=bounds.max_output_bytes,
         stderr_tail=STDERR_TAIL_CAP,
         env=env,
         executable=executable,

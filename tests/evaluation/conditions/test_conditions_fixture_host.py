@@ -10,7 +10,7 @@ import pytest
 
 from lorelab.evaluation.conditions._manifest import load_manifest
 from lorelab.testing.fixture_host import TASKS, answer, decide
-from lorelab.workers import adapter_argv, call_worker, validate_response
+from lorelab.workers import WorkerBounds, adapter_argv, call_worker, validate_response
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "conditions"
 MANIFEST = load_manifest(EXAMPLE / "conditions.json")
@@ -160,7 +160,7 @@ def test_through_the_transport_the_fixture_is_a_valid_host_labelled_protocol_fix
         "host",
         _payload("n-slug-collapse", prompt="slugify in shop/slug.py collapses nothing"),
         cwd=project,
-        timeout_ms=60_000,
+        bounds=WorkerBounds(timeout_ms=60_000),
     )
     assert call.ok, call.receipt.failure_detail
     assert call.receipt.evidence_kind == "protocol-fixture"

@@ -21,6 +21,7 @@ from lorelab.evaluation.context import (
     summarise_evidence,
 )
 from lorelab.io import canonical_bytes, sha256_bytes
+from lorelab.workers import WorkerBounds
 from tests.support.context_traces import ans, bnd, cmd, msg
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "context"
@@ -338,7 +339,7 @@ def test_a_fixture_baseline_is_incomparable_with_trials(write_fixture, tmp_path)
         ({"max_turns": 0}, UsageError, "--max-turns 0"),
         ({"max_turns": 21}, UsageError, "--max-turns 21"),
         ({"boundaries": ["child_handoff"]}, UsageError, "only compaction and restart"),
-        ({"timeout_ms": 120_001}, UsageError, "timeout"),
+        ({"bounds": WorkerBounds(timeout_ms=120_001)}, UsageError, "timeout"),
         ({"agent": "echo hi"}, UsageError, "neither a shipped adapter"),
         ({"agent": json.dumps(["python3", "missing-worker.py"])}, PreflightError, "missing"),
     ],

@@ -19,7 +19,7 @@ from lorelab.evaluation.learning.controller import LearningRequest, run_learning
 from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.io import json_bytes
 from lorelab.runners import Case, Execution
-from lorelab.workers import resolve_agent
+from lorelab.workers import WorkerBounds, resolve_agent
 from lorelab.workspace import FileEntry
 
 
@@ -40,7 +40,7 @@ def _request(manifest: LearningManifest, agent: list[str], **overrides) -> Learn
         "repeat": 1,
         "seed": 11,
         "stability_runs": 2,
-        "timeout_ms": 60_000,
+        "bounds": WorkerBounds(timeout_ms=60_000),
     }
     values.update(overrides)
     return LearningRequest(**values)
@@ -258,7 +258,12 @@ def test_worker_that_times_out_fails_its_trials_without_retry(tmp_path):
     script.write_text("import time\ntime.sleep(60)\n")
     output = tmp_path / "out"
     outcome = run_learning(
-        _request(_one_spec(defects=1), [sys.executable, str(script)], timeout_ms=1500), output
+        _request(
+            _one_spec(defects=1),
+            [sys.executable, str(script)],
+            bounds=WorkerBounds(timeout_ms=1500),
+        ),
+        output,
     )
     assert outcome.exit_code == 1
     for trial in _trials(output):

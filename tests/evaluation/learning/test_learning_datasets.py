@@ -36,7 +36,7 @@ from lorelab.runners import (
     run_parallel,
 )
 from lorelab.testing.fixture import answer
-from lorelab.workers import adapter_argv, call_worker
+from lorelab.workers import WorkerBounds, adapter_argv, call_worker
 from lorelab.workspace import FileEntry
 
 REFERENCE_RUNS = 2  # reference sources run twice: ground truth must be stable, not true once
@@ -120,7 +120,7 @@ def _call_worker(payload: dict[str, Any], *, process: bool) -> dict[str, Any]:
             payload["role"],
             payload,
             cwd=Path(trial),
-            timeout_ms=WORKER_TIMEOUT_MS,
+            bounds=WorkerBounds(timeout_ms=WORKER_TIMEOUT_MS),
         )
     assert call.ok, call.receipt.failure_detail
     assert call.receipt.evidence_kind == "protocol-fixture"

@@ -31,7 +31,7 @@ from lorelab.evaluation.learning.records import (
     TrialRecord,
 )
 from lorelab.io import json_bytes
-from lorelab.workers import resolve_agent
+from lorelab.workers import WorkerBounds, resolve_agent
 
 
 def _one_spec() -> LearningManifest:
@@ -51,7 +51,7 @@ def run(tmp_path_factory) -> Path:
         repeat=1,
         seed=11,
         stability_runs=2,
-        timeout_ms=60_000,
+        bounds=WorkerBounds(timeout_ms=60_000),
     )
     outcome = run_learning(request, output)
     assert outcome.exit_code == 0, outcome.message

@@ -22,7 +22,7 @@ from lorelab.evaluation.learning.roles import (
     identity_digest,
     worker_kind,
 )
-from lorelab.workers import WorkerIdentity, adapter_argv, resolve_agent
+from lorelab.workers import WorkerBounds, WorkerIdentity, adapter_argv, resolve_agent
 
 FIXTURE = tuple(adapter_argv("fixture"))
 STATIC = tuple(adapter_argv("static"))
@@ -43,7 +43,7 @@ def _request(agent=FIXTURE, **overrides) -> LearningRequest:
         "repeat": 1,
         "seed": 5,
         "stability_runs": 2,
-        "timeout_ms": 60_000,
+        "bounds": WorkerBounds(timeout_ms=60_000),
     }
     values.update(overrides)
     return LearningRequest(**values)

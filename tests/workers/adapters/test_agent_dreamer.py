@@ -6,7 +6,7 @@ first on PATH, records its argv and stdin and prints what the real CLI prints.
 
 import json
 
-from lorelab.workers import adapter_argv, bind_identity, build_prompt, call_worker
+from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, build_prompt, call_worker
 from tests.support.agent_outputs import jsonl, result_object
 from tests.support.workers import dreamer_payload, env_with_path, install_standin
 
@@ -31,7 +31,13 @@ def test_claude_answers_a_dreamer_without_edit_or_shell_tools(trial, tmp_path):
     payload = dreamer_payload()
     identity = bind_identity(argv, cwd=trial, operator_identity=None, env=env)
     call = call_worker(
-        argv, "dreamer", payload, cwd=trial, env=env, timeout_ms=30_000, identity=identity
+        argv,
+        "dreamer",
+        payload,
+        cwd=trial,
+        env=env,
+        bounds=WorkerBounds(timeout_ms=30_000),
+        identity=identity,
     )
     assert call.ok, call.receipt.failure_detail
     assert call.response is not None
@@ -55,7 +61,7 @@ def test_claude_dreamer_answer_over_max_candidates_is_an_invalid_response(trial,
         dreamer_payload(max_candidates=1),
         cwd=trial,
         env=env_with_path(bin_dir),
-        timeout_ms=30_000,
+        bounds=WorkerBounds(timeout_ms=30_000),
     )
     assert call.receipt.failure == "invalid-response"
     assert "maxCandidates 1" in (call.receipt.failure_detail or "")
@@ -71,7 +77,7 @@ def test_codex_runs_a_dreamer_in_a_read_only_sandbox(trial, tmp_path):
         dreamer_payload(),
         cwd=trial,
         env=env_with_path(bin_dir),
-        timeout_ms=30_000,
+        bounds=WorkerBounds(timeout_ms=30_000),
     )
     assert call.ok, call.receipt.failure_detail
     argv = json.loads(record.read_text())["argv"]

@@ -7,7 +7,7 @@ API token fields) and ``modelUsage`` (per-model usage).
 
 import json
 
-from lorelab.workers import adapter_argv, bind_identity, build_prompt, call_worker
+from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, build_prompt, call_worker
 from tests.support.agent_outputs import result_object
 from tests.support.workers import (
     architect_payload,
@@ -25,7 +25,9 @@ def _call(trial, tmp_path, payload, stdout, exit_code=0, argv_extra=(), env_extr
     record = install_standin(bin_dir, "claude", stdout, exit_code)
     env = {**env_with_path(bin_dir), **(env_extra or {})}
     argv = [*adapter_argv("claude"), *argv_extra]
-    call = call_worker(argv, payload["role"], payload, cwd=trial, env=env, timeout_ms=30_000)
+    call = call_worker(
+        argv, payload["role"], payload, cwd=trial, env=env, bounds=WorkerBounds(timeout_ms=30_000)
+    )
     return call, record
 
 
@@ -183,7 +185,7 @@ def test_a_claude_cli_changed_during_the_call_is_caught_by_the_identity(trial, t
         cwd=trial,
         env=env,
         identity=identity,
-        timeout_ms=30_000,
+        bounds=WorkerBounds(timeout_ms=30_000),
     )
     assert call.receipt.failure == "identity-changed"
     assert "tool 'claude': content changed" in " ".join(call.receipt.identity_changes)
@@ -206,7 +208,7 @@ def test_the_adapter_runs_the_claude_the_identity_bound(trial, tmp_path):
         cwd=trial,
         env=env,
         identity=identity,
-        timeout_ms=30_000,
+        bounds=WorkerBounds(timeout_ms=30_000),
     )
     assert call.ok, call.receipt.failure_detail
     assert local.exists()

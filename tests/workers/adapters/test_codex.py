@@ -8,7 +8,7 @@ cached_input_tokens, output_tokens}`` (or ``turn.failed`` / ``error``).
 
 import json
 
-from lorelab.workers import adapter_argv, build_prompt, call_worker
+from lorelab.workers import WorkerBounds, adapter_argv, build_prompt, call_worker
 from tests.support.agent_outputs import jsonl
 from tests.support.workers import architect_payload, env_with_path, host_payload, install_standin
 
@@ -20,7 +20,9 @@ def _call(trial, tmp_path, payload, stdout, exit_code=0):
     record = install_standin(bin_dir, "codex", stdout, exit_code)
     env = env_with_path(bin_dir)
     argv = adapter_argv("codex")
-    call = call_worker(argv, payload["role"], payload, cwd=trial, env=env, timeout_ms=30_000)
+    call = call_worker(
+        argv, payload["role"], payload, cwd=trial, env=env, bounds=WorkerBounds(timeout_ms=30_000)
+    )
     return call, json.loads(record.read_text()) if record.exists() else None
 
 

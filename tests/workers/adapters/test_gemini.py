@@ -7,7 +7,7 @@ cached, thoughts, tool}``, ``tools``, ``files``) and, when the request failed, `
 
 import json
 
-from lorelab.workers import adapter_argv, build_prompt, call_worker
+from lorelab.workers import WorkerBounds, adapter_argv, build_prompt, call_worker
 from tests.support.workers import architect_payload, env_with_path, host_payload, install_standin
 
 ANSWER = {"cases": [{"name": "upper", "intent": "clamp(5, 0, 3) == 3"}]}
@@ -53,7 +53,9 @@ def _call(trial, tmp_path, payload, stdout, exit_code=0):
     record = install_standin(bin_dir, "gemini", stdout, exit_code)
     env = env_with_path(bin_dir)
     argv = adapter_argv("gemini")
-    call = call_worker(argv, payload["role"], payload, cwd=trial, env=env, timeout_ms=30_000)
+    call = call_worker(
+        argv, payload["role"], payload, cwd=trial, env=env, bounds=WorkerBounds(timeout_ms=30_000)
+    )
     return call, json.loads(record.read_text())
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lorelab.workers import adapter_argv, bind_identity, call_worker
+from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, call_worker
 from lorelab.workers.adapters.pynguin import (
     SeedReport,
     asserts_nothing,
@@ -75,7 +75,9 @@ def _call(trial, tmp_path, payload, *, danger=True, extra=(), generated=GENERATE
     if danger:
         env["PYNGUIN_DANGER_AWARE"] = "1"
     argv = [*adapter_argv("pynguin"), *extra]
-    call = call_worker(argv, payload["role"], payload, cwd=trial, env=env, timeout_ms=60_000)
+    call = call_worker(
+        argv, payload["role"], payload, cwd=trial, env=env, bounds=WorkerBounds(timeout_ms=60_000)
+    )
     return call, json.loads(record.read_text()) if record.exists() else None
 
 
@@ -447,7 +449,9 @@ def _run_generated(tmp_path: Path, files) -> subprocess.CompletedProcess[str]:
 def _real_call(trial, pynguin_executable, payload, iterations=20):
     env = {**os.environ, "PYNGUIN_DANGER_AWARE": "1", "LORELAB_PYNGUIN": str(pynguin_executable)}
     argv = [*adapter_argv("pynguin"), "--iterations", str(iterations)]
-    return call_worker(argv, "author", payload, cwd=trial, env=env, timeout_ms=110_000)
+    return call_worker(
+        argv, "author", payload, cwd=trial, env=env, bounds=WorkerBounds(timeout_ms=110_000)
+    )
 
 
 def _clamp_payload(lessons):

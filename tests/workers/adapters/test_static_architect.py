@@ -1,7 +1,7 @@
 """The static worker's architect (its plan from the specification) and the program as a real
 worker process."""
 
-from lorelab.workers import adapter_argv, bind_identity, call_worker, is_fixture_agent
+from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, call_worker, is_fixture_agent
 from lorelab.workers.adapters.static import plan, spec_items, spec_signatures
 from tests.support.static_worker import CLAMP, REQUIREMENTS, static_task
 from tests.support.workers import architect_payload, author_payload, reviewer_payload
@@ -77,7 +77,13 @@ def test_the_static_program_plans_and_says_it_is_rule_based(trial):
     payload = architect_payload()
     payload["task"]["requirements"] = REQUIREMENTS
     payload["task"]["source"] = [{"path": "src/clamp.py", "content": CLAMP}]
-    call = call_worker(adapter_argv("static"), "architect", payload, cwd=trial, timeout_ms=60_000)
+    call = call_worker(
+        adapter_argv("static"),
+        "architect",
+        payload,
+        cwd=trial,
+        bounds=WorkerBounds(timeout_ms=60_000),
+    )
     assert call.ok, call.receipt.failure_detail
     assert call.response is not None
     assert [case["name"] for case in call.response["cases"]][:2] == ["signature_clamp", "example_1"]
@@ -89,7 +95,13 @@ def test_the_static_program_plans_and_says_it_is_rule_based(trial):
 
 def test_the_static_program_rejects_with_reasons_and_approves_clean_tests(trial):
     payload = reviewer_payload()
-    call = call_worker(adapter_argv("static"), "reviewer", payload, cwd=trial, timeout_ms=60_000)
+    call = call_worker(
+        adapter_argv("static"),
+        "reviewer",
+        payload,
+        cwd=trial,
+        bounds=WorkerBounds(timeout_ms=60_000),
+    )
     assert call.ok, call.receipt.failure_detail
     assert call.response is not None
     assert call.response["verdict"] == "reject"
@@ -103,7 +115,13 @@ def test_the_static_program_rejects_with_reasons_and_approves_clean_tests(trial)
             "    assert clamp(5, 0, 3) == 3\n",
         }
     ]
-    call = call_worker(adapter_argv("static"), "reviewer", payload, cwd=trial, timeout_ms=60_000)
+    call = call_worker(
+        adapter_argv("static"),
+        "reviewer",
+        payload,
+        cwd=trial,
+        bounds=WorkerBounds(timeout_ms=60_000),
+    )
     assert call.response is not None
     assert call.response["verdict"] == "approve", call.response
     assert "rule-based worker" in call.receipt.stderr_tail
@@ -111,7 +129,11 @@ def test_the_static_program_rejects_with_reasons_and_approves_clean_tests(trial)
 
 def test_the_static_program_refuses_to_author(trial):
     call = call_worker(
-        adapter_argv("static"), "author", author_payload(), cwd=trial, timeout_ms=60_000
+        adapter_argv("static"),
+        "author",
+        author_payload(),
+        cwd=trial,
+        bounds=WorkerBounds(timeout_ms=60_000),
     )
     assert call.receipt.failure == "nonzero-exit"
     assert "unsupported-role" in (call.receipt.failure_detail or "")
@@ -122,7 +144,13 @@ def test_the_static_program_fails_plainly_when_there_is_nothing_to_plan(trial):
     payload = architect_payload()
     payload["task"]["requirements"] = "Nothing stated."
     payload["task"]["source"] = [{"path": "src/clamp.py", "content": "X = 1\n"}]
-    call = call_worker(adapter_argv("static"), "architect", payload, cwd=trial, timeout_ms=60_000)
+    call = call_worker(
+        adapter_argv("static"),
+        "architect",
+        payload,
+        cwd=trial,
+        bounds=WorkerBounds(timeout_ms=60_000),
+    )
     assert call.receipt.failure == "nonzero-exit"
     assert "nothing-to-plan" in (call.receipt.failure_detail or "")
 

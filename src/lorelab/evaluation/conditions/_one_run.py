@@ -41,7 +41,7 @@ from lorelab.evaluation.conditions._verify import VerifyReceipt, run_verify
 from lorelab.evaluation.executors import TrialExecutor
 from lorelab.evaluation.runlog import RunLog
 from lorelab.io import Tick, interrupts_deferred, no_progress
-from lorelab.workers import PROTOCOL, WorkerIdentity, call_worker
+from lorelab.workers import PROTOCOL, WorkerBounds, WorkerIdentity, call_worker
 
 RUNS_DIR = "runs"
 MEMORY_FAILURE = "memory-failure"
@@ -180,7 +180,7 @@ def _host_attempts(
             "host",
             payload,
             cwd=copy,
-            timeout_ms=min(MAX_HOST_CALL_MS, remaining_ms),
+            bounds=WorkerBounds(timeout_ms=min(MAX_HOST_CALL_MS, remaining_ms)),
             attempt=attempt,
             identity=ctx.identity,
             env=ctx.env,

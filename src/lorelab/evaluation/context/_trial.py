@@ -52,7 +52,7 @@ from lorelab.evaluation.context._trial_checkpoint import build_checkpoint, evide
 from lorelab.io import canonical_bytes, sha256_bytes
 from lorelab.workers.identity import WorkerIdentity
 from lorelab.workers.roles import PROTOCOL, ContextResponse
-from lorelab.workers.transport import RoleCall, RoleReceipt, call_worker
+from lorelab.workers.transport import RoleCall, RoleReceipt, WorkerBounds, call_worker
 
 ROLE: Final = "context"
 SOURCE_OWNER: Final = "lorelab.eval-context"
@@ -200,8 +200,7 @@ class TrialWorker:
 
     argv: list[str]
     max_turns: int
-    timeout_ms: int
-    max_output_bytes: int
+    bounds: WorkerBounds
     fixture_agent: bool
     """The shipped offline fixture: every trial's evidence is labelled ``protocol-fixture``."""
     payload_log: list[dict[str, Any]] | None = None
@@ -233,8 +232,7 @@ def run_trial(
             ROLE,
             payload,
             cwd=cwd,
-            timeout_ms=worker.timeout_ms,
-            max_output_bytes=worker.max_output_bytes,
+            bounds=worker.bounds,
             attempt=turn,
             identity=identity,
         )

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 from lorelab.context import BoundaryKind, CheckpointStore
 from lorelab.errors import UsageError
 from lorelab.evaluation.context._compare import load_baseline
@@ -29,7 +28,7 @@ from lorelab.evaluation.context._trial_checkpoint import check_checkpoint_fits
 from lorelab.io import ReceiptDir, create_output_dir
 from lorelab.workers.agents import resolve_agent
 from lorelab.workers.identity import WorkerIdentity, bind_identity
-from lorelab.workers.transport import check_bounds
+from lorelab.workers.transport import DEFAULT_BOUNDS, WorkerBounds
 
 MANAGED_BOUNDARIES: Final[tuple[BoundaryKind, ...]] = ("compaction", "restart")
 FIXTURE_CONTEXT_AGENT: Final = "fixture-context"
@@ -79,15 +78,14 @@ def _check_request(
     agent: str,
     boundaries: Sequence[str],
     max_turns: int,
-    timeout_ms: int,
-    max_output_bytes: int,
+    bounds: WorkerBounds,
     cwd: str | os.PathLike[str] | None,
     checkpoint_home: str | os.PathLike[str] | None,
 ) -> list[BoundaryKind]:
     """The managed boundaries asked for, once the bounds and the paths' encodings are good."""
     if not 1 <= max_turns <= MAX_TURNS_LIMIT:
         raise UsageError(f"--max-turns {max_turns} must be between 1 and {MAX_TURNS_LIMIT}")
-    check_bounds(timeout_ms, max_output_bytes)
+    bounds.check()
     kinds = _managed(boundaries)
     try:
         agent.encode("utf-8")
@@ -156,8 +154,7 @@ def run_trials(
     baseline: str | os.PathLike[str] | None = None,
     boundaries: Sequence[str] = MANAGED_BOUNDARIES,
     max_turns: int = 4,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
-    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    bounds: WorkerBounds = DEFAULT_BOUNDS,
     cwd: str | os.PathLike[str] | None = None,
     payload_log: list[dict[str, Any]] | None = None,
     checkpoint_home: str | os.PathLike[str] | None = None,
@@ -179,8 +176,7 @@ def run_trials(
         agent=agent,
         boundaries=boundaries,
         max_turns=max_turns,
-        timeout_ms=timeout_ms,
-        max_output_bytes=max_output_bytes,
+        bounds=bounds,
         cwd=cwd,
         checkpoint_home=checkpoint_home,
     )
@@ -207,8 +203,7 @@ def run_trials(
         worker = TrialWorker(
             argv=argv,
             max_turns=max_turns,
-            timeout_ms=timeout_ms,
-            max_output_bytes=max_output_bytes,
+            bounds=bounds,
             fixture_agent=FIXTURE_CONTEXT_MODULE in argv,
             payload_log=payload_log,
         )

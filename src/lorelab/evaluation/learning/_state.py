@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from lorelab._model import DEFAULT_TIMEOUT_MS, EvidenceKind
+from lorelab._model import EvidenceKind
 from lorelab.evaluation.learning.manifest import Fixture, LearningManifest
 from lorelab.evaluation.learning.records import ControllerReceipt, ManifestReceipt, Settings
 from lorelab.evaluation.learning.roles import PerRole, RoleAssignment
 from lorelab.evaluation.runlog import RunError, RunLog
 from lorelab.runners import get_runner
-from lorelab.workers import DEFAULT_MAX_OUTPUT_BYTES, WorkerIdentity
+from lorelab.workers import WorkerBounds, WorkerIdentity
+from lorelab.workers.transport import DEFAULT_BOUNDS
 
 if TYPE_CHECKING:
     from lorelab.runners import TestRunner
@@ -41,8 +42,7 @@ class LearningRequest:
     repeat: int = DEFAULT_REPEAT
     seed: int | None = None
     max_calls: int | None = None
-    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
-    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    bounds: WorkerBounds = DEFAULT_BOUNDS
     stability_runs: int = DEFAULT_STABILITY_RUNS
     evidence_kind: EvidenceKind | None = None
     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S

@@ -93,11 +93,12 @@ def resolve_settings(request: LearningRequest) -> tuple[Settings, EvidenceKind]:
         raise UsageError(f"--repeat {request.repeat}: must be between 1 and 5")
     if not 2 <= request.stability_runs <= 5:
         raise UsageError(f"--stability-runs {request.stability_runs}: must be between 2 and 5")
-    if not 1 <= request.timeout_ms <= MAX_TIMEOUT_MS:
-        raise UsageError(f"--timeout-ms {request.timeout_ms}: must be between 1 and 120000")
-    if not 1 <= request.max_output_bytes <= MAX_OUTPUT_BYTES_CAP:
+    bounds = request.bounds
+    if not 1 <= bounds.timeout_ms <= MAX_TIMEOUT_MS:
+        raise UsageError(f"--timeout-ms {bounds.timeout_ms}: must be between 1 and 120000")
+    if not 1 <= bounds.max_output_bytes <= MAX_OUTPUT_BYTES_CAP:
         raise UsageError(
-            f"--max-output-bytes {request.max_output_bytes}: must be between 1 and "
+            f"--max-output-bytes {bounds.max_output_bytes}: must be between 1 and "
             f"{MAX_OUTPUT_BYTES_CAP} (what the transport can hold)"
         )
     required = ROLE_CALLS_PER_TRIAL * specs * request.repeat * 2
@@ -132,8 +133,8 @@ def resolve_settings(request: LearningRequest) -> tuple[Settings, EvidenceKind]:
         seed_given=request.seed is not None,
         max_calls=max_calls,
         required_calls=required,
-        max_output_bytes=request.max_output_bytes,
-        timeout_ms=request.timeout_ms,
+        max_output_bytes=bounds.max_output_bytes,
+        timeout_ms=bounds.timeout_ms,
         stability_runs=request.stability_runs,
         test_timeout_s=request.test_timeout_s,
     )

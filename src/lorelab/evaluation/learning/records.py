@@ -11,7 +11,7 @@ from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.roles import PerRole, TestRole, WorkerKind, picklable
 from lorelab.runners import DefectOutcome, Execution, Stability
 from lorelab.testgen import CandidateValidation, Generation
-from lorelab.workers import WorkerIdentity
+from lorelab.workers import WorkerBounds, WorkerIdentity
 
 Arm = Literal["memory", "no-memory"]
 TrialStatus = Literal["qualified", "rejected", "failed", "invalid", "unstable", "not-run"]
@@ -70,6 +70,11 @@ class Settings(RecordModel):
     timeout_ms: int
     stability_runs: int
     test_timeout_s: float = Field(description="Per-execution timeout of every test run.")
+
+    @property
+    def bounds(self) -> WorkerBounds:
+        """The bounds every role call of the run is made under."""
+        return WorkerBounds(self.timeout_ms, self.max_output_bytes)
 
 
 class ScheduledTrial(RecordModel):

@@ -30,6 +30,7 @@ from lorelab.workers._tools import (
 )
 from lorelab.workers.prompts import build_prompt
 from lorelab.workers.roles import MAX_TIMEOUT_MS, Usage, validate_payload
+from lorelab.workers.transport import WorkerBounds
 
 PAYLOAD_LIMIT: Final = 32 * MIB
 TOOL_STDOUT_LIMIT: Final = 64 * MIB
@@ -61,11 +62,8 @@ class AdapterFailure(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(WorkerBounds):
     """The transport budget the payload carried (defaults when called without one)."""
-
-    timeout_ms: int
-    max_output_bytes: int
 
     @property
     def tool_timeout_s(self) -> float:
