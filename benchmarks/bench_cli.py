@@ -12,8 +12,8 @@ on a shared machine the CPU ratio is the steadier figure. Targets (on wall time,
 - ``lorelab memory prepare`` on a one-item store, and every ``lorelab hook EVENT`` handler: at
   most 20x the baseline;
 - ``lorelab mcp``, from spawn to the tools listed by the MCP SDK's own client: at most 0.8 s.
-  Beside it, a reference without target: a process that only imports the SDK's server modules
-  the way ``lorelab mcp`` does, the part of the server's start that is the SDK's.
+  Beside it, a reference without target: the import of the SDK's server modules, the way
+  ``lorelab mcp`` imports them, timed inside a fresh process: the SDK's part of that start.
 
 Not part of the test suite: tests never depend on wall-clock time. The hook rows appear once
 the program has the ``hook`` command; each replays one payload in Claude Code's format.
@@ -37,10 +37,24 @@ PROGRAM = [sys.executable, "-m", "lorelab"]
 TARGETS = {"version": 10.0, "help": 10.0, "memory prepare": 20.0}
 HOOK_TARGET = 20.0
 MCP_TARGET_S = 0.8
-SDK_FLOOR = "mcp SDK import only"
-SDK_IMPORT = "from lorelab.cli._mcp_sdk import load_server_modules\nload_server_modules()"
-"""What ``lorelab mcp`` imports of the MCP SDK, the way it imports it, and nothing else: the part
-of its start that is the SDK's (a reference row, with no target)."""
+SDK_IMPORT = (
+    "import time\n"
+    "started = time.perf_counter()\n"
+    "from lorelab.cli._mcp_sdk import load_server_modules\n"
+    "load_server_modules()\n"
+    "print(time.perf_counter() - started)\n"
+)
+"""Times, inside a fresh process, the import of what ``lorelab mcp`` uses of the MCP SDK, the way
+it imports it: the part of the server's start that is the SDK's (a reference, with no target;
+the process's own exit, slow after so many imports, is not counted, as it is not in the
+server's spawn-to-tools time)."""
+
+
+def _sdk_import_s(env: dict[str, str]) -> float:
+    done = subprocess.run(
+        [sys.executable, "-c", SDK_IMPORT], capture_output=True, text=True, env=env, check=True
+    )
+    return float(done.stdout.strip())
 
 
 def _time_process(argv: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[float, float]:
@@ -165,7 +179,6 @@ def main(argv: list[str] | None = None) -> int:
             "memory prepare": lambda: _time_process(
                 [*PROGRAM, "memory", "prepare", "Fix the date parser test"], env
             ),
-            SDK_FLOOR: lambda: _time_process([sys.executable, "-c", SDK_IMPORT], env),
         }
         hook_env = {**env, "CLAUDE_PROJECT_DIR": str(project)}
         for event, payload in _hook_cases(project).items():
@@ -174,18 +187,20 @@ def main(argv: list[str] | None = None) -> int:
             )
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         mcp_samples: list[float] = []
+        sdk_samples: list[float] = []
         load_before = os.getloadavg()
         for _ in range(args.runs):
             for name, run in cases.items():
                 samples[name].append(run())
             mcp_samples.append(_mcp_spawn_to_tools(home))
+            sdk_samples.append(_sdk_import_s(env))
         load_after = os.getloadavg()
 
     baseline = statistics.median(wall for wall, _ in samples["python -c pass"])
     baseline_cpu = statistics.median(cpu for _, cpu in samples["python -c pass"])
     rows = []
     for name, values in samples.items():
-        if name in ("python -c pass", SDK_FLOOR):
+        if name == "python -c pass":
             continue
         median = statistics.median(wall for wall, _ in values)
         cpu = statistics.median(cpu for _, cpu in values)
@@ -202,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     mcp_median = statistics.median(mcp_samples)
-    sdk_floor = statistics.median(wall for wall, _ in samples[SDK_FLOOR])
+    sdk_floor = statistics.median(sdk_samples)
     report = {
         "python": platform.python_version(),
         "machine": platform.machine(),
@@ -239,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
             f"  (target <= {MCP_TARGET_S} s) {verdict}"
         )
         print(
-            f"{'  of which the SDK import':<24} {sdk_floor * 1000:8.1f} ms"
-            "  (a process that imports only the SDK's server modules; no target)"
+            f"{'  the SDK import in it':<24} {sdk_floor * 1000:8.1f} ms"
+            "  (the SDK's server modules, timed inside a fresh process; no target)"
         )
     return 0
 
