@@ -292,7 +292,17 @@ def main() -> None:
     parser.add_argument("--load-runs", type=int, default=5, help="fresh processes timing load")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--load-only", action="store_true", help="only time the model load")
+    parser.add_argument(
+        "--python-scan",
+        action="store_true",
+        help="score stores of at most 1,000 vectors in Python, as a process without numpy does "
+        "(this process has numpy: it records)",
+    )
     args = parser.parse_args()
+    if args.python_scan:
+        from lorelab.memory import _search
+
+        _search.python_scan = lambda: True
     if args.load_only:
         print(json.dumps(model_load(args.load_runs), indent=2))
         return
@@ -301,7 +311,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures, indent=2))
         return
-    print(f"machine: {figures['machine']}  (synthetic experiences; wall and CPU time)")
+    scan = "Python scan up to 1,000 vectors" if args.python_scan else "numpy scan"
+    print(f"machine: {figures['machine']}  (synthetic experiences; wall and CPU time; {scan})")
     print(
         f"{'experiences':>11} {'p50 ms':>7} {'p95 ms':>7} {'cpu p50':>8} {'cpu p95':>8} "
         f"{'ingest/s':>9} {'cpu/s':>6} {'load':>5}  ingest mode"

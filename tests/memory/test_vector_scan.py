@@ -2,6 +2,7 @@
 numpy scan of a large one give the same cosines, rankings and briefs on the held-out set."""
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -85,9 +86,20 @@ def test_a_store_above_the_shortlist_is_left_to_the_cached_scan(heldout_store):
 
 def test_a_brief_is_the_same_through_either_scan(heldout_store, heldout, monkeypatch):
     requests = [ExplainRequest(task=text, project=project) for text, project in _queries(heldout)]
+    scans: list[str] = []
+    real_scan = _vectors.small_store_scan
+
+    def counted(*args):
+        scans.append("python")
+        return real_scan(*args)
+
+    monkeypatch.setattr(_search, "small_store_scan", counted)
+    monkeypatch.setattr(_search, "python_scan", lambda: True)
     small = [heldout_store.explain(request) for request in requests]
-    monkeypatch.setattr(_search, "small_store_scan", lambda *args: None)
+    assert len(scans) == len(requests)  # every brief really went through the Python scan
+    monkeypatch.setattr(_search, "python_scan", lambda: False)
     cached = [heldout_store.explain(request) for request in requests]
+    assert len(scans) == len(requests)
     served = 0
     for one, other in zip(small, cached, strict=True):
         assert one.empty == other.empty
@@ -99,6 +111,28 @@ def test_a_brief_is_the_same_through_either_scan(heldout_store, heldout, monkeyp
             assert a.confidence == pytest.approx(b.confidence, abs=1e-9)
         served += sum(c.served for c in one.candidates)
     assert served > 0  # some brief served work, so the comparison covered the serving rule
+
+
+def test_the_python_scan_is_used_only_where_numpy_is_not_loaded(monkeypatch):
+    assert _search.python_scan() is False  # this process imported numpy
+    monkeypatch.delitem(sys.modules, "numpy")
+    assert _search.python_scan() is True
+
+
+def test_the_python_scan_follows_new_records_and_gives_way_above_the_shortlist(tmp_path):
+    with SqliteMemoryStore(tmp_path / "memory.db") as store:
+        conn = store.connection
+        store.record(experience(task="Cart badge shows a stale count", project=None))
+        query = embed_query("cart badge count")
+        first = _vectors.small_store_scan(conn, query, None, 2)
+        assert first is not None
+        assert list(first) == [1]
+        store.record(experience(task="Flaky websocket reconnect test", project=None))
+        second = _vectors.small_store_scan(conn, query, None, 2)
+        assert second is not None
+        assert sorted(second) == [1, 2]
+        store.record(experience(task="Rotate the staging certificates", project=None))
+        assert _vectors.small_store_scan(conn, query, None, 2) is None
 
 
 def test_a_recorded_experience_is_found_again_by_its_own_task(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
@@ -107,6 +108,12 @@ def _lexical_rows(
     return [(int(rowid), str(terms), float(r)) for rowid, terms, r in found]
 
 
+def python_scan() -> bool:
+    """Whether a small store is scanned in Python: in a process without numpy, whose import
+    alone costs more than the scan (a process that has it uses the numpy cache)."""
+    return "numpy" not in sys.modules
+
+
 def _semantic(
     conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
 ) -> dict[int, float]:
@@ -114,7 +121,7 @@ def _semantic(
     if not has_vectors(conn):
         return {}
     query = _embedding.embed_query(task)
-    scores = small_store_scan(conn, query, project, policy.shortlist)
+    scores = small_store_scan(conn, query, project, policy.shortlist) if python_scan() else None
     if scores is None:
         _numpy.load()
         import numpy as np

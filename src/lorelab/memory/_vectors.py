@@ -9,10 +9,12 @@ is itself an embedding), so a store is scanned in two stages: every vector's fir
 candidates, and only those are scored with the full 256 dimensions (kept as fp16). Up to
 ``shortlist`` usable vectors, the scan is exact.
 
-A store of at most ``shortlist`` vectors is scanned without numpy (:func:`small_store_scan`):
-its fp16 blobs are read as Python floats and scored in float64, so a hook or ``memory
-prepare`` on such a store never imports numpy. The cached scan scores its shortlist in
-float64 too; on the same vectors the two give the same cosines to within 1e-12 (tested).
+A process that has not imported numpy scans a store of at most ``shortlist`` vectors without
+it (:func:`small_store_scan`): the fp16 blobs are read once per connection as Python floats and
+scored in float64, so a hook or ``memory prepare`` on such a store never imports numpy, whose
+import alone costs more than its brief. A process that has numpy (it recorded, or it serves a
+larger store) uses the numpy cache, which scores its shortlist in float64 too; on the same
+vectors the two give the same cosines to within 1e-12 (tested).
 """
 
 from __future__ import annotations
@@ -160,23 +162,62 @@ class VectorCache:
         return result, scores
 
 
+@dataclass(slots=True)
+class SmallStoreCache:
+    """Every stored experience vector of one connection as Python floats, kept while the store
+    holds at most ``limit`` of them: ``(id, project, verified, vector)`` rows, ids ascending."""
+
+    limit: int
+    generation: int = -1
+    through: int = 0
+    rows: list[tuple[int, str | None, bool, tuple[float, ...]]] = field(default_factory=list)
+    too_large: bool = False
+
+    def refresh(self, conn: sqlite3.Connection) -> bool:
+        """Bring the rows up to date; False once the store holds more than ``limit`` vectors."""
+        generation = _generation(conn)
+        if generation != self.generation:
+            self.generation, self.through, self.rows, self.too_large = generation, 0, [], False
+        if self.too_large:
+            return False
+        found = conn.execute(
+            "SELECT v.id, v.vector, e.project, e.trust FROM experience_vectors v "
+            "JOIN experiences e ON e.id = v.id WHERE v.id > ? AND v.model = ? ORDER BY v.id "
+            "LIMIT ?",
+            (self.through, _embedding.MODEL_ID, self.limit + 1 - len(self.rows)),
+        ).fetchall()
+        if len(self.rows) + len(found) > self.limit:
+            self.rows, self.too_large = [], True  # vectors are never deleted: it stays large
+            return False
+        for rowid, blob, project, trust in found:
+            vector = _embedding.vector_of(bytes(blob))
+            self.rows.append((int(rowid), project, trust == "verified", vector))
+        if found:
+            self.through = int(found[-1][0])
+        return True
+
+
+_small: dict[int, tuple[sqlite3.Connection, SmallStoreCache]] = {}
+
+
 def small_store_scan(
     conn: sqlite3.Connection, query: Sequence[float], project: str | None, shortlist: int
 ) -> dict[int, float] | None:
     """The cosine of every verified experience a brief for ``project`` may use, computed
     without numpy; None when the store holds more than ``shortlist`` vectors (then the cached
-    scan, :meth:`VectorCache.similarities`, is the one to use)."""
-    found = conn.execute(
-        "SELECT v.id, v.vector, e.project, e.trust FROM experience_vectors v "
-        "JOIN experiences e ON e.id = v.id WHERE v.model = ? ORDER BY v.id LIMIT ?",
-        (_embedding.MODEL_ID, shortlist + 1),
-    ).fetchall()
-    if len(found) > shortlist:
+    numpy scan, :meth:`VectorCache.similarities`, is the one to use). Call inside a read or
+    write transaction."""
+    with _caches_lock:
+        entry = _small.get(id(conn))
+        if entry is None or entry[0] is not conn or entry[1].limit != shortlist:
+            entry = _small[id(conn)] = (conn, SmallStoreCache(shortlist))
+    cache = entry[1]
+    if not cache.refresh(conn):
         return None
     return {
-        int(rowid): _embedding.dot(_embedding.vector_of(bytes(blob)), query)
-        for rowid, blob, owner, trust in found
-        if trust == "verified" and (project is None or owner is None or owner == project)
+        rowid: _embedding.dot(vector, query)
+        for rowid, owner, verified, vector in cache.rows
+        if verified and (project is None or owner is None or owner == project)
     }
 
 
@@ -227,11 +268,12 @@ def cache_for(conn: sqlite3.Connection) -> VectorCache:
 
 
 def forget(conn: sqlite3.Connection) -> None:
-    """Drop the cache of a connection being closed."""
+    """Drop the caches of a connection being closed."""
     with _caches_lock:
-        entry = _caches.get(id(conn))
-        if entry is not None and entry[0] is conn:
-            del _caches[id(conn)]
+        for caches in (_caches, _small):
+            entry = caches.get(id(conn))
+            if entry is not None and entry[0] is conn:
+                del caches[id(conn)]
 
 
 @dataclass(frozen=True, slots=True)
