@@ -293,6 +293,37 @@ def test_stored_vectors_are_byte_identical_to_the_previous_loader(cache_dir, ora
     assert batched == reference
 
 
+def test_a_stored_vector_computed_without_numpy_is_numpys_to_the_bit(oracle):
+    heldout = json.loads(HELDOUT.read_text(encoding="utf-8"))
+    texts = [item["task"] for item in heldout["experiences"]]
+    texts += [task["text"] for task in heldout["tasks"]]
+    texts += ["", "<s>", "a", "x" * 3000, "fix " * 600, "Ünïcödé\ttabs\nand \u200b spaces"]
+    loaded = _embedding.model(1)
+    for text in texts:
+        ids = loaded.token_ids([text])[0][: _embedding.MAX_TOKENS]
+        emulated = np.array(_embedding._stored_vector_f32(loaded.weights, ids), dtype=np.float32)
+        assert np.array_equal(emulated, _embedding.embed([text])[0]), text[:60]
+
+
+def test_a_process_without_numpy_stores_the_bytes_numpy_would(tmp_path):
+    import subprocess
+    import sys
+
+    texts = ["Fix the failing date parser test", "Rotate the staging certificates"]
+    code = (
+        "import json, sys\n"
+        "from lorelab.memory import _embedding\n"
+        f"blobs = _embedding.stored_blobs({texts!r})\n"
+        "print(json.dumps([[b.hex() for b in blobs], 'numpy' in sys.modules]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    blobs, numpy_loaded = json.loads(done.stdout)
+    assert numpy_loaded is False
+    assert blobs == [_embedding.to_blob(vector).hex() for vector in _embedding.embed(texts)]
+
+
 def test_the_package_directory_is_found_without_importing_wordllama(tmp_path):
     import os
     import subprocess

@@ -21,8 +21,10 @@ import math
 import mmap
 import operator
 import struct
+import sys
 import threading
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -127,6 +129,69 @@ class Model:
         mean = [value / len(ids) for value in total]
         norm = math.sqrt(math.fsum(value * value for value in mean))
         return tuple(value / norm for value in mean) if norm else tuple(mean)
+
+
+def _f32(values: Iterable[float]) -> list[float]:
+    """Each value rounded to the nearest float32 (what a float32 operation stores)."""
+    return array("f", values).tolist()
+
+
+def _pairwise_f32(values: list[float]) -> float:
+    """numpy's pairwise summation of float32 values, in float32: under 8 values one by one;
+    up to 128 in eight interleaved partial sums combined as a tree, then the remainder; above
+    that, the two halves (the first a multiple of 8) summed apart and added."""
+    count = len(values)
+    if count < 8:
+        total = 0.0
+        for value in values:
+            total = _f32([total + value])[0]
+        return total
+    if count <= 128:
+        partial = values[:8]
+        whole = count - count % 8
+        for start in range(8, whole, 8):
+            partial = _f32(a + b for a, b in zip(partial, values[start : start + 8], strict=True))
+        r = partial
+        left = _f32([r[0] + r[1], r[2] + r[3], r[4] + r[5], r[6] + r[7]])
+        pair = _f32([left[0] + left[1], left[2] + left[3]])
+        total = _f32([pair[0] + pair[1]])[0]
+        for value in values[whole:]:
+            total = _f32([total + value])[0]
+        return total
+    half = count // 2
+    half -= half % 8
+    return _f32([_pairwise_f32(values[:half]) + _pairwise_f32(values[half:])])[0]
+
+
+def _stored_vector_f32(weights: Weights, ids: list[int]) -> list[float]:
+    """What :meth:`Model.embed` computes for one text, with its float32 arithmetic reproduced
+    operation by operation: the rows summed in order from 0, divided by their count, divided by
+    the square root of the pairwise sum of their squares (a zero vector stays zero)."""
+    if not ids:
+        return [0.0] * DIMENSIONS
+    total = [0.0] * DIMENSIONS
+    for token in ids:
+        total = _f32(a + b for a, b in zip(total, weights.row(token), strict=True))
+    mean = _f32(value / len(ids) for value in total)
+    squares = _f32(value * value for value in mean)
+    norm = _f32([math.sqrt(0.0 + _pairwise_f32(squares))])[0] or 1.0
+    return _f32(value / norm for value in mean)
+
+
+def stored_blobs(texts: list[str]) -> list[bytes]:
+    """The vector each text is stored with (little-endian fp16 bytes).
+
+    A process without numpy embeds a few texts (fewer than :data:`RUST_BATCH`) by reproducing
+    numpy's float32 arithmetic in Python, which gives the same bytes (tested on the held-out
+    set and on adversarial texts): recording one experience from a hook does not import numpy.
+    """
+    if "numpy" in sys.modules or len(texts) >= RUST_BATCH:
+        return [to_blob(vector) for vector in embed(texts)]
+    loaded = model(len(texts))
+    return [
+        _ROW.pack(*_stored_vector_f32(loaded.weights, ids[:MAX_TOKENS]))
+        for ids in loaded.token_ids(texts)
+    ]
 
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:

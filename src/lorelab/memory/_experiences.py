@@ -182,11 +182,8 @@ def record_many(db: Database, request: RecordManyRequest) -> RecordManyResult:
                     redactions=redactions,
                 )
             )
-        vectors = _embedding.embed(texts)
-        insert_experience_vectors(
-            conn,
-            [(number, _embedding.to_blob(v)) for number, v in zip(numbers, vectors, strict=True)],
-        )
+        blobs = _embedding.stored_blobs(texts)
+        insert_experience_vectors(conn, list(zip(numbers, blobs, strict=True)))
         fold_term_counts(conn, force=False)
         return RecordManyResult(results=results)
 

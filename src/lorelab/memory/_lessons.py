@@ -72,7 +72,7 @@ def add_lesson(db: Database, request: AddLessonRequest) -> AddLessonResult:
         names += _PY_TEST.findall(test["content"])
         names += [title for _, title in _JS_TEST.findall(test["content"])]
 
-    vector = _embedding.to_blob(_embedding.embed([requirements])[0])
+    vector = _embedding.stored_blobs([requirements])[0]
 
     def write(conn: sqlite3.Connection) -> AddLessonResult:
         if conn.execute("SELECT 1 FROM lessons WHERE id = ?", (lesson_id,)).fetchone():

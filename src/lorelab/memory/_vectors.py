@@ -319,7 +319,7 @@ def _missing(conn: sqlite3.Connection, *, kind: str, after: int) -> list[tuple[i
 
 def _store_batch(db: Database, kind: str, batch: list[tuple[int, str]]) -> None:
     texts = [experience_text(text) if kind == "experience" else text for _, text in batch]
-    blobs = [_embedding.to_blob(vector) for vector in _embedding.embed(texts)]
+    blobs = _embedding.stored_blobs(texts)
     pairs = [(number, blob) for (number, _), blob in zip(batch, blobs, strict=True)]
 
     def write(conn: sqlite3.Connection) -> None:
