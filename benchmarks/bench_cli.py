@@ -17,11 +17,15 @@ on a shared machine the CPU ratio is the steadier figure. Targets (on wall time,
 
 Not part of the test suite: tests never depend on wall-clock time. The hook rows appear once
 the program has the ``hook`` command; each replays one payload in Claude Code's format.
+``hook Stop`` is the common turn end, with nothing to record; ``hook Stop (records)`` first
+journals a prompt, an edit and a passing test command in a new session (untimed), then times
+the Stop that records that session's verified experience.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -157,6 +161,36 @@ def _hook_cases(project: Path) -> dict[str, bytes]:
     return {name: json.dumps({**base, **fields}).encode() for name, fields in events.items()}
 
 
+def _stop_that_records(project: Path, env: dict[str, str], session: str) -> tuple[float, float]:
+    """A Stop that records a verified experience: a new session journals a prompt, an edit and
+    a passing test command (untimed), then its Stop is timed (Claude Code's hook input)."""
+    base = {
+        "session_id": session,
+        "transcript_path": str(project / "transcript.jsonl"),
+        "cwd": str(project),
+    }
+    steps: list[dict[str, object]] = [
+        {"hook_event_name": "UserPromptSubmit", "prompt": f"Fix the date parser ({session})"},
+        {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": str(project / "dates.py")},
+            "tool_response": {},
+        },
+        {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "pytest -q tests/test_dates.py"},
+            "tool_response": {"stdout": "1 passed", "stderr": "", "exit_code": 0},
+        },
+    ]
+    for step in steps:
+        event = str(step["hook_event_name"])
+        _time_process([*PROGRAM, "hook", event], env, json.dumps({**base, **step}).encode())
+    stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False}
+    return _time_process([*PROGRAM, "hook", "Stop"], env, json.dumps(stop).encode())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="processes per figure (median)")
@@ -184,6 +218,11 @@ def main(argv: list[str] | None = None) -> int:
         for event, payload in _hook_cases(project).items():
             cases[f"hook {event}"] = lambda event=event, payload=payload: _time_process(
                 [*PROGRAM, "hook", event], hook_env, payload
+            )
+        if cases.keys() >= {"hook Stop"}:
+            sessions = itertools.count()
+            cases["hook Stop (records)"] = lambda: _stop_that_records(
+                project, hook_env, f"bench-record-{next(sessions)}"
             )
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         mcp_samples: list[float] = []

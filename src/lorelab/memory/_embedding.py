@@ -8,10 +8,13 @@ is installed. A text's vector is the mean of its first 512 token vectors, L2-nor
 Start-up cost decides the loading, since a hook embeds one prompt per process: the weights
 file is memory-mapped (only the rows a text uses are read), and a few texts are tokenized by
 the pure-Python reading of the same tokenizer in ``_bpe`` (tables cached on first use), while
-a large batch (a reindex) uses ``tokenizers``. Both give the same ids (tested). A query's
-vector is computed in float64 without numpy (:func:`embed_query`): numpy's import alone costs
-a hook more than the rest of a brief, and is paid only by commands that embed stored text or
-scan a store too large to scan in Python (see ``_vectors``).
+a large batch (a reindex) uses ``tokenizers``. Both give the same ids (tested).
+
+numpy's import alone costs a hook more than the rest of its work, so a process without numpy
+does not import it for one text: a query's vector is computed in float64 in Python
+(:func:`embed_query`), and a vector to store, for fewer than :data:`RUST_BATCH` texts, by
+reproducing numpy's float32 arithmetic operation by operation (:func:`stored_blobs`), which
+gives numpy's bytes (tested). Batches, and processes that already have numpy, use numpy.
 """
 
 from __future__ import annotations
