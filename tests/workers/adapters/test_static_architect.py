@@ -1,7 +1,14 @@
 """The static worker's architect (its plan from the specification) and the program as a real
 worker process."""
 
-from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, call_worker, is_fixture_agent
+from lorelab.workers import (
+    RoleCall,
+    WorkerBounds,
+    adapter_argv,
+    bind_identity,
+    call_worker,
+    is_fixture_agent,
+)
 from lorelab.workers.adapters.static import plan, spec_items, spec_signatures
 from tests.support.static_worker import CLAMP, REQUIREMENTS, static_task
 from tests.support.workers import architect_payload, author_payload, reviewer_payload
@@ -73,17 +80,18 @@ def test_an_empty_specification_with_no_public_function_cannot_be_planned():
 # --- the program ---------------------------------------------------------------------------
 
 
+def _call_static(role: str, payload: dict, trial) -> RoleCall:
+    """One call of the static program, in its role, with a minute to answer."""
+    return call_worker(
+        adapter_argv("static"), role, payload, cwd=trial, bounds=WorkerBounds(timeout_ms=60_000)
+    )
+
+
 def test_the_static_program_plans_and_says_it_is_rule_based(trial):
     payload = architect_payload()
     payload["task"]["requirements"] = REQUIREMENTS
     payload["task"]["source"] = [{"path": "src/clamp.py", "content": CLAMP}]
-    call = call_worker(
-        adapter_argv("static"),
-        "architect",
-        payload,
-        cwd=trial,
-        bounds=WorkerBounds(timeout_ms=60_000),
-    )
+    call = _call_static("architect", payload, trial)
     assert call.ok, call.receipt.failure_detail
     assert call.response is not None
     assert [case["name"] for case in call.response["cases"]][:2] == ["signature_clamp", "example_1"]
@@ -95,13 +103,7 @@ def test_the_static_program_plans_and_says_it_is_rule_based(trial):
 
 def test_the_static_program_rejects_with_reasons_and_approves_clean_tests(trial):
     payload = reviewer_payload()
-    call = call_worker(
-        adapter_argv("static"),
-        "reviewer",
-        payload,
-        cwd=trial,
-        bounds=WorkerBounds(timeout_ms=60_000),
-    )
+    call = _call_static("reviewer", payload, trial)
     assert call.ok, call.receipt.failure_detail
     assert call.response is not None
     assert call.response["verdict"] == "reject"
@@ -115,26 +117,14 @@ def test_the_static_program_rejects_with_reasons_and_approves_clean_tests(trial)
             "    assert clamp(5, 0, 3) == 3\n",
         }
     ]
-    call = call_worker(
-        adapter_argv("static"),
-        "reviewer",
-        payload,
-        cwd=trial,
-        bounds=WorkerBounds(timeout_ms=60_000),
-    )
+    call = _call_static("reviewer", payload, trial)
     assert call.response is not None
     assert call.response["verdict"] == "approve", call.response
     assert "rule-based worker" in call.receipt.stderr_tail
 
 
 def test_the_static_program_refuses_to_author(trial):
-    call = call_worker(
-        adapter_argv("static"),
-        "author",
-        author_payload(),
-        cwd=trial,
-        bounds=WorkerBounds(timeout_ms=60_000),
-    )
+    call = _call_static("author", author_payload(), trial)
     assert call.receipt.failure == "nonzero-exit"
     assert "unsupported-role" in (call.receipt.failure_detail or "")
     assert "writes no tests" in (call.receipt.failure_detail or "")
@@ -144,13 +134,7 @@ def test_the_static_program_fails_plainly_when_there_is_nothing_to_plan(trial):
     payload = architect_payload()
     payload["task"]["requirements"] = "Nothing stated."
     payload["task"]["source"] = [{"path": "src/clamp.py", "content": "X = 1\n"}]
-    call = call_worker(
-        adapter_argv("static"),
-        "architect",
-        payload,
-        cwd=trial,
-        bounds=WorkerBounds(timeout_ms=60_000),
-    )
+    call = _call_static("architect", payload, trial)
     assert call.receipt.failure == "nonzero-exit"
     assert "nothing-to-plan" in (call.receipt.failure_detail or "")
 
