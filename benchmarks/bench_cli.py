@@ -133,16 +133,21 @@ def _one_item_store(home: Path, env: dict[str, str]) -> None:
     )
 
 
+def _claude_code_input(project: Path, session: str, fields: dict[str, object]) -> bytes:
+    """One hook payload in Claude Code's hook input format (its hooks reference)."""
+    base = {
+        "session_id": session,
+        "transcript_path": str(project / "transcript.jsonl"),
+        "cwd": str(project),
+    }
+    return json.dumps({**base, **fields}).encode()
+
+
 def _hook_cases(project: Path) -> dict[str, bytes]:
     """One payload per hook event, in Claude Code's hook input format (its hooks reference)."""
     help_text = subprocess.run([*PROGRAM, "--help"], capture_output=True, text=True).stdout
     if "\n  hook " not in help_text:
         return {}
-    base = {
-        "session_id": "bench-session",
-        "transcript_path": str(project / "transcript.jsonl"),
-        "cwd": str(project),
-    }
     events: dict[str, dict[str, object]] = {
         "SessionStart": {"hook_event_name": "SessionStart", "source": "startup"},
         "UserPromptSubmit": {
@@ -158,17 +163,15 @@ def _hook_cases(project: Path) -> dict[str, bytes]:
         "PreCompact": {"hook_event_name": "PreCompact", "trigger": "auto"},
         "Stop": {"hook_event_name": "Stop", "stop_hook_active": False},
     }
-    return {name: json.dumps({**base, **fields}).encode() for name, fields in events.items()}
+    return {
+        name: _claude_code_input(project, "bench-session", fields)
+        for name, fields in events.items()
+    }
 
 
 def _stop_that_records(project: Path, env: dict[str, str], session: str) -> tuple[float, float]:
     """A Stop that records a verified experience: a new session journals a prompt, an edit and
     a passing test command (untimed), then its Stop is timed (Claude Code's hook input)."""
-    base = {
-        "session_id": session,
-        "transcript_path": str(project / "transcript.jsonl"),
-        "cwd": str(project),
-    }
     steps: list[dict[str, object]] = [
         {"hook_event_name": "UserPromptSubmit", "prompt": f"Fix the date parser ({session})"},
         {
@@ -186,9 +189,11 @@ def _stop_that_records(project: Path, env: dict[str, str], session: str) -> tupl
     ]
     for step in steps:
         event = str(step["hook_event_name"])
-        _time_process([*PROGRAM, "hook", event], env, json.dumps({**base, **step}).encode())
-    stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False}
-    return _time_process([*PROGRAM, "hook", "Stop"], env, json.dumps(stop).encode())
+        _time_process([*PROGRAM, "hook", event], env, _claude_code_input(project, session, step))
+    stop = _claude_code_input(
+        project, session, {"hook_event_name": "Stop", "stop_hook_active": False}
+    )
+    return _time_process([*PROGRAM, "hook", "Stop"], env, stop)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,6 @@ import math
 import mmap
 import operator
 import struct
-import sys
 import threading
 from array import array
 from collections.abc import Iterable, Sequence
@@ -154,10 +153,9 @@ def _pairwise_f32(values: list[float]) -> float:
         whole = count - count % 8
         for start in range(8, whole, 8):
             partial = _f32(a + b for a, b in zip(partial, values[start : start + 8], strict=True))
-        r = partial
-        left = _f32([r[0] + r[1], r[2] + r[3], r[4] + r[5], r[6] + r[7]])
-        pair = _f32([left[0] + left[1], left[2] + left[3]])
-        total = _f32([pair[0] + pair[1]])[0]
+        while len(partial) > 1:  # ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+            partial = _f32(partial[i] + partial[i + 1] for i in range(0, len(partial), 2))
+        total = partial[0]
         for value in values[whole:]:
             total = _f32([total + value])[0]
         return total
@@ -177,7 +175,7 @@ def _stored_vector_f32(weights: Weights, ids: list[int]) -> list[float]:
         total = _f32(a + b for a, b in zip(total, weights.row(token), strict=True))
     mean = _f32(value / len(ids) for value in total)
     squares = _f32(value * value for value in mean)
-    norm = _f32([math.sqrt(0.0 + _pairwise_f32(squares))])[0] or 1.0
+    norm = _f32([math.sqrt(_pairwise_f32(squares))])[0] or 1.0
     return _f32(value / norm for value in mean)
 
 
@@ -188,7 +186,7 @@ def stored_blobs(texts: list[str]) -> list[bytes]:
     numpy's float32 arithmetic in Python, which gives the same bytes (tested on the held-out
     set and on adversarial texts): recording one experience from a hook does not import numpy.
     """
-    if "numpy" in sys.modules or len(texts) >= RUST_BATCH:
+    if _numpy.loaded() or len(texts) >= RUST_BATCH:
         return [to_blob(vector) for vector in embed(texts)]
     loaded = model(len(texts))
     return [

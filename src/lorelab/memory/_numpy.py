@@ -19,9 +19,14 @@ from typing import Final
 THREAD_VARIABLES: Final = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
 
+def loaded() -> bool:
+    """Whether this process has imported numpy (by this module or otherwise)."""
+    return "numpy" in sys.modules
+
+
 def load() -> None:
     """Import numpy (once per process) with OpenBLAS's thread pool limited as described."""
-    if "numpy" in sys.modules:
+    if loaded():
         return
     chosen = any(name in os.environ for name in THREAD_VARIABLES)
     if not chosen:

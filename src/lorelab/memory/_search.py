@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
@@ -111,7 +110,7 @@ def _lexical_rows(
 def python_scan() -> bool:
     """Whether a small store is scanned in Python: in a process without numpy, whose import
     alone costs more than the scan (a process that has it uses the numpy cache)."""
-    return "numpy" not in sys.modules
+    return not _numpy.loaded()
 
 
 def _semantic(
@@ -123,12 +122,7 @@ def _semantic(
     query = _embedding.embed_query(task)
     scores = small_store_scan(conn, query, project, policy.shortlist) if python_scan() else None
     if scores is None:
-        _numpy.load()
-        import numpy as np
-
-        ids, values = cache_for(conn).similarities(
-            np.asarray(query, dtype=np.float64), project, policy.shortlist
-        )
+        ids, values = cache_for(conn).similarities(query, project, policy.shortlist)
         scores = {int(rowid): float(value) for rowid, value in zip(ids, values, strict=True)}
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return dict(best[: policy.semantic_candidates])

@@ -24,7 +24,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from lorelab.memory import _embedding, _numpy
 
@@ -69,6 +69,16 @@ def _generation(conn: sqlite3.Connection) -> int:
     return int(found[0]) if found else 0
 
 
+def _rows_after(conn: sqlite3.Connection, through: int, limit: int = -1) -> list[tuple[Any, ...]]:
+    """``(id, vector, project, trust)`` of the experience vectors after id ``through``, ids
+    ascending, at most ``limit`` of them (-1: all)."""
+    return conn.execute(
+        "SELECT v.id, v.vector, e.project, e.trust FROM experience_vectors v "
+        "JOIN experiences e ON e.id = v.id WHERE v.id > ? AND v.model = ? ORDER BY v.id LIMIT ?",
+        (through, _embedding.MODEL_ID, limit),
+    ).fetchall()
+
+
 @dataclass(slots=True)
 class VectorCache:
     """Every stored experience vector of one connection, as arrays."""
@@ -92,11 +102,7 @@ class VectorCache:
         generation = _generation(conn)
         if generation != self.generation:
             self._reset(generation)
-        rows = conn.execute(
-            "SELECT v.id, v.vector, e.project, e.trust FROM experience_vectors v "
-            "JOIN experiences e ON e.id = v.id WHERE v.id > ? AND v.model = ? ORDER BY v.id",
-            (self.through, _embedding.MODEL_ID),
-        ).fetchall()
+        rows = _rows_after(conn, self.through)
         if rows:
             self._append(rows)
 
@@ -138,12 +144,14 @@ class VectorCache:
         return self.codes.setdefault(project, len(self.codes))
 
     def similarities(
-        self, query: npt.NDArray[np.float64], project: str | None, shortlist: int
+        self, query: Sequence[float], project: str | None, shortlist: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """Verified experiences a brief for ``project`` may use, and their cosines (float64):
         all of them up to ``shortlist``, else the ``shortlist`` best by the coarse prefix."""
         _numpy.load()
         import numpy as np
+
+        vector = np.asarray(query, dtype=np.float64)
 
         keep = self.verified[: self.size]
         if project is not None:
@@ -153,11 +161,11 @@ class VectorCache:
         if len(rows) > shortlist:
             # Score every prefix in place (no copy of the matrix), then drop the unusable.
             # einsum, not BLAS: one memory-bound pass, without BLAS threads spinning for CPU.
-            prefix = _prefix(query[np.newaxis, :])[0]
+            prefix = _prefix(vector[np.newaxis, :])[0]
             rough = np.einsum("ij,j->i", self.coarse[: self.size], prefix)
             rough[~keep] = -np.inf
             rows = np.argpartition(-rough, shortlist)[:shortlist]
-        scores = self.matrix[rows].astype(np.float64) @ query
+        scores = self.matrix[rows].astype(np.float64) @ vector
         result: npt.NDArray[np.int64] = self.ids[rows]
         return result, scores
 
@@ -180,12 +188,7 @@ class SmallStoreCache:
             self.generation, self.through, self.rows, self.too_large = generation, 0, [], False
         if self.too_large:
             return False
-        found = conn.execute(
-            "SELECT v.id, v.vector, e.project, e.trust FROM experience_vectors v "
-            "JOIN experiences e ON e.id = v.id WHERE v.id > ? AND v.model = ? ORDER BY v.id "
-            "LIMIT ?",
-            (self.through, _embedding.MODEL_ID, self.limit + 1 - len(self.rows)),
-        ).fetchall()
+        found = _rows_after(conn, self.through, self.limit + 1 - len(self.rows))
         if len(self.rows) + len(found) > self.limit:
             self.rows, self.too_large = [], True  # vectors are never deleted: it stays large
             return False
@@ -197,7 +200,26 @@ class SmallStoreCache:
         return True
 
 
+# By id(connection), holding the connection so the id is not reused while the entry lives;
+# Database.close forgets it.
+_caches: dict[int, tuple[sqlite3.Connection, VectorCache]] = {}
 _small: dict[int, tuple[sqlite3.Connection, SmallStoreCache]] = {}
+_caches_lock = threading.Lock()
+C = TypeVar("C")
+
+
+def _of_connection(
+    caches: dict[int, tuple[sqlite3.Connection, C]],
+    conn: sqlite3.Connection,
+    make: Callable[[], C],
+    fits: Callable[[C], bool] = lambda held: True,
+) -> C:
+    """The cache ``caches`` holds for ``conn``, made (or made again, when it does not fit)."""
+    with _caches_lock:
+        entry = caches.get(id(conn))
+        if entry is None or entry[0] is not conn or not fits(entry[1]):
+            entry = caches[id(conn)] = (conn, make())
+    return entry[1]
 
 
 def small_store_scan(
@@ -207,11 +229,9 @@ def small_store_scan(
     without numpy; None when the store holds more than ``shortlist`` vectors (then the cached
     numpy scan, :meth:`VectorCache.similarities`, is the one to use). Call inside a read or
     write transaction."""
-    with _caches_lock:
-        entry = _small.get(id(conn))
-        if entry is None or entry[0] is not conn or entry[1].limit != shortlist:
-            entry = _small[id(conn)] = (conn, SmallStoreCache(shortlist))
-    cache = entry[1]
+    cache = _of_connection(
+        _small, conn, lambda: SmallStoreCache(shortlist), lambda held: held.limit == shortlist
+    )
     if not cache.refresh(conn):
         return None
     return {
@@ -251,20 +271,11 @@ def _grow(array: Any, capacity: int) -> Any:
     return grown
 
 
-# By id(connection), holding the connection so the id is not reused while the entry lives;
-# Database.close forgets it.
-_caches: dict[int, tuple[sqlite3.Connection, VectorCache]] = {}
-_caches_lock = threading.Lock()
-
-
 def cache_for(conn: sqlite3.Connection) -> VectorCache:
     """The up-to-date vector cache of ``conn`` (call inside a read or write transaction)."""
-    with _caches_lock:
-        entry = _caches.get(id(conn))
-        if entry is None or entry[0] is not conn:
-            entry = _caches[id(conn)] = (conn, VectorCache())
-    entry[1].refresh(conn)
-    return entry[1]
+    cache = _of_connection(_caches, conn, VectorCache)
+    cache.refresh(conn)
+    return cache
 
 
 def forget(conn: sqlite3.Connection) -> None:
