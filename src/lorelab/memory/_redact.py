@@ -45,6 +45,18 @@ class _Pattern:
         return self._compiled
 
 
+# A value that starts with a whole reference to a secret (``$DB_PASSWORD``, ``${TOKEN}``,
+# ``${{ secrets.X }}``, ``$(cat file)``, ``%PASSWORD%``, ``<your-token>``, ``{api_key}``,
+# ``****``), ended by the value's end or a space, is not a secret: left as written and not
+# counted. A value that only starts with one of these characters (``$ecr3tPa55!``) is a secret.
+_REFERENCE_START: Final = ("$", "%", "<", "{", "*")
+_REFERENCE: Final = _Pattern(
+    r"(?:\$(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)"
+    r"|%[A-Za-z_][A-Za-z0-9_]*%|<[A-Za-z][A-Za-z0-9_ .-]*>|\{\{[^{}\n]*\}\}"
+    r"|\{[A-Za-z_][A-Za-z0-9_.]*\}|\*+)(?=\s|\Z)"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class _Detector:
     kind: str
@@ -61,12 +73,42 @@ class _Detector:
 _GITLAB_PREFIXES: Final = ("pat", "dt", "rt", "ptt", "soat", "cbt", "ft", "imt", "oas", "agent")
 # One command-line argument: quoted as a whole, or a run up to whitespace or a shell operator.
 _ARG: Final = r"""(?:"[^"\n]+"|'[^'\n]+'|[^\s"'&;|]+)"""
-# A value that starts like this is a reference to a secret (``$DB_PASSWORD``, ``<token>``,
-# ``${TOKEN}``, ``%PASSWORD%``, ``****``), not a secret: left as written and not counted.
-_REFERENCE: Final = ("$", "%", "<", "{", "*")
+
+# A key that names a secret: *SECRET*, *PASSWORD*, *PASS, *TOKEN*, *_KEY, *APIKEY*,
+# *CREDENTIAL* (any case); a plural secrets or tokens key (secrets: inherit, max_tokens=100)
+# names a setting, not a secret.
+_SECRET_KEY: Final = (
+    r"(?:[A-Za-z0-9_.-]*?(?:(?:secret|token)(?!s(?![A-Za-z0-9_.-]))|password|passwd|pwd|"
+    r"passphrase|api[_-]?key|access[_-]?key|credential|private[_-]?key)[A-Za-z0-9_.-]*"
+    r"|[A-Za-z0-9_.-]*[_-]key|[A-Za-z0-9_.-]*pass)"
+)
+_SECRET_HINTS: Final = (
+    "passw",
+    "pwd",
+    "passphrase",
+    "secret",
+    "token",
+    "key",
+    "pass",
+    "credential",
+)
 
 # Values of a secret-named key that are settings, not secrets.
 _NOT_SECRETS: Final = frozenset({"true", "false", "null", "none", "yes", "no", "off"})
+
+
+def _is_reference(value: str) -> bool:
+    # "$(" and "${" always start a substitution (an unquoted one is cut at its first space).
+    if value.startswith(("$(", "${")):
+        return True
+    return value.startswith(_REFERENCE_START) and _REFERENCE.compiled.match(value) is not None
+
+
+def _token_like(value: str) -> bool:
+    """Whether a word after ``Bearer`` is a token rather than prose (``bearer token``)."""
+    return len(value) >= 16 or any(
+        c.isdigit() or c in "._~+/=-" or (c.isupper() and i) for i, c in enumerate(value)
+    )
 
 
 def _entropy(text: str) -> float:
@@ -172,6 +214,20 @@ _DETECTORS: Final = (
         ),
         ("--pass", "--token", "--api", "--access", "--auth", "--client"),
     ),
+    # docker/podman/... login -p SECRET (or -pSECRET), and sshpass -p SECRET.
+    _Detector(
+        "cli_secret",
+        _Pattern(
+            r"(?i)\b(?:docker|podman|buildah|skopeo|nerdctl|helm\s+registry)\s+login\b"
+            r"[^\n;|&]*?\s-p\s*(?P<value>(?!-)" + _ARG + ")"
+        ),
+        ("login",),
+    ),
+    _Detector(
+        "cli_secret",
+        _Pattern(r"\bsshpass\b[^\n;|&]*?\s-p\s*(?P<value>(?!-)" + _ARG + ")"),
+        ("sshpass",),
+    ),
     _Detector(
         "cli_secret",
         _Pattern(
@@ -180,11 +236,20 @@ _DETECTORS: Final = (
         ),
         ("curl",),
     ),
+    # Any length after an Authorization header; elsewhere only a word that looks like a token
+    # (``Bearer abc123``, not ``a bearer token``).
     _Detector(
         "bearer_token",
-        _Pattern(r"(?i)\b(?:authorization:\s*)?bearer\s+([A-Za-z0-9._~+/=-]{16,})"),
+        _Pattern(
+            r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?bearer\s+(?P<value>[A-Za-z0-9._~+/=-]+)"
+        ),
         ("bearer",),
-        group=1,
+    ),
+    _Detector(
+        "bearer_token",
+        _Pattern(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/=-]+)"),
+        ("bearer",),
+        accept=_token_like,
     ),
     # The password runs to the last "@" of the authority (not the first: "p@ss" is one
     # password); "/", "?", "#" and whitespace end the authority.
@@ -206,22 +271,31 @@ _DETECTORS: Final = (
         (),
         accept=lambda value: _random_looking(value, 4.2) and "//" not in value,
     ),
-    # An assignment whose key names a secret: *SECRET*, *PASSWORD*, *PASS, *TOKEN*, *_KEY,
-    # *APIKEY*, *CREDENTIAL* (any case; KEY=value, KEY: value, "key": "value"). A plural
-    # secrets or tokens key (secrets: inherit, max_tokens=100) names a setting, not a secret.
+    # A YAML line whose key names a secret: an unquoted value runs to the end of the line (or
+    # a " #" comment), spaces and all (password: correct horse battery staple).
     _Detector(
         "secret_assignment",
         _Pattern(
-            r"(?i)(?<![A-Za-z0-9_.-])(?:"
-            r"[A-Za-z0-9_.-]*?(?:(?:secret|token)(?!s(?![A-Za-z0-9_.-]))|password|passwd|pwd|"
-            r"passphrase|api[_-]?key|access[_-]?key|credential|private[_-]?key)[A-Za-z0-9_.-]*"
-            r"|[A-Za-z0-9_.-]*[_-]key|[A-Za-z0-9_.-]*pass)"
-            # A quoted value runs to its closing quote, spaces and all (password="a b c").
+            r"(?im)^[ \t]*(?:-[ \t]+)?" + _SECRET_KEY + r":[ \t]+"
+            r"(?P<value>[^\s\"'#|>](?:[^\n#]|(?<!\s)#)*?)[ \t]*(?:[ \t]#[^\n]*)?$"
+        ),
+        _SECRET_HINTS,
+        accept=lambda value: " " in value and value.lower() not in _NOT_SECRETS,
+    ),
+    # An assignment whose key names a secret (KEY=value, KEY: value, "key": "value").
+    _Detector(
+        "secret_assignment",
+        _Pattern(
+            r"(?i)(?<![A-Za-z0-9_.-])" + _SECRET_KEY +
+            # A quoted value runs to its closing quote, spaces and all (password="a b c"), and
+            # past an escaped quote inside double quotes (JSON's "ab\"c"); an unquoted one runs
+            # to a space, a quote or "&", so "," and ";" inside it cut nothing off.
             r"[\"']?\s*(?:=|:)\s*(?P<quote>[\"']?)"
-            r"(?P<value>(?<=\")[^\"\n]{4,}(?=\")|(?<=')[^'\n]{4,}(?=')|[^\s\"'&;,]{4,})"
+            r"(?P<value>(?<=\")(?:[^\"\\\n]|\\[^\n]){4,}(?=\")|(?<=')[^'\n]{4,}(?=')"
+            r"|[^\s\"'&]{4,})"
             r"(?P=quote)"
         ),
-        ("passw", "pwd", "passphrase", "secret", "token", "key", "pass", "credential"),
+        _SECRET_HINTS,
         accept=lambda value: value.lower() not in _NOT_SECRETS,
     ),
     # A random-looking token right after a word that names a secret ("the API key is ...").
@@ -279,7 +353,7 @@ class Redactor:
         def replace(match: re.Match[str]) -> str:
             if "value" in detector.pattern.compiled.groupindex:
                 value = match.group("value").strip("\"'")
-                if value.startswith((MARKER_PREFIX, *_REFERENCE)):
+                if value.startswith(MARKER_PREFIX) or _is_reference(value):
                     # Already redacted, or a reference, not a secret: left as written.
                     return match.group(0)
                 start, end = match.span("value")
