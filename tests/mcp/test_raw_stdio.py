@@ -145,3 +145,51 @@ def test_a_malformed_notification_gets_no_reply_but_is_logged(server):
     server.send(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}')
     assert server.reply()["id"] == 2
     assert "refused request" in server.stop()
+
+
+# JSON-RPC 2.0, section 4: an id is a string, a number without a fractional part, or null;
+# section 5: when the id cannot be read, the error reply's id is null.
+# https://www.jsonrpc.org/specification . MCP's base protocol adds that a request id "MUST NOT
+# be null" (https://modelcontextprotocol.io/specification/2025-06-18/basic).
+BAD_IDS = [b"1.5", b"1e3", b"true", b"[1]", b"{}", b"null"]
+
+
+def test_a_request_whose_id_is_not_a_string_or_an_integer_gets_an_error_with_a_null_id(server):
+    server.send(json.dumps(INITIALIZE).encode())
+    assert server.reply()["id"] == 1
+    server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    for ident in BAD_IDS:
+        server.send(b'{"jsonrpc":"2.0","id":' + ident + b',"method":"tools/list"}')
+        reply = server.reply()
+        assert reply["id"] is None, (ident, reply)
+        assert reply["error"]["code"] == -32600, reply
+        assert "id" in reply["error"]["message"], reply
+    server.send(b'{"jsonrpc":"2.0","id":9,"method":"tools/list"}')
+    assert server.reply()["id"] == 9
+    stderr = server.stop()
+    assert len([line for line in stderr.splitlines() if "refused request" in line]) == len(BAD_IDS)
+    assert server.process.returncode == 0
+
+
+def test_a_lone_surrogate_in_the_arguments_gets_an_error_reply_with_the_request_id(server):
+    server.send(json.dumps(INITIALIZE).encode())
+    assert server.reply()["id"] == 1
+    server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    server.send(
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lore_prepare",'
+        b'"arguments":{"task":"fix the \\ud800 build"}}}'
+    )
+    reply = server.reply()
+    assert reply["id"] == 2, reply
+    assert reply["error"]["code"] == -32600, reply
+    assert "surrogate" in reply["error"]["message"], reply
+    # A surrogate pair is a character (U+1F600), not a lone surrogate: served as usual.
+    server.send(
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"lore_prepare",'
+        b'"arguments":{"task":"fix the \\ud83d\\ude00 build"}}}'
+    )
+    served = server.reply()
+    assert served["id"] == 3
+    assert "result" in served, served
+    server.stop()
+    assert server.process.returncode == 0

@@ -41,7 +41,7 @@ from lorelab import __version__
 from lorelab.errors import LorelabError
 from lorelab.io import describe_validation_error
 from lorelab.mcp import _schemas
-from lorelab.mcp._stdio import LOG, GuardedLines, claimed_stdin
+from lorelab.mcp._stdio import LOG, GuardedLines, claimed_stdin, claimed_stdout
 from lorelab.memory import ALLOW_CHECKS_ENV, OPERATIONS, MemoryStore, Operation, Target
 
 SERVER_NAME: Final = "lorelab"
@@ -168,12 +168,16 @@ class LorelabServer:
         """Serve over stdin/stdout until the client disconnects.
 
         Every line is checked before the SDK reads it: a malformed request with an id is
-        answered with a JSON-RPC error here (see ``lorelab.mcp._stdio``).
+        answered with a JSON-RPC error here; a client gone mid-call ends the server quietly
+        when its stdin closes (see ``lorelab.mcp._stdio``).
         """
         replies, refused = anyio.create_memory_object_stream[JSONRPCError](64)
-        with claimed_stdin() as source:
+        with claimed_stdin() as source, claimed_stdout() as wire:
             lines = cast(Any, GuardedLines(source, replies))
-            async with stdio_server(stdin=lines) as (read_stream, write_stream):
+            async with stdio_server(stdin=lines, stdout=cast(Any, wire)) as (
+                read_stream,
+                write_stream,
+            ):
 
                 async def answer_refused() -> None:
                     async with refused:

@@ -1,9 +1,10 @@
 """The stdio transport with a guard: every malformed request that has an id gets an error reply.
 
 The SDK's stdio transport drops a line it cannot decode, so a client that sent truncated JSON,
-a request without a method, non-object params or arguments nested too deep would wait
-forever. Each line is checked first (without recursion, so no depth can crash the check): a
-sound line goes on to the SDK unchanged; a malformed one is answered with a JSON-RPC error
+a request without a method, non-object params, arguments nested too deep or holding a lone
+surrogate, or an id that is not a string or an integer (which the SDK reads as a notification)
+would wait forever. Each line is checked first (without recursion, so no depth can crash the
+check): a sound line goes on to the SDK unchanged; a malformed one is answered with a JSON-RPC error
 naming the problem (carrying the request's id when one can be read, else ``null``), logged in
 one line, and the server keeps serving.
 """
@@ -11,15 +12,18 @@ one line, and the server keeps serving.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from io import TextIOWrapper
 from typing import Any, Final
 
 import anyio
+import anyio.to_thread
 from anyio.abc import ObjectSendStream
 from mcp_types import (
     INVALID_REQUEST,
@@ -35,6 +39,7 @@ from lorelab.io import MAX_DEPTH, describe_validation_error
 LOG: Final = logging.getLogger("lorelab.mcp")
 MAX_NESTING: Final = MAX_DEPTH
 """The deepest nesting of objects and arrays a message may have."""
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,10 +121,29 @@ def _scalar_id(decoder: json.JSONDecoder, text: str) -> int | str | None:
     return value if isinstance(value, int | str) and not isinstance(value, bool) else None
 
 
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, int | str) and not isinstance(value, bool)
+
+
 def _kind(value: Any) -> str:
-    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number"
-    )
+    return {
+        list: "an array",
+        dict: "an object",
+        str: "a string",
+        bool: "a boolean",
+        float: "a number with a fraction or an exponent",
+        type(None): "null",
+    }.get(type(value), "a number")
+
+
+def _has_lone_surrogate(message: dict[str, Any]) -> bool:
+    # Only a \uD800-\uDFFF escape makes one (the line was decoded from UTF-8); a surrogate
+    # pair decodes to one character and encodes again.
+    try:
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _shape_problem(message: dict[str, Any]) -> str | None:
@@ -161,12 +185,25 @@ def check_line(line: str) -> Refusal | None:
             INVALID_REQUEST,
             f"Invalid request: a message is an object, not {_kind(message)}",
         )
-    problem = _shape_problem(message)
-    if problem is None:
-        return None
     has_id = "id" in message
     raw = message.get("id")
-    ident = raw if isinstance(raw, int | str) and not isinstance(raw, bool) else None
+    ident = raw if _valid_id(raw) else None
+    if has_id and ident is None:
+        # Else the SDK reads it as a notification and nobody answers.
+        return Refusal(
+            None,
+            True,
+            INVALID_REQUEST,
+            f"Invalid request: id must be a string or an integer, not {_kind(raw)}",
+        )
+    problem = _shape_problem(message)
+    if problem is None and _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(message):
+        problem = (
+            "Invalid request: a string holds a lone surrogate escape (\\ud800-\\udfff "
+            "without its pair), which is not Unicode text"
+        )
+    if problem is None:
+        return None
     return Refusal(ident, has_id, INVALID_REQUEST, problem)
 
 
@@ -218,4 +255,54 @@ def claimed_stdin() -> Iterator[Any]:
         os.close(private)
 
 
-__all__ = ["MAX_NESTING", "GuardedLines", "Refusal", "check_line", "claimed_stdin"]
+class Wire:
+    """The protocol's stdout as the SDK's transport writes it, ending quietly when the client
+    is gone: once a write meets a broken pipe (the client closed its end or died mid-call),
+    that is logged in one line and every later message is dropped, so the server goes on to
+    finish the call in hand (its store writes complete) and ends when stdin closes."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self.gone = False
+
+    async def write(self, text: str) -> None:
+        if not self.gone:
+            await anyio.to_thread.run_sync(self._send, text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        """Nothing is buffered: each write goes to the descriptor whole."""
+
+    def _send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view and not self.gone:
+            try:
+                view = view[os.write(self._fd, view) :]
+            except BrokenPipeError:
+                self.gone = True
+                LOG.warning("the client closed the connection; no more replies are sent")
+
+
+@contextlib.contextmanager
+def claimed_stdout() -> Iterator[Wire]:
+    """The process's stdout as a :class:`Wire`; fd 1 writes to stderr meanwhile.
+
+    Stray output of handlers and children (candidate checks) then never reaches the protocol.
+    """
+    private = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        os.dup2(2, 1)
+        yield Wire(private)
+    finally:
+        os.dup2(private, 1)
+        os.close(private)
+
+
+__all__ = [
+    "MAX_NESTING",
+    "GuardedLines",
+    "Refusal",
+    "Wire",
+    "check_line",
+    "claimed_stdin",
+    "claimed_stdout",
+]
