@@ -92,12 +92,13 @@ def print_record(request: Any, result: RecordResult) -> None:
 
 
 def print_brief(brief: Brief) -> None:
+    label = brief.brief_id or "not recorded: the store is read-only"
     if brief.empty:
-        echo(f"(empty brief {brief.brief_id}: {brief.reason})")
+        echo(f"(empty brief {label}: {brief.reason})")
         return
     echo(brief.text, nl=False)
     echo(
-        f"({brief.brief_id}; about {brief.tokens_estimate} tokens, estimated; "
+        f"({label}; about {brief.tokens_estimate} tokens, estimated; "
         f"{brief.omitted} omitted for the budget)"
     )
 

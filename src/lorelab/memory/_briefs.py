@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from lorelab._model import estimate_tokens
+from lorelab.errors import PreflightError
 from lorelab.memory._brief import Rendered, render
 from lorelab.memory._db import Database, Row, dumps, format_id, loads, now, one, optional_id
 from lorelab.memory._models import (
@@ -141,8 +142,11 @@ def _insert(conn: sqlite3.Connection, query: BriefQuery, rendered: Rendered, tok
     return int(cursor.lastrowid or 0)
 
 
-def compose_brief(conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery) -> Brief:
-    """Compose the brief for ``query`` and record it (in the caller's write transaction)."""
+def compose_brief(
+    conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery, *, record: bool = True
+) -> Brief:
+    """Compose the brief for ``query`` and, with ``record``, record it (in the caller's write
+    transaction); an unrecorded brief has no id."""
     experiences, avoid, nothing_served = _experiences(conn, policy, query)
     skills = _skills(conn, policy, query)
     rendered = render(experiences, skills, avoid[:MAX_AVOID], query.budget_tokens)
@@ -154,9 +158,9 @@ def compose_brief(conn: sqlite3.Connection, policy: RelevancePolicy, query: Brie
     else:
         reason = nothing_served or f"nothing cleared the relevance floor {floor_text(policy)}"
     tokens = estimate_tokens(rendered.text)
-    number = _insert(conn, query, rendered, tokens)
+    number = _insert(conn, query, rendered, tokens) if record else None
     return Brief(
-        brief_id=format_id("brief", number),
+        brief_id=None if number is None else format_id("brief", number),
         task=query.task,
         project=query.project,
         empty=empty,
@@ -181,4 +185,10 @@ def prepare(db: Database, policy: RelevancePolicy, request: PrepareRequest) -> B
         request.include_skills,
         request.budget_tokens,
     )
-    return db.write(lambda conn: compose_brief(conn, policy, query))
+    try:
+        return db.write(lambda conn: compose_brief(conn, policy, query))
+    except PreflightError:
+        if not db.read_only:
+            raise
+    # A read-only store still briefs: the brief is composed as usual but cannot be recorded.
+    return db.read(lambda conn: compose_brief(conn, policy, query, record=False))

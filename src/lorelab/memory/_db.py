@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,7 +22,13 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from lorelab._model import timestamp
-from lorelab.errors import InputFileError, IntegrityFailure, OutputExistsError, UsageError
+from lorelab.errors import (
+    InputFileError,
+    IntegrityFailure,
+    OutputExistsError,
+    PreflightError,
+    UsageError,
+)
 from lorelab.io import sha256_file
 from lorelab.memory._migrations import MIGRATIONS_TABLE, migrate
 
@@ -228,6 +235,9 @@ class Database:
         self.path = Path(path)
         self._busy_deadline = busy_deadline_seconds
         self._lock = threading.RLock()
+        self._checked = False
+        self.read_only = False
+        """Whether a write found the store read-only (set by that write's refusal)."""
         if self.path.exists() and not self.path.is_file():
             raise InputFileError(f"{self.path}: not a regular file")
         if not create and not self.path.is_file():
@@ -258,7 +268,9 @@ class Database:
             self.conn.close()
             raise
         with contextlib.suppress(OSError):
-            os.chmod(self.path, 0o600)
+            # Private, but never more writable than the owner made it: a store made read-only
+            # stays read-only.
+            os.chmod(self.path, stat.S_IMODE(self.path.stat().st_mode) & 0o600)
 
     def _configure(self) -> None:
         mode = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -280,6 +292,40 @@ class Database:
         with self._lock:
             forget(self.conn)
             self.conn.close()
+
+    def _check_integrity(self) -> None:
+        """Refuse a damaged store before its first write (``PRAGMA quick_check``, once).
+
+        A damaged page is otherwise found only by the query that happens to read it, and a
+        write that misses it goes into a corrupt store.
+        """
+        try:
+            found = [str(row[0]) for row in self.conn.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+                raise
+            found = [str(exc)]
+        if found != ["ok"]:
+            raise IntegrityFailure(
+                f"{self.path}: the memory store is damaged (quick_check: {'; '.join(found)}); "
+                "nothing was written; restore it from a snapshot or move it away"
+            )
+        self._checked = True
+
+    def _refusal(self, exc: sqlite3.DatabaseError) -> IntegrityFailure | None:
+        """The one-line refusal for a store that is read-only or damaged, else ``None``."""
+        name = str(getattr(exc, "sqlite_errorname", ""))
+        if name.startswith("SQLITE_READONLY"):
+            self.read_only = True
+            return PreflightError(
+                f"{self.path}: the memory store is read-only ({exc}); nothing was written"
+            )
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+            return IntegrityFailure(
+                f"{self.path}: the memory store is damaged ({exc}); nothing was written; "
+                "restore it from a snapshot or move it away"
+            )
+        return None
 
     def retry_busy(self, fn: Callable[[], T]) -> T:
         """``fn()``, retried while the database is busy, until the deadline."""
@@ -314,7 +360,15 @@ class Database:
             return result
 
         with self._lock:
-            return self.retry_busy(attempt)
+            try:
+                if not self._checked:
+                    self.retry_busy(self._check_integrity)
+                return self.retry_busy(attempt)
+            except sqlite3.DatabaseError as exc:
+                refusal = self._refusal(exc)
+                if refusal is None:
+                    raise
+                raise refusal from None
 
     def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in one read transaction (a consistent snapshot)."""
@@ -328,7 +382,13 @@ class Database:
                     self.conn.execute("COMMIT")
 
         with self._lock:
-            return self.retry_busy(attempt)
+            try:
+                return self.retry_busy(attempt)
+            except sqlite3.DatabaseError as exc:
+                refusal = self._refusal(exc)
+                if refusal is None:
+                    raise
+                raise refusal from None
 
     def snapshot(self, path: str | os.PathLike[str]) -> str:
         """Copy the store into the new file ``path`` (no WAL beside it); its SHA-256."""

@@ -146,14 +146,22 @@ def fold_term_counts(conn: sqlite3.Connection, *, force: bool) -> None:
         "SELECT terms FROM experiences WHERE id > ? AND id <= ?", (through, latest)
     ):
         counts.update(set(str(terms).split()))
-    # One statement over a JSON object of term -> docs is much cheaper than one per term.
-    conn.execute(
-        "INSERT INTO experience_term_counts (term, docs) "
-        "SELECT key, value FROM json_each(?) WHERE true "
-        "ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs",
-        (dumps(dict(sorted(counts.items()))),),
-    )
-    conn.execute("UPDATE memory_state SET value = ? WHERE key = 'term_counts_through'", (latest,))
+    try:
+        # One statement over a JSON object of term -> docs is much cheaper than one per term.
+        conn.execute(
+            "INSERT INTO experience_term_counts (term, docs) "
+            "SELECT key, value FROM json_each(?) WHERE true "
+            "ON CONFLICT (term) DO UPDATE SET docs = docs + excluded.docs",
+            (dumps(dict(sorted(counts.items()))),),
+        )
+        conn.execute(
+            "UPDATE memory_state SET value = ? WHERE key = 'term_counts_through'", (latest,)
+        )
+    except sqlite3.OperationalError as exc:
+        # A read-only store briefs with the counts of its last write (the newest experiences,
+        # fewer than FOLD_BATCH, are left out of them); a store that can be written is folded.
+        if not str(getattr(exc, "sqlite_errorname", "")).startswith("SQLITE_READONLY"):
+            raise
 
 
 def record_many(db: Database, request: RecordManyRequest) -> RecordManyResult:

@@ -387,6 +387,10 @@ def migrate(
     one ``BEGIN IMMEDIATE`` transaction, so a concurrent opener waits and then sees it done.
     """
     known = [migration.name for migration in migrations]
+    if applied_migrations(conn) == known:
+        # Up to date: nothing to write, so a read-only store opens too (and no opener takes
+        # the write lock merely to find that out).
+        return []
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute(

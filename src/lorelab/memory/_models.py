@@ -210,7 +210,7 @@ class Brief(OutputModel):
     """What ``prepare`` returns: only verified, relevant memory, within the token budget."""
 
     schema_version: str = SCHEMA_VERSION
-    brief_id: str = Field(description="Id under which this brief was recorded for audits.")
+    brief_id: str | None = Field(description="Its audit id; null: a read-only store kept none.")
     task: str
     project: str | None
     empty: bool = Field(description="True when the brief says nothing.")

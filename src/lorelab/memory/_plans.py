@@ -111,6 +111,7 @@ def _plan(
     number = int(cursor.lastrowid or 0)
     query = BriefQuery(task, request.project, False, PLAN_BRIEF_TOKENS, number)
     brief = compose_brief(conn, policy, query)
+    assert brief.brief_id is not None  # composed with record=True, in this write transaction
     conn.execute(
         "UPDATE plans SET brief_id = ? WHERE id = ?", (parse_id(brief.brief_id, "brief"), number)
     )
