@@ -262,24 +262,50 @@ def _input(source: SourceFile) -> InputFile:
     return InputFile(path=source.path, bytes=source.size, sha256=source.sha256)
 
 
-def collect_paths(paths: Sequence[str]) -> list[str]:
-    """The files to scan: each file given, and every ``*.jsonl`` under each directory, sorted."""
+def _outside(path: str, root: str) -> bool:
+    """Whether ``path`` is a symbolic link whose target lies outside the directory ``root``."""
+    if not os.path.islink(path):
+        return False
+    target = os.path.realpath(path)
+    return os.path.commonpath([target, root]) != root
+
+
+def _below(name: str) -> tuple[list[str], list[RefusedInput]]:
+    """Every ``*.jsonl`` under directory ``name``, sorted, and the symbolic links among them
+    that lead out of it (refused, never opened: ``/etc/passwd``, another user's session)."""
+    root = os.path.realpath(name)
+    found: list[str] = []
+    refused: list[RefusedInput] = []
+    for folder, dirs, files in os.walk(name):  # links to directories are not followed
+        dirs.sort()
+        for file in sorted(f for f in files if f.endswith(".jsonl")):
+            path = os.path.join(folder, file)
+            if _outside(path, root):
+                reason = f"{path}: a symbolic link to a file outside {name}; not followed"
+                refused.append(RefusedInput(path=path, reason=reason))
+            else:
+                found.append(path)
+    return found, refused
+
+
+def collect_paths(paths: Sequence[str]) -> tuple[list[str], list[RefusedInput]]:
+    """The files to scan: each file given, and every ``*.jsonl`` under each directory, sorted;
+    and the files under a directory that are symbolic links out of it, refused."""
     if not paths:
         raise UsageError("give at least one file or directory to scan")
     found: list[str] = []
+    refused: list[RefusedInput] = []
     for given in paths:
         name = utf8_path(given, "scan path")
         if os.path.isdir(name):
-            below: list[str] = []
-            for root, dirs, files in os.walk(name):
-                dirs.sort()
-                below += [os.path.join(root, f) for f in sorted(files) if f.endswith(".jsonl")]
+            below, links = _below(name)
             found += below
+            refused += links
         elif os.path.lexists(name):
             found.append(name)
         else:
             raise UsageError(f"{name}: no such file or directory")
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(found)), refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,12 +422,13 @@ def scan_sessions(
     refused or a session repeated a failed command after a boundary.
     """
     limit = check_limit(max_bytes)
-    files = collect_paths(paths)
+    files, links = collect_paths(paths)
     if output is not None:
         check_output_location(output, files)
     if on_files is not None:
         on_files(len(files))
-    rows, refused = _read(files, agent=agent, limit=limit, progress=progress or (lambda _: None))
+    rows, unread = _read(files, agent=agent, limit=limit, progress=progress or (lambda _: None))
+    refused = links + unread
     summed = totals(rows, len(refused))
     code = 1 if refused or summed.repeated_failures else 0
     receipt = ScanReceipt(

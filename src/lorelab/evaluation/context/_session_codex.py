@@ -6,7 +6,6 @@ event, a rollout that continues after a resume, a subagent's ``thread_spawn`` so
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -19,6 +18,7 @@ from lorelab.evaluation.context._session_read import (
     clip,
     int_value,
     is_one_of,
+    loads_bounded,
     shell_command,
     text_of,
 )
@@ -87,10 +87,7 @@ def _codex_exit(output: Any) -> int | None:
         output = output.get("content") if "content" in output else output
     if not isinstance(output, str):
         return None
-    try:
-        value = json.loads(output)
-    except ValueError:
-        value = None
+    value = loads_bounded(output)
     if isinstance(value, dict):
         metadata = value.get("metadata")
         if isinstance(metadata, dict):
@@ -105,10 +102,7 @@ def _codex_output_text(output: Any) -> str:
         output = output.get("content", "")
     if not isinstance(output, str):
         return ""
-    try:
-        value = json.loads(output)
-    except ValueError:
-        return output
+    value = loads_bounded(output)
     if isinstance(value, dict) and isinstance(value.get("output"), str):
         return str(value["output"])
     return output
@@ -128,10 +122,7 @@ def _codex_call(state: _CodexState, payload: dict[str, Any]) -> None:
     if not is_one_of(name, _SHELL_TOOLS):
         return
     arguments = payload.get("arguments")
-    try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except ValueError:
-        parsed = None
+    parsed = loads_bounded(arguments) if isinstance(arguments, str) else arguments
     command = None
     if isinstance(parsed, dict):
         command = shell_command(parsed.get("command", parsed.get("cmd")))

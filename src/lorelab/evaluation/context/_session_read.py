@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 from collections import Counter
 from collections.abc import Iterator
@@ -132,6 +133,35 @@ def _reject_constant(name: str) -> Any:
 
 # One decoder for every line (building one per line costs more than decoding short lines).
 _DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+MAX_NESTING: Final = 200
+"""The deepest nesting of arrays and objects a session line may have (real records nest a
+few levels; Python's decoder recurses once per level and gives up near 1,000)."""
+_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+
+
+def _too_deep(text: str) -> bool:
+    """Whether ``text`` nests arrays and objects deeper than :data:`MAX_NESTING` (no
+    recursion; brackets inside strings do not count)."""
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return False
+    depth = 0
+    for char in _NOT_BRACKET.sub("", _STRING.sub("", text)):
+        depth += 1 if char in "[{" else -1
+        if depth > MAX_NESTING:
+            return True
+    return False
+
+
+def loads_bounded(text: str) -> Any:
+    """``json.loads`` of a string found inside a record, or ``None`` when it is not JSON or
+    nests deeper than :data:`MAX_NESTING`."""
+    if _too_deep(text):
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _parse_lines(path: str, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -146,6 +176,10 @@ def _parse_lines(path: str, data: bytes) -> Iterator[tuple[int, dict[str, Any]]]
             raise SchemaError(
                 f"{path}: line {number}: not valid UTF-8 (byte {exc.start}); session refused"
             ) from None
+        if _too_deep(text):
+            raise SchemaError(
+                f"{path}: line {number}: nested deeper than {MAX_NESTING} levels; session refused"
+            )
         try:
             value = _DECODER.decode(text)
         except json.JSONDecodeError as exc:
