@@ -1,7 +1,8 @@
 """HTML building blocks of a report: escaping, tables with exact values, links, sections, figures.
 
-Every string that came from a receipt goes through :func:`esc`; only :class:`Html` values are
-written as they are. Numbers shown rounded carry their exact receipt value in ``data-value``.
+Every string that came from a receipt goes through :func:`esc` (escaped, and bounded in length);
+only :class:`Html` values are written as they are. Numbers shown rounded carry their exact
+receipt value in ``data-value``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from dataclasses import dataclass
 from typing import Final
 
 NOT_RECORDED: Final = "not recorded"
+SHOWN_CHARACTERS: Final = 2000
+"""The most characters a page shows of any one string from a receipt."""
 
 
 class Html(str):
@@ -26,10 +29,17 @@ class Html(str):
 
 
 def esc(value: object) -> Html:
-    """``value`` as text, escaped for an element or an attribute value."""
+    """``value`` as text, escaped for an element or an attribute value, and cut after
+    :data:`SHOWN_CHARACTERS` characters (saying how many more there were): a receipt may hold
+    a string of any length, and a page shows the first of them; the receipt keeps them all."""
     if isinstance(value, Html):
         return value
-    return Html(html.escape(str(value), quote=True))
+    text = str(value)
+    if len(text) <= SHOWN_CHARACTERS:
+        return Html(html.escape(text, quote=True))
+    more = len(text) - SHOWN_CHARACTERS
+    shown = html.escape(text[:SHOWN_CHARACTERS], quote=True)
+    return Html(f"{shown}\u2026 [{more} more characters not shown; see the receipt]")
 
 
 def join(parts: Iterable[Html], sep: str = "") -> Html:
