@@ -314,3 +314,13 @@ def test_a_codex_session_journals_its_apply_patch_edit_but_records_nothing_it_ca
     assert status.exit_code == 0, status.output
     assert "Codex hooks cannot verify" in status.output
     assert "no exit status" in status.output
+
+
+def test_the_stand_in_agent_s_shell_writes_no_bytecode(project, monkeypatch):
+    # issue 35 item 5: a .pyc records its source's mtime in whole seconds, so a same-size edit
+    # in the same second as a run that wrote bytecode was hidden from the next run.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # as .ci/run leaves it
+    assert agent_shell(project, PYTEST).returncode == 1
+    assert not list(project.rglob("*.pyc"))
+    (project / "src" / "calc.py").write_text(FIXED)  # same size, same second
+    assert agent_shell(project, PYTEST).returncode == 0

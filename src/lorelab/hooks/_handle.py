@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lorelab.hooks._agents import AGENTS, AgentSpec, EventSpec
-from lorelab.hooks._journal import Journal, bounded, log_line, session_file
+from lorelab.hooks._journal import REDACT_WINDOW, Journal, bounded, log_line, session_file
 from lorelab.hooks._payload import (
     Payload,
     WrongShape,
@@ -210,6 +210,15 @@ class _Session:
             return None
         return str(found.checkpoint.get("id")), found.handoff_brief
 
+    def _redacted_bounded(self, text: str) -> str:
+        """``text`` redacted, then cut to the journal's limit: a cut never splits a secret.
+
+        Only the first :data:`REDACT_WINDOW` characters are redacted (the cut keeps 2,000), so a
+        1 MiB command costs a hook milliseconds, not most of a second; a secret would have to be
+        longer than the window to reach past it.
+        """
+        return bounded(self._redact(text[:REDACT_WINDOW]))
+
     def _redact(self, text: str) -> str:
         from lorelab.memory import redact
 
@@ -295,7 +304,7 @@ class _Session:
         return "\n\n".join(parts) or None
 
     def _prompt(self) -> str | None:
-        prompt = bounded(self._redact(self.payload.data["prompt"]))
+        prompt = self._redacted_bounded(self.payload.data["prompt"])
         entries = self._entries()
         self.journal.append({"kind": "prompt", "text": prompt})
         self._remember_latest(task=prompt)
@@ -324,7 +333,7 @@ class _Session:
             if not self.journal.append(
                 {
                     "kind": "command",
-                    "command": bounded(self._redact(command)),
+                    "command": self._redacted_bounded(command),
                     "exitCode": status,
                 }
             ):
@@ -332,7 +341,7 @@ class _Session:
             return
         files = edited_files(tool_input, self.payload.project)
         if files and not self.journal.append(
-            {"kind": "edit", "files": [bounded(self._redact(f)) for f in files]}
+            {"kind": "edit", "files": [self._redacted_bounded(f) for f in files]}
         ):
             self._log("journal is full; edit not journaled")
 
@@ -360,7 +369,7 @@ class _Session:
                 f"Last verification after the last edit {state}: {verified['command']}"
             )
         if last_reply:
-            summary_lines.append(f"Last assistant message: {bounded(self._redact(last_reply))}")
+            summary_lines.append(f"Last assistant message: {self._redacted_bounded(last_reply)}")
         notes = [f"prompt: {text[:500]}" for text in prompts[-20:]]
         notes += [f"file touched: {name}" for name in files[-100:]]
         notes += [f"command with unknown exit status: {e['command'][:500]}" for e in unknown[-20:]]
