@@ -6,14 +6,20 @@ shell, and really runs the session's Bash commands in the project.
 """
 
 import json
-import subprocess
 import sys
 
 import pytest
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
-from tests.support.hooks import SECRET, StandInAgent, claude_payload, clean_env
+from tests.support.hooks import (
+    SECRET,
+    StandInAgent,
+    agent_shell,
+    claude_failure_error,
+    claude_payload,
+    clean_env,
+)
 
 SESSION = "5b2c6f0e-claude-session"
 USER_HOOKS = {
@@ -52,9 +58,7 @@ def project(tmp_path):
 
 def _bash(agent, project, command):
     """Run ``command`` for real, then fire the event Claude Code fires for its outcome."""
-    done = subprocess.run(
-        command, shell=True, cwd=project, capture_output=True, text=True, check=False
-    )
+    done = agent_shell(project, command)
     tool_input = {"command": command, "description": "run it"}
     if done.returncode == 0:
         payload = claude_payload(
@@ -80,7 +84,7 @@ def _bash(agent, project, command):
             tool_name="Bash",
             tool_input=tool_input,
             tool_use_id="toolu_02",
-            error=f"Exit code {done.returncode}\n{done.stdout[-200:]}",
+            error=claude_failure_error(done.returncode),
             is_interrupt=False,
         )
         agent.fire(payload, "Bash")

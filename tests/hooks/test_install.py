@@ -149,12 +149,94 @@ def test_a_malformed_configuration_is_refused_in_one_line_and_left_unchanged(
 
 def test_status_names_what_is_installed_where(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     _invoke("install", "codex", "--project-dir", str(tmp_path))
     result = _invoke("status", "--project-dir", str(tmp_path), "--json")
     assert result.exit_code == 0
     rows = {(row["agent"], row["scope"]): row for row in json.loads(result.stdout)}
     assert rows[("codex", "project")]["installed"] == [s.event for s in AGENTS["codex"].events]
     assert rows[("codex", "project")]["missing"] == []
-    assert any("codex_hooks" in note for note in rows[("codex", "project")]["notes"])
+    notes = rows[("codex", "project")]["notes"]
+    assert any("Codex hooks are on (the default" in note for note in notes)
+    assert any("Codex hooks cannot verify" in note for note in notes)
     assert rows[("claude-code", "project")]["installed"] == []
     assert rows[("gemini", "user")]["exists"] is False
+
+
+def _codex_status(tmp_path, monkeypatch, config):
+    home = tmp_path / "codex-home"
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text(config)
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    assert _invoke("install", "codex", "--project-dir", str(tmp_path)).exit_code == 0
+    result = _invoke("status", "--project-dir", str(tmp_path), "--json")
+    assert result.exit_code == 0, result.output
+    rows = {(row["agent"], row["scope"]): row for row in json.loads(result.stdout)}
+    return rows[("codex", "project")]["notes"]
+
+
+def test_codex_status_reads_the_current_hooks_feature_key(tmp_path, monkeypatch):
+    # `hooks` is the key; `codex_hooks` its deprecated alias (openai/codex
+    # codex-rs/features/src/legacy.rs; https://developers.openai.com/codex/hooks).
+    notes = _codex_status(tmp_path, monkeypatch, "[features]\nhooks = true\n")
+    assert not any("not on" in note for note in notes)
+    assert any("Codex hooks are on" in note for note in notes)
+    off = _codex_status(tmp_path / "off", monkeypatch, "[features]\nhooks = false\n")
+    assert any("hooks are off (`hooks = false`" in note for note in off)
+    alias = _codex_status(tmp_path / "alias", monkeypatch, "[features]\ncodex_hooks = true\n")
+    assert any("`codex_hooks` is a deprecated alias of `hooks`" in note for note in alias)
+
+
+def test_codex_status_says_which_entries_are_trusted_and_whether_the_project_is(
+    tmp_path, monkeypatch
+):
+    # Trust is recorded as [hooks.state."FILE:EVENT:GROUP:HANDLER"] trusted_hash, and project
+    # .codex/ hooks need a trusted project (openai/codex codex-rs/hooks/src/engine/discovery.rs).
+    notes = _codex_status(tmp_path, monkeypatch, "")
+    assert any("0 of 5 lorelab hooks have a trust record" in note for note in notes)
+    assert any("is not a trusted project" in note for note in notes)
+    hooks_file = (tmp_path / ".codex" / "hooks.json").resolve()
+    trusted = (
+        f'[projects."{tmp_path.resolve()}"]\ntrust_level = "trusted"\n'
+        f'[hooks.state."{hooks_file}:post_tool_use:0:0"]\ntrusted_hash = "sha256:00"\n'
+    )
+    (tmp_path / "codex-home" / "config.toml").write_text(trusted)
+    result = _invoke("status", "--project-dir", str(tmp_path))
+    assert "1 of 5 lorelab hooks have a trust record" in result.output
+    assert "is not a trusted project" not in result.output
+
+
+def test_gemini_settings_with_hooks_notifications_are_accepted(tmp_path):
+    # HOOKS_CONFIG_FIELDS = ['enabled', 'disabled', 'notifications'] in google-gemini/gemini-cli
+    # packages/core/src/hooks/types.ts: switches beside the events, not events.
+    path = tmp_path / FILES["gemini"]
+    path.parent.mkdir()
+    path.write_text(json.dumps({"hooks": {"notifications": True, "disabled": []}}))
+    result = _invoke("install", "gemini", "--project-dir", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    data = json.loads(path.read_text())
+    assert data["hooks"]["notifications"] is True
+    assert "AfterTool" in data["hooks"]
+
+
+def test_gemini_status_says_hooks_run_by_default_and_when_they_are_off(tmp_path, monkeypatch):
+    # hooksConfig.enabled defaults to true (packages/cli/src/config/settingsSchema.ts); project
+    # hooks are skipped in an untrusted folder (packages/core/src/hooks/hookRegistry.ts).
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert _invoke("install", "gemini", "--project-dir", str(tmp_path)).exit_code == 0
+    result = _invoke("status", "--project-dir", str(tmp_path))
+    assert "runs hooks by default" in result.output
+    assert "does not trust" in result.output
+    settings = tmp_path / FILES["gemini"]
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**data, "hooksConfig": {"enabled": False}}))
+    result = _invoke("status", "--project-dir", str(tmp_path))
+    assert "hooks are off (`hooksConfig.enabled` is false)" in result.output
+
+
+def test_codex_installs_its_edit_tool_matcher(tmp_path):
+    # Codex names edits apply_patch in hook payloads (codex-rs/core/src/tools/hook_names.rs).
+    assert _invoke("install", "codex", "--project-dir", str(tmp_path)).exit_code == 0
+    data = json.loads((tmp_path / FILES["codex"]).read_text())
+    (group,) = data["hooks"]["PostToolUse"]
+    assert group["matcher"] == "Bash|apply_patch"

@@ -119,3 +119,58 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("LORELAB_HOME", "CLAUDE_PROJECT_DIR")}
     env.update(extra)
     return env
+
+
+def agent_shell(project: Path, command: str) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` the way a stand-in agent's shell tool does, in ``project``.
+
+    ``PYTHONDONTWRITEBYTECODE`` is set as lorelab's own verify and runner paths set it: a
+    ``.pyc`` records its source's mtime in whole seconds, so a same-size edit landing in the
+    same second as a run that wrote bytecode would otherwise be hidden from the next run.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("LORELAB_HOME",)}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return subprocess.run(
+        command,
+        shell=True,
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def claude_failure_error(code: int) -> str:
+    """Claude Code's PostToolUseFailure ``error`` for a Bash call that exited ``code``.
+
+    Copied from the PostToolUseFailure input example of https://code.claude.com/docs/en/hooks
+    (``"error": "Command exited with non-zero status code 1"``).
+    """
+    return f"Command exited with non-zero status code {code}"
+
+
+def gemini_shell_response(output: str, code: int | None, pgid: int = 4242) -> dict[str, Any]:
+    """What gemini-cli's shell tool hands an AfterTool hook for a finished command.
+
+    google-gemini/gemini-cli packages/core/src/tools/shell.ts: ``llmContent`` is
+    ``Output: ...``, then ``Exit Code: N`` only when N is not 0 (since PR #17538), then
+    ``Process Group PGID: N``, wrapped by ``wrapUntrusted`` (packages/core/src/utils/
+    textUtils.ts); packages/core/src/core/coreToolHookTriggers.ts passes ``llmContent``,
+    ``returnDisplay`` and ``error`` (absent unless the command could not run).
+    """
+    parts = [f"Output: {output or '(empty)'}"]
+    if code is not None and code != 0:
+        parts.append(f"Exit Code: {code}")
+    parts.append(f"Process Group PGID: {pgid}")
+    body = "\n".join(parts).replace("</untrusted_context>", "&lt;/untrusted_context&gt;")
+    return {
+        "llmContent": f"<untrusted_context>\n{body}\n</untrusted_context>",
+        "returnDisplay": output,
+    }
+
+
+def codex_patch(path: str, old: str, new: str) -> str:
+    """An apply_patch patch in Codex's grammar (codex-rs/apply-patch), updating one line."""
+    return f"*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n+{new}\n*** End Patch\n"

@@ -105,7 +105,12 @@ _change_command(
 @_PROJECT
 @json_option()
 def status_command(project_dir: Path, as_json: bool) -> None:
-    """Show which lorelab hooks each agent's project and user configuration holds."""
+    """Show which lorelab hooks each agent's project and user configuration holds.
+
+    For an installed agent, also what it needs before the hooks run (Codex: the `hooks` feature
+    and trust in `/hooks`; Gemini: `hooksConfig.enabled` and a trusted folder) and whether its
+    hooks can verify a test run (Codex's cannot).
+    """
     from lorelab.hooks import status
 
     found = status(project_dir.resolve())

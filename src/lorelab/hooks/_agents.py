@@ -5,9 +5,12 @@ Sources (each agent's own documentation, read for this module):
 - Claude Code: the hooks reference, https://code.claude.com/docs/en/hooks. Settings in
   ``.claude/settings.json`` (project) or ``~/.claude/settings.json`` (user), shaped
   ``{"hooks": {EVENT: [{"matcher": REGEX, "hooks": [{"type": "command", "command": CMD}]}]}}``.
-- Codex CLI: ``codex-rs/hooks`` in github.com/openai/codex (its generated JSON schemas) and its
-  configuration reference. The same shape in ``.codex/hooks.json`` or ``$CODEX_HOME/hooks.json``
-  (``~/.codex``); Codex reads hooks only with ``[features] codex_hooks = true`` in config.toml.
+- Codex CLI: ``codex-rs/hooks`` in github.com/openai/codex (its generated JSON schemas) and
+  https://developers.openai.com/codex/hooks. The same shape in ``.codex/hooks.json`` or
+  ``$CODEX_HOME/hooks.json`` (``~/.codex``). Hooks are on by default (feature key ``hooks``;
+  ``codex_hooks`` is its deprecated alias, ``codex-rs/features/src/legacy.rs``), and each entry
+  runs only once it is trusted in ``/hooks``. Edits arrive as ``apply_patch``
+  (``codex-rs/core/src/tools/hook_names.rs``).
 - Gemini CLI: ``docs/hooks/index.md`` and ``docs/hooks/reference.md`` in
   github.com/google-gemini/gemini-cli. The same shape plus a ``name`` per hook in
   ``.gemini/settings.json`` or ``~/.gemini/settings.json``; event names differ (BeforeAgent,
@@ -93,7 +96,7 @@ CODEX: Final = AgentSpec(
     events=(
         EventSpec("SessionStart", "session_start"),
         EventSpec("UserPromptSubmit", "prompt"),
-        EventSpec("PostToolUse", "tool", "Bash"),
+        EventSpec("PostToolUse", "tool", "Bash|apply_patch"),
         EventSpec("PreCompact", "pre_compact"),
         EventSpec("Stop", "stop"),
     ),

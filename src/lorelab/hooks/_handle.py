@@ -22,70 +22,26 @@ import json
 import os
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from lorelab.hooks._agents import AGENTS, AgentSpec, EventSpec
-from lorelab.hooks._journal import Journal, bounded, log_line, session_file
+from lorelab.hooks._journal import REDACT_WINDOW, Journal, bounded, log_line, session_file
+from lorelab.hooks._payload import (
+    Payload,
+    WrongShape,
+    edited_files,
+    exit_code,
+    is_no_project,
+    last_assistant_text,
+    parse,
+)
 
-PAYLOAD_LIMIT: Final = 1024 * 1024
-TRANSCRIPT_TAIL: Final = 256 * 1024
 _VERIFY = re.compile(
     r"(^|[\s;&|(/])(pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|ctest|rspec|phpunit"
     r"|node\s+--test|(npm|pnpm|yarn)\s+(run\s+)?test|go\s+test|cargo\s+test|make\s+(test|check)"
     r"|mvn\s+(\S+\s+)*test|gradle\w*\s+test|dotnet\s+test)(?=$|[\s;&|)])"
 )
-_EXIT_CODE = re.compile(r"exit(?:ed with)?[ _-]?code[:\s]*(-?\d+)", re.IGNORECASE)
-
-
-class WrongShape(ValueError):
-    """The payload is not what the agent's published format says; nothing is added."""
-
-
-@dataclass(frozen=True, slots=True)
-class Payload:
-    """The fields lorelab reads from a hook payload."""
-
-    data: dict[str, Any]
-    session_id: str
-    project: Path
-
-    def text(self, key: str) -> str | None:
-        value = self.data.get(key)
-        return value if isinstance(value, str) else None
-
-
-def _parse(agent: AgentSpec, spec: EventSpec, raw: bytes, environ: dict[str, str]) -> Payload:
-    if len(raw) > PAYLOAD_LIMIT:
-        raise WrongShape(f"payload larger than {PAYLOAD_LIMIT} bytes")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise WrongShape(f"payload is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise WrongShape("payload is not a JSON object")
-    for key in ("session_id", "cwd", "hook_event_name"):
-        if not isinstance(data.get(key), str) or not data[key]:
-            raise WrongShape(f"payload has no {key} string")
-    if data["hook_event_name"] != spec.event:
-        raise WrongShape(f"payload is for {data['hook_event_name']!r}, not {spec.event!r}")
-    if spec.action == "prompt" and not isinstance(data.get("prompt"), str):
-        raise WrongShape("payload has no prompt string")
-    if spec.action in ("tool", "tool_failed") and (
-        not isinstance(data.get("tool_name"), str) or not isinstance(data.get("tool_input"), dict)
-    ):
-        raise WrongShape("payload has no tool_name string and tool_input object")
-    cwd = Path(data["cwd"])
-    if not cwd.is_absolute() or not cwd.is_dir():
-        raise WrongShape(f"cwd {data['cwd']!r} is not an existing absolute directory")
-    project = cwd
-    for variable in ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"):
-        candidate = environ.get(variable)
-        if candidate and Path(candidate).is_absolute() and Path(candidate).is_dir():
-            project = Path(candidate)
-            break
-    return Payload(data, data["session_id"], project)
 
 
 def answer(agent: AgentSpec, event: str, context: str | None) -> str:
@@ -103,14 +59,21 @@ def run_hook(agent_name: str, event: str, raw: bytes, environ: dict[str, str]) -
     spec = agent.event(event)
     # Agents run hooks in the project directory: a payload that cannot be trusted to name
     # one is logged there.
-    fallback_home = _home_for(Path.cwd(), environ)
+    fallback_home = _log_home(_process_cwd(), environ)
     if spec is None:
-        log_line(fallback_home, f"{agent_name} {event}: not an event lorelab handles; ignored")
+        _log_to(fallback_home, f"{agent_name} {event}: not an event lorelab handles; ignored")
         return answer(agent, event, None)
     try:
-        payload = _parse(agent, spec, raw, environ)
+        payload = parse(spec, raw, environ)
     except WrongShape as exc:
-        log_line(fallback_home, f"{agent_name} {event}: wrong shape, nothing added: {exc}")
+        _log_to(fallback_home, f"{agent_name} {event}: wrong shape, nothing added: {exc}")
+        return answer(agent, event, None)
+    if is_no_project(payload.project):
+        # The filesystem root is no project: nothing is journaled, and no .lorelab is made.
+        _log_to(
+            _log_home(payload.project, environ),
+            f"{agent_name} {event}: cwd {str(payload.project)!r} is no project; nothing added",
+        )
         return answer(agent, event, None)
     home = _home_for(payload.project, environ)
     try:
@@ -126,6 +89,27 @@ def run_hook(agent_name: str, event: str, raw: bytes, environ: dict[str, str]) -
 def _home_for(project: Path, environ: dict[str, str]) -> Path:
     configured = environ.get("LORELAB_HOME")
     return Path(configured) if configured else project / ".lorelab"
+
+
+def _process_cwd() -> Path | None:
+    try:
+        return Path.cwd()
+    except OSError:
+        return None  # the directory the agent started the hook in is gone
+
+
+def _log_home(project: Path | None, environ: dict[str, str]) -> Path | None:
+    """Where to log about ``project``: never a new .lorelab in the filesystem root."""
+    if environ.get("LORELAB_HOME"):
+        return Path(environ["LORELAB_HOME"])
+    if project is None or is_no_project(project):
+        return None
+    return project / ".lorelab"
+
+
+def _log_to(home: Path | None, message: str) -> None:
+    if home is not None:
+        log_line(home, message)
 
 
 def _scope(session_id: str) -> str:
@@ -226,6 +210,15 @@ class _Session:
             return None
         return str(found.checkpoint.get("id")), found.handoff_brief
 
+    def _redacted_bounded(self, text: str) -> str:
+        """``text`` redacted, then cut to the journal's limit: a cut never splits a secret.
+
+        Only the first :data:`REDACT_WINDOW` characters are redacted (the cut keeps 2,000), so a
+        1 MiB command costs a hook milliseconds, not most of a second; a secret would have to be
+        longer than the window to reach past it.
+        """
+        return bounded(self._redact(text[:REDACT_WINDOW]))
+
     def _redact(self, text: str) -> str:
         from lorelab.memory import redact
 
@@ -295,8 +288,11 @@ class _Session:
         entries = self._entries()
         self.journal.append({"kind": "start", "source": bounded(source)})
         parts = []
-        if source in ("compact", "resume") or self._recovery_pending(entries):
-            recovered = self._checkpoint_context(entries, resumed=source == "resume")
+        # A fork (Claude Code 2.1.214: source "fork") is a new session on an earlier one's
+        # history: like a resume, it gets the checkpoint of the session it came from.
+        resumed = source in ("resume", "fork")
+        if source == "compact" or resumed or self._recovery_pending(entries):
+            recovered = self._checkpoint_context(entries, resumed=resumed)
             if recovered:
                 parts.append(recovered)
         prompts = [e["text"] for e in entries if e.get("kind") == "prompt" and e.get("text")]
@@ -308,7 +304,7 @@ class _Session:
         return "\n\n".join(parts) or None
 
     def _prompt(self) -> str | None:
-        prompt = self._redact(bounded(self.payload.data["prompt"]))
+        prompt = self._redacted_bounded(self.payload.data["prompt"])
         entries = self._entries()
         self.journal.append({"kind": "prompt", "text": prompt})
         self._remember_latest(task=prompt)
@@ -333,19 +329,19 @@ class _Session:
             if not isinstance(command, str) or not command.strip():
                 self._log("shell tool call without a command string; nothing added")
                 return
-            exit_code = _exit_code(self.agent, self.payload.data, failed)
+            status = exit_code(self.agent, self.payload.data, failed)
             if not self.journal.append(
                 {
                     "kind": "command",
-                    "command": self._redact(bounded(command)),
-                    "exitCode": exit_code,
+                    "command": self._redacted_bounded(command),
+                    "exitCode": status,
                 }
             ):
                 self._log("journal is full; command not journaled")
             return
-        files = _edited_files(tool_input, self.payload.project)
+        files = edited_files(tool_input, self.payload.project)
         if files and not self.journal.append(
-            {"kind": "edit", "files": [self._redact(bounded(f)) for f in files]}
+            {"kind": "edit", "files": [self._redacted_bounded(f) for f in files]}
         ):
             self._log("journal is full; edit not journaled")
 
@@ -360,7 +356,7 @@ class _Session:
         files = list(
             dict.fromkeys(f for e in entries if e.get("kind") == "edit" for f in e["files"])
         )
-        last_reply = _last_assistant_text(self.payload.text("transcript_path"))
+        last_reply = last_assistant_text(self.payload.text("transcript_path"))
         summary_lines = [
             f"Session {self.payload.session_id} in {self.payload.project.name}: "
             f"{len(prompts)} prompt(s), {len(commands)} command(s), {len(failed)} failed, "
@@ -373,7 +369,7 @@ class _Session:
                 f"Last verification after the last edit {state}: {verified['command']}"
             )
         if last_reply:
-            summary_lines.append(f"Last assistant message: {self._redact(bounded(last_reply))}")
+            summary_lines.append(f"Last assistant message: {self._redacted_bounded(last_reply)}")
         notes = [f"prompt: {text[:500]}" for text in prompts[-20:]]
         notes += [f"file touched: {name}" for name in files[-100:]]
         notes += [f"command with unknown exit status: {e['command'][:500]}" for e in unknown[-20:]]
@@ -483,92 +479,3 @@ def _last_verification(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
         if entry.get("kind") == "command" and is_verification(str(entry.get("command", ""))):
             found = entry
     return found
-
-
-def _exit_code(agent: AgentSpec, data: dict[str, Any], failed: bool) -> int | None:
-    """The shell command's exit status as the agent reported it; None when it did not say."""
-    response = data.get("tool_response")
-    if isinstance(response, dict):
-        for key in ("exit_code", "exitCode", "returncode", "returnCode"):
-            value = response.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-        if response.get("interrupted") is True:
-            return None
-    if agent.name == "gemini" and isinstance(response, dict):
-        text = response.get("llmContent")
-        if isinstance(text, str):
-            match = re.search(r"Exit Code: (\(none\)|-?\d+)", text)
-            if match:
-                return 0 if match.group(1) == "(none)" else int(match.group(1))
-        return None
-    if failed:
-        error = data.get("error", data.get("error_message"))
-        match = _EXIT_CODE.search(error) if isinstance(error, str) else None
-        return int(match.group(1)) if match else None
-    if agent.name == "claude-code":
-        # Claude Code sends PostToolUse only for a call that succeeded (a failed one is
-        # PostToolUseFailure), so a Bash call here exited 0.
-        return 0
-    if isinstance(response, str):
-        match = _EXIT_CODE.search(response)
-        return int(match.group(1)) if match else None
-    return None
-
-
-def _edited_files(tool_input: dict[str, Any], project: Path) -> list[str]:
-    paths: list[str] = []
-    for key in ("file_path", "path", "notebook_path"):
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            paths.append(value)
-    patch = tool_input.get("input") or tool_input.get("patch")
-    if isinstance(patch, str):
-        paths += re.findall(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", patch, re.MULTILINE)
-    found = []
-    for value in paths:
-        path = Path(value)
-        if path.is_absolute():
-            try:
-                value = path.resolve().relative_to(project.resolve()).as_posix()
-            except ValueError:
-                value = path.as_posix()  # outside the project: kept, but never recorded
-        found.append(value)
-    return found
-
-
-def _last_assistant_text(transcript: str | None) -> str | None:
-    """The last assistant text in a JSON-lines transcript (its tail only is read)."""
-    if not transcript:
-        return None
-    path = Path(transcript)
-    try:
-        with path.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - TRANSCRIPT_TAIL))
-            tail = handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    last = None
-    for line in tail.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        message = record.get("message") if isinstance(record, dict) else None
-        if not isinstance(message, dict) or message.get("role") != "assistant":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            last = content
-        elif isinstance(content, list):
-            texts = [
-                block["text"]
-                for block in content
-                if isinstance(block, dict)
-                and block.get("type") == "text"
-                and isinstance(block.get("text"), str)
-            ]
-            if texts:
-                last = "\n".join(texts)
-    return last

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from lorelab._time import utc_now
 from lorelab.errors import InputFileError
 from lorelab.hooks._agents import AGENTS, AgentSpec
+from lorelab.hooks._notes import Position, install_notes, status_notes
 
 Scope = Literal["project", "user"]
 _CONFIG_LIMIT = 4 * 1024 * 1024
@@ -108,7 +109,8 @@ def _read_config(path: Path) -> dict[str, Any]:
     for event, groups in hooks.items():
         if isinstance(groups, list):
             continue
-        if event in ("disabled", "enabled"):  # Gemini's own switches, not events
+        # Gemini's HOOKS_CONFIG_FIELDS (packages/core/src/hooks/types.ts): switches, not events.
+        if event in ("enabled", "disabled", "notifications"):
             continue
         raise InputFileError(f"{path}: hooks.{event} is not a list; left unchanged")
     return data
@@ -187,19 +189,6 @@ def _with_ours(data: dict[str, Any], agent: AgentSpec) -> dict[str, Any]:
     return result
 
 
-def _notes(agent: AgentSpec) -> tuple[str, ...]:
-    if agent.name == "codex":
-        return (
-            "Codex runs hooks only with `[features]` `codex_hooks = true` in its config.toml; "
-            "lorelab does not edit config.toml.",
-        )
-    if agent.name == "gemini":
-        return (
-            "Gemini CLI runs hooks only when its hooks system is enabled (see `/hooks panel`).",
-        )
-    return ()
-
-
 def install(agent_name: str, scope: Scope, project: Path) -> InstallResult:
     """Add lorelab's hooks for ``agent_name`` to its ``scope`` configuration."""
     agent = AGENTS[agent_name]
@@ -210,7 +199,12 @@ def install(agent_name: str, scope: Scope, project: Path) -> InstallResult:
     changed = updated != data
     backup = _write_config(path, updated, before) if changed else None
     return InstallResult(
-        agent.name, path, changed, backup, tuple(s.event for s in agent.events), _notes(agent)
+        agent.name,
+        path,
+        changed,
+        backup,
+        tuple(s.event for s in agent.events),
+        install_notes(agent),
     )
 
 
@@ -242,18 +236,16 @@ def _installed(data: dict[str, Any], agent: AgentSpec, event: str) -> bool:
     )
 
 
-def _feature_note(agent: AgentSpec, path: Path) -> tuple[str, ...]:
-    if agent.name != "codex":
-        return _notes(agent)
-    import tomllib
-
-    config = path.parent / "config.toml"
-    try:
-        features = tomllib.loads(config.read_text(encoding="utf-8")).get("features", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        features = {}
-    enabled = isinstance(features, dict) and features.get("codex_hooks") is True
-    return (f"{config}: codex_hooks is {'on' if enabled else 'not on'}",)
+def _positions(data: dict[str, Any], agent: AgentSpec) -> list[Position]:
+    """Where lorelab's entries for ``agent`` sit in a hooks file."""
+    found: list[Position] = []
+    for event, groups in data.get("hooks", {}).items():
+        for group_index, group in enumerate(groups if isinstance(groups, list) else []):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for handler_index, entry in enumerate(entries if isinstance(entries, list) else []):
+                if isinstance(entry, dict) and _is_ours(entry.get("command"), agent, event):
+                    found.append((event, group_index, handler_index))
+    return found
 
 
 def status(project: Path) -> list[AgentStatus]:
@@ -270,7 +262,9 @@ def status(project: Path) -> list[AgentStatus]:
                 continue
             installed = tuple(s.event for s in agent.events if _installed(data, agent, s.event))
             missing = tuple(s.event for s in agent.events if s.event not in installed)
-            notes = _feature_note(agent, path) if installed else ()
+            notes = (
+                status_notes(agent, scope, path, data, _positions(data, agent)) if installed else ()
+            )
             found.append(
                 AgentStatus(agent.name, scope, path, path.exists(), installed, missing, notes)
             )

@@ -19,6 +19,7 @@ from lorelab._time import timestamp
 
 JOURNAL_LIMIT: Final = 2 * 1024 * 1024  # bytes; past it, events are no longer journaled
 TEXT_LIMIT: Final = 2000  # characters kept of a command or a prompt
+REDACT_WINDOW: Final = 64 * 1024  # characters redacted before the cut to TEXT_LIMIT
 LOG_NAME: Final = "hooks.log"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
