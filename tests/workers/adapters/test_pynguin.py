@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, call_worker
+from lorelab.workers.adapters._pynguin_seed import SeedReport
 from lorelab.workers.adapters.pynguin import (
-    SeedReport,
     asserts_nothing,
     clean_generated,
     is_xfail,
