@@ -81,6 +81,12 @@ _ADAPTERS = ("fixture", "claude", "codex", "gemini", "pynguin", "static")
     help="A learning manifest (JSON) instead of a shipped dataset.",
 )
 @click.option("--dataset", type=click.Choice(DATASET_NAMES), default=None, help="Default: default.")
+@click.option(
+    "--control",
+    type=click.Choice(["placebo"]),
+    default=None,
+    help="placebo: add a third arm whose lessons come from other specifications' history.",
+)
 @max_output_bytes_option(default=DEFAULT_MAX_OUTPUT_BYTES)
 @worker_timeout_option(default_ms=DEFAULT_TIMEOUT_MS)
 @click.option(
@@ -108,6 +114,7 @@ def learning_group(
     max_calls: int | None,
     manifest_path: str | None,
     dataset: str | None,
+    control: str | None,
     max_output_bytes: int,
     timeout_ms: int,
     stability_runs: int,
@@ -153,11 +160,13 @@ def learning_group(
         if evidence_kind == "live"
         else ("protocol-fixture" if evidence_kind else None),
         started=started,
+        control="placebo" if control == "placebo" else None,
     )
     variants = sum(1 + len(fixture.defects) for fixture in manifest.fixtures)
     runs_on = make_executor(jobs, executor, ray_address)
     try:
-        with _progress(variants + len(manifest.fixtures) * repeat * 2) as progress:
+        arms = 3 if control == "placebo" else 2
+        with _progress(variants + len(manifest.fixtures) * repeat * arms) as progress:
             outcome = run_learning(request, output, progress, runs_on)
     finally:
         runs_on.close()
@@ -234,6 +243,15 @@ def _print_summary(summary: Summary) -> None:
         markup=False,
     )
     console.print(f"label: {summary.paired.label} ({summary.paired.label_reason})", markup=False)
+    placebo = summary.paired_placebo
+    if placebo is not None:
+        test = placebo.sign_test
+        console.print(
+            f"memory vs placebo: sign test +{test['positive']} -{test['negative']} "
+            f"={test['ties']}, p = {test['pValue']:.4g}; label: {placebo.label} "
+            f"({placebo.label_reason})",
+            markup=False,
+        )
     console.print(summary.power_note, markup=False)
     if summary.time_comparisons == "confounded":
         console.print(

@@ -222,10 +222,23 @@ class ArchitectResponse(_Response):
         return _unique_by(value, [case.name for case in value], "case names")
 
 
+class LessonSeed(StrictRecordModel):
+    """What an author did with the recalled lessons, as it reports it (optional)."""
+
+    kept: int = Field(ge=0, description="Lesson test statements the author used.")
+    dropped: int = Field(ge=0, description="Lesson test statements the author left out.")
+    reasons: list[str] = Field(description="Why statements were dropped, one line each.")
+
+
 class AuthorResponse(_Response):
     """An author's test files: test files only, at canonical test paths."""
 
     files: list[FileEntry] = Field(min_length=1, description="The test files written.")
+    lesson_seed: LessonSeed | None = Field(
+        default=None,
+        description="Optional: what the author did with the lessons (the Pynguin adapter "
+        "reports the statements it kept in and dropped from its seed); absent = unknown.",
+    )
 
     @field_validator("files")
     @classmethod

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, call_worker
+from lorelab.workers.adapters._pynguin_seed import SeedReport
 from lorelab.workers.adapters.pynguin import (
-    SeedReport,
     asserts_nothing,
     clean_generated,
     is_xfail,
@@ -552,3 +552,114 @@ def test_real_pynguin_asserts_float_and_tuple_results_tightly_enough_to_catch_sm
         )
         expected = 0 if name == "good" else 1
         assert run.returncode == expected, (name, run.stdout + run.stderr)
+
+
+def _two_callable_lesson():
+    mixed = lesson()
+    mixed["tests"][0]["content"] = (
+        "from src.clamp_old import chunk, clamp\n\n\ndef test_a():\n"
+        "    assert clamp(3, 0, 3) == 3\n    assert chunk([1], 1) == [[1]]\n"
+    )
+    return mixed
+
+
+def test_the_response_reports_the_lesson_statements_kept_and_dropped_with_the_reason(
+    trial, tmp_path
+):
+    call, seen = _call(trial, tmp_path, author_payload(lessons=[_two_callable_lesson()]))
+    assert call.ok, call.receipt.failure_detail
+    assert call.response is not None
+    seed = call.response["lessonSeed"]
+    assert (seed["kept"], seed["dropped"]) == (1, 1)
+    assert seed["reasons"] == [
+        "src.clamp: 1 statement(s) use chunk that src.clamp does not define, or what such a "
+        "statement assigned"
+    ]
+    assert "--initial_population_seeding" in seen["argv"]
+
+
+def test_lesson_seeding_off_runs_unseeded_and_reports_every_lesson_statement_dropped(
+    trial, tmp_path
+):
+    payload = author_payload(lessons=[_two_callable_lesson()])
+    call, seen = _call(trial, tmp_path, payload, extra=("--lesson-seeding", "off"))
+    assert call.ok, call.receipt.failure_detail
+    assert call.response is not None
+    assert "--initial_population_seeding" not in seen["argv"]
+    seed = call.response["lessonSeed"]
+    assert (seed["kept"], seed["dropped"]) == (0, 2)
+    assert seed["reasons"] == ["src.clamp: lesson seeding is off (--lesson-seeding off)"]
+
+
+def test_without_lessons_the_response_reports_no_lesson_statement(trial, tmp_path):
+    call, _ = _call(trial, tmp_path, author_payload())
+    assert call.response is not None
+    assert call.response["lessonSeed"] == {"kept": 0, "dropped": 0, "reasons": []}
+
+
+# --- real Pynguin on two `evolution` specifications ------------------------------------------
+
+# A positional call of each specification's own history test: Pynguin writes its own calls with
+# keyword arguments, so the call can only come from the lesson seed.
+EVOLUTION_SEED_MARKERS = {
+    "bisect-left": ".bisect_left([1, 2, 2, 3], 2)",
+    "time-format": ".format_time(23, 59, 59, 5)",
+}
+
+
+def _evolution_call(trial, pynguin_executable, specification, seeding):
+    from lorelab.evaluation.learning import get_dataset
+
+    manifest = get_dataset("evolution")
+    fixture = next(f for f in manifest.fixtures if f.id == specification)
+    # The memory arm's lesson: the past release holding this module's earlier version.
+    (release,) = [
+        item
+        for item in manifest.history
+        if {e.path for e in item.files} & {e.path for e in fixture.files}
+    ]
+    payload = author_payload(
+        lessons=[
+            {
+                "id": release.id,
+                "specificationId": release.specification_id,
+                "requirements": release.requirements,
+                "tests": [entry.model_dump() for entry in release.tests],
+                "score": 1.0,
+            }
+        ]
+    )
+    payload["task"]["source"] = [entry.model_dump() for entry in fixture.files]
+    payload["task"]["requirements"] = fixture.requirements
+    payload["limits"] = {"maxFiles": 1, "maxCases": 20}
+    env = {**os.environ, "PYNGUIN_DANGER_AWARE": "1", "LORELAB_PYNGUIN": str(pynguin_executable)}
+    argv = [*adapter_argv("pynguin"), "--lesson-seeding", seeding]
+    call = call_worker(
+        argv, "author", payload, cwd=trial, env=env, bounds=WorkerBounds(timeout_ms=115_000)
+    )
+    assert call.ok, (call.receipt.failure_detail, call.receipt.stderr_tail)
+    assert call.response is not None
+    return call.response
+
+
+def _seed_reached_the_search(response, specification):
+    content = response["files"][0]["content"]
+    return response["lessonSeed"]["kept"] > 0 and EVOLUTION_SEED_MARKERS[specification] in content
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("specification", sorted(EVOLUTION_SEED_MARKERS))
+def test_real_pynguin_on_an_evolution_specification_gets_the_memory_arms_seed_into_its_search(
+    trial, pynguin_executable, specification
+):
+    response = _evolution_call(trial, pynguin_executable, specification, "on")
+    assert _seed_reached_the_search(response, specification), response
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("specification", sorted(EVOLUTION_SEED_MARKERS))
+def test_with_seeding_off_the_seed_check_fails_on_the_same_evolution_specification(
+    trial, pynguin_executable, specification
+):
+    response = _evolution_call(trial, pynguin_executable, specification, "off")
+    assert not _seed_reached_the_search(response, specification), response

@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Final
 
 from lorelab._model import EvidenceKind
 from lorelab.evaluation.learning.manifest import Fixture, LearningManifest
-from lorelab.evaluation.learning.records import ControllerReceipt, ManifestReceipt, Settings
+from lorelab.evaluation.learning.records import (
+    Control,
+    ControllerReceipt,
+    ManifestReceipt,
+    Settings,
+)
 from lorelab.evaluation.learning.roles import PerRole, RoleAssignment
 from lorelab.evaluation.runlog import RunError, RunLog
 from lorelab.runners import get_runner
@@ -52,6 +57,8 @@ class LearningRequest:
     architect_agent: tuple[str, ...] | None = None
     author_agent: tuple[str, ...] | None = None
     reviewer_agent: tuple[str, ...] | None = None
+    control: Control | None = None
+    """``placebo``: add the placebo arm (``--control placebo``)."""
 
     @property
     def roles(self) -> RoleAssignment:

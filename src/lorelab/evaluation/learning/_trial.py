@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from lorelab.errors import IntegrityFailure
+from lorelab.evaluation.learning._placebo import placebo_recall
 from lorelab.evaluation.learning._preparation import fixture_files
 from lorelab.evaluation.learning._state import POOL_WORKERS, ROLE_CALLS_PER_TRIAL, LearningRun
 from lorelab.evaluation.learning.manifest import Fixture, LearningManifest
@@ -48,6 +49,7 @@ from lorelab.testgen import (
 )
 from lorelab.testgen import generate as generate_tests
 from lorelab.workers import PROMPT_VERSION, RoleReceipt, WorkerIdentity, prompt_hash
+from lorelab.workers.roles import LessonSeed
 from lorelab.workspace import FileEntry, RunRoot
 
 SCAN_FILE_CAP: Final = 8 * 1024 * 1024
@@ -128,6 +130,7 @@ class _Trial:
     memory_store_sha256: str | None = None
     lessons_recalled: list[str] = field(default_factory=list)
     lessons_below_floor: list[str] = field(default_factory=list)
+    placebo_for: list[str] | None = None
     exchanges: list[RoleExchange] = field(default_factory=list)
 
     def record(
@@ -161,6 +164,8 @@ class _Trial:
             lessons_recalled=self.lessons_recalled,
             lessons_below_floor=self.lessons_below_floor,
             lessons_reached_author=generation.lessons_reached_author if generation else [],
+            placebo_for=self.placebo_for,
+            lesson_seed=self.lesson_seed(),
             generation=generation,
             validation=validation,
             generated_baseline_cases=generated_baseline_cases or [],
@@ -178,6 +183,14 @@ class _Trial:
             byte_accounting=dict(BYTE_ACCOUNTING),
             exchanges=self.exchanges,
         )
+
+    def lesson_seed(self) -> LessonSeed | None:
+        """What the author reported doing with the lessons (null: it reported nothing)."""
+        for exchange in self.exchanges:
+            if exchange.role == "author" and exchange.response is not None:
+                reported = exchange.response.get("lessonSeed")
+                return LessonSeed.model_validate(reported) if reported is not None else None
+        return None
 
     def stopped(
         self,
@@ -233,7 +246,7 @@ def run_trial(run: LearningRun, entry: ScheduledTrial) -> TrialRecord:
     with RunRoot(run.scratch) as root:
         worker_cwd = root.create_project("worker", trial.fixture.files)
         # Setup is the disposable project and, in the memory arm, the frozen store's copy.
-        home = _store_copy(run, trial) if trial.entry.arm == "memory" else None
+        home = _store_copy(run, trial) if trial.entry.arm != "no-memory" else None
         trial.setup_ms = int((time.perf_counter() - trial.started) * 1000)
         try:
             return _trial_body(run, trial, root, worker_cwd, home)
@@ -258,16 +271,18 @@ def _store_copy(run: LearningRun, trial: _Trial) -> Path:
     return home
 
 
-def _recall(
-    run: LearningRun, home: Path | None, fixture: Fixture
-) -> tuple[Recall | None, int | None]:
-    """The recall alone, and how long it took (None, None without memory)."""
+def _recall(run: LearningRun, home: Path | None, trial: _Trial) -> tuple[Recall | None, int | None]:
+    """The recall alone (the placebo arm's choice, in that arm), and how long it took (None,
+    None without memory)."""
     if home is None:
         return None, None
     start = time.perf_counter()
     store = open_store(home)
     try:
-        recall = recall_lessons(store, fixture.requirements, runner=run.manifest.runner)
+        if trial.entry.arm == "placebo":
+            recall, trial.placebo_for = placebo_recall(store, trial.fixture, run.manifest.runner)
+        else:
+            recall = recall_lessons(store, trial.fixture.requirements, runner=run.manifest.runner)
     finally:
         store.close()
     return recall, int((time.perf_counter() - start) * 1000)
@@ -282,7 +297,7 @@ def _before_calls(
 ) -> TrialRecord | Recall | None:
     """Recall and the checks before any call: a stopped record, or the recall (None: off)."""
     identities = _identities(run)
-    recall, retrieval_ms = _recall(run, home, trial.fixture)
+    recall, retrieval_ms = _recall(run, home, trial)
     lessons = recall.lessons if recall is not None else []
     trial.lessons_recalled = [lesson.id for lesson in lessons]
     trial.lessons_below_floor = recall.below_floor if recall is not None else []

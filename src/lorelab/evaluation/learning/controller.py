@@ -52,6 +52,7 @@ from lorelab.evaluation.learning.records import (
     Summary,
     TrialPayloads,
     TrialRecord,
+    run_arms,
 )
 from lorelab.evaluation.learning.roles import PerRole
 from lorelab.evaluation.learning.schedule import schedule
@@ -101,18 +102,19 @@ def resolve_settings(request: LearningRequest) -> tuple[Settings, EvidenceKind]:
             f"--max-output-bytes {bounds.max_output_bytes}: must be between 1 and "
             f"{MAX_OUTPUT_BYTES_CAP} (what the transport can hold)"
         )
-    required = ROLE_CALLS_PER_TRIAL * specs * request.repeat * 2
+    arms = len(run_arms(request.control))
+    required = ROLE_CALLS_PER_TRIAL * specs * request.repeat * arms
     max_calls = required if request.max_calls is None else request.max_calls
     if max_calls > MAX_CALLS_CAP:
         raise UsageError(
             f"--max-calls {max_calls}: at most {MAX_CALLS_CAP} role calls per run "
-            f"({specs} specifications x {request.repeat} repetitions x 2 arms x 3 calls "
+            f"({specs} specifications x {request.repeat} repetitions x {arms} arms x 3 calls "
             f"= {required})"
         )
     if max_calls < required:
         raise UsageError(
             f"--max-calls {max_calls} does not cover 3 role calls x {specs} specifications x "
-            f"{request.repeat} repetitions x 2 arms = {required}; the run was not started"
+            f"{request.repeat} repetitions x {arms} arms = {required}; the run was not started"
         )
     roles = request.roles
     fixture_roles = roles.fixture_roles()
@@ -137,6 +139,7 @@ def resolve_settings(request: LearningRequest) -> tuple[Settings, EvidenceKind]:
         timeout_ms=bounds.timeout_ms,
         stability_runs=request.stability_runs,
         test_timeout_s=request.test_timeout_s,
+        control=request.control,
     )
     return settings, kind
 
@@ -157,7 +160,12 @@ def run_learning(
     started = request.started if request.started is not None else time.perf_counter()
     say = progress or (lambda _message: None)
     settings, evidence_kind = resolve_settings(request)
-    plan = schedule([f.id for f in request.manifest.fixtures], settings.repeat, settings.seed)
+    plan = schedule(
+        [f.id for f in request.manifest.fixtures],
+        settings.repeat,
+        settings.seed,
+        run_arms(settings.control),
+    )
     log = RunLog.start(output)
     run = LearningRun(
         request=request,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import AliasChoices, Field
 
@@ -12,10 +12,22 @@ from lorelab.evaluation.learning.roles import PerRole, TestRole, WorkerKind, pic
 from lorelab.runners import DefectOutcome, Execution, Stability
 from lorelab.testgen import CandidateValidation, Generation
 from lorelab.workers import WorkerBounds, WorkerIdentity
+from lorelab.workers.roles import LessonSeed
 
-Arm = Literal["memory", "no-memory"]
+Arm = Literal["memory", "no-memory", "placebo"]
+Control = Literal["placebo"]
+ControlArm = Literal["no-memory", "placebo"]
+"""The arm memory is compared with."""
 TrialStatus = Literal["qualified", "rejected", "failed", "invalid", "unstable", "not-run"]
 ARMS: tuple[Arm, Arm] = ("memory", "no-memory")
+PLACEBO: Final = "placebo"
+
+
+def run_arms(control: Control | None) -> tuple[Arm, ...]:
+    """The arms of a run: memory and no-memory, and the placebo arm with ``--control placebo``."""
+    return (*ARMS, "placebo") if control == PLACEBO else ARMS
+
+
 ACCOUNTING_VERSION = 2
 
 BYTE_ACCOUNTING: dict[str, str] = {
@@ -65,7 +77,12 @@ class Settings(RecordModel):
     seed: int = Field(description="The order seed; it controls scheduling only.")
     seed_given: bool = Field(description="Whether --seed was given (else drawn and recorded).")
     max_calls: int = Field(description="The role-call budget for the whole run.")
-    required_calls: int = Field(description="3 role calls x specifications x repeat x 2 arms.")
+    required_calls: int = Field(description="3 role calls x specifications x repeat x arms.")
+    control: Control | None = Field(
+        default=None,
+        description="placebo: a third arm, whose lessons come from other specifications' "
+        "history (--control placebo); null: memory and no-memory only.",
+    )
     max_output_bytes: int
     timeout_ms: int
     stability_runs: int
@@ -168,6 +185,18 @@ class TrialRecord(ReceiptModel):
     lessons_recalled: list[str]
     lessons_below_floor: list[str]
     lessons_reached_author: list[str]
+    placebo_for: list[str] | None = Field(
+        default=None,
+        description="Placebo arm: the lessons the memory arm recalls for this specification, "
+        "each stood in for by the lesson at the same place of lessonsRecalled (same number, "
+        "nearest size, from other specifications' history); null in the other arms.",
+    )
+    lesson_seed: LessonSeed | None = Field(
+        default=None,
+        description="What the author reported doing with the lessons (Pynguin: lesson "
+        "statements kept in and dropped from its seed, with the reasons); null when the author "
+        "reported nothing.",
+    )
     generation: Generation | None
     validation: CandidateValidation | None
     generated_baseline_cases: list[str] = Field(description="Case ids of the generated baseline.")
@@ -252,15 +281,28 @@ class ArmSummary(RecordModel):
     unstable_trials: int | None = Field(
         default=None, description="Trials with status unstable. Null in older summaries."
     )
+    trials_with_lesson_used: int | None = Field(
+        default=None,
+        description="Trials whose author reported keeping at least one lesson statement "
+        "(lessonSeed.kept > 0). Null in older summaries.",
+    )
+    trials_reporting_lesson_use: int | None = Field(
+        default=None,
+        description="Trials whose author reported lessonSeed at all; the others are unknown, "
+        "not counted as unused. Null in older summaries.",
+    )
 
 
 class SpecPair(RecordModel):
-    """Per specification: mean recall difference, memory minus no-memory."""
+    """Per specification: mean recall per arm and the difference, memory minus the control."""
 
     specification: str
     memory_recall: float
     no_memory_recall: float
     difference: float
+    placebo_recall: float | None = Field(
+        default=None, description="The placebo arm's mean recall; null without that arm."
+    )
 
 
 Label = Literal["positive", "negative", "inconclusive", "not-evidence"]
@@ -307,6 +349,10 @@ class Paired(RecordModel):
     effect: EffectSize = Field(
         description="Mean per-specification recall difference with its 95% interval."
     )
+    control: ControlArm = Field(
+        default="no-memory",
+        description="The arm memory is compared with: differences are memory minus it.",
+    )
 
 
 class ControllerRecord(RecordModel):
@@ -346,6 +392,11 @@ class Summary(ReceiptModel):
         description="Lessons in the frozen store the memory arm recalled from (0: no memory)."
     )
     paired: Paired
+    paired_placebo: Paired | None = Field(
+        default=None,
+        description="Memory against the placebo arm (--control placebo), by the same rule as "
+        "paired; null without that arm.",
+    )
     power_note: str
     byte_accounting: dict[str, str]
     accounting_version: int = ACCOUNTING_VERSION

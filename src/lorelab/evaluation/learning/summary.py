@@ -15,6 +15,7 @@ from lorelab.evaluation.learning.records import (
     ARMS,
     BYTE_ACCOUNTING,
     ArmSummary,
+    ControlArm,
     ControllerRecord,
     EffectSize,
     Label,
@@ -24,6 +25,7 @@ from lorelab.evaluation.learning.records import (
     SpecPair,
     Summary,
     TrialRecord,
+    run_arms,
 )
 from lorelab.evaluation.stats import (
     BOOTSTRAP_RESAMPLES,
@@ -92,6 +94,8 @@ def _arm(records: Sequence[TrialRecord]) -> ArmSummary:
         total_ms_median=total_median,
         stable_trials=sum(1 for t in records if _stable(t)),
         unstable_trials=sum(1 for t in records if t.status == "unstable"),
+        trials_with_lesson_used=sum(1 for t in records if t.lesson_seed and t.lesson_seed.kept),
+        trials_reporting_lesson_use=sum(1 for t in records if t.lesson_seed is not None),
     )
 
 
@@ -183,16 +187,24 @@ def build_summary(
     pairs = settings.roles.pairs() if settings.roles is not None else []
     fixture_roles = [role for role, worker in pairs if worker.kind == PROTOCOL_FIXTURE]
     kind: EvidenceKind = PROTOCOL_FIXTURE if claimed_fixture or fixture_roles else evidence_kind
-    arms: dict[str, ArmSummary] = {arm: _arm([t for t in records if t.arm == arm]) for arm in ARMS}
-    paired = compare_arms(
-        [fixture.id for fixture in manifest.fixtures],
-        records,
-        kind=kind,
-        declared_fixture=evidence_kind == PROTOCOL_FIXTURE,
-        frozen_lessons=frozen_lessons,
-        repetitions=settings.repeat,
-        fixture_roles=fixture_roles,
-    )
+    arms: dict[str, ArmSummary] = {
+        arm: _arm([t for t in records if t.arm == arm]) for arm in run_arms(settings.control)
+    }
+    controls: list[ControlArm] = ["no-memory", "placebo"] if "placebo" in arms else ["no-memory"]
+    comparisons = [
+        compare_arms(
+            [fixture.id for fixture in manifest.fixtures],
+            records,
+            kind=kind,
+            declared_fixture=evidence_kind == PROTOCOL_FIXTURE,
+            frozen_lessons=frozen_lessons,
+            repetitions=settings.repeat,
+            fixture_roles=fixture_roles,
+            control=control,
+        )
+        for control in controls
+    ]
+    paired = comparisons[0]
     return Summary(
         evidence_kind=kind,
         roles=settings.roles,
@@ -201,6 +213,7 @@ def build_summary(
         arms=arms,
         frozen_lessons=frozen_lessons,
         paired=paired,
+        paired_placebo=comparisons[1] if len(comparisons) > 1 else None,
         power_note=power_note(len(paired.specs), DEFAULT_ALPHA),
         byte_accounting=BYTE_ACCOUNTING,
         time_comparisons="confounded" if concurrent else "sequential",
@@ -222,9 +235,11 @@ def compare_arms(
     repetitions: int,
     resamples: int = BOOTSTRAP_RESAMPLES,
     fixture_roles: Sequence[str] = (),
+    control: ControlArm = "no-memory",
 ) -> Paired:
     """The paired comparison over ``specifications``: per-specification mean recall per arm,
-    the sign test over their differences, the label, and the effect size next to it.
+    the sign test over their differences (memory minus ``control``), the label, and the
+    effect size next to it.
 
     ``resamples`` sets the bootstrap of the effect interval only; the label never reads it.
     """
@@ -233,15 +248,19 @@ def compare_arms(
         cells[(trial.specification, trial.arm)].append(trial)
     pairs = []
     exact = []
+    placebo = any(trial.arm == "placebo" for trial in records)
     for specification in specifications:
         memory, plain = (_mean_recall(cells[(specification, arm)]) for arm in ARMS)
-        exact.append(memory - plain)
+        sham = _mean_recall(cells[(specification, "placebo")])
+        other = sham if control == "placebo" else plain
+        exact.append(memory - other)
         pairs.append(
             SpecPair(
                 specification=specification,
                 memory_recall=float(memory),
                 no_memory_recall=float(plain),
-                difference=float(memory - plain),
+                difference=float(memory - other),
+                placebo_recall=float(sham) if placebo else None,
             )
         )
     test = sign_test([float(difference) for difference in exact])
@@ -259,6 +278,7 @@ def compare_arms(
         [float(difference) for difference in exact], resamples=resamples
     )
     return Paired(
+        control=control,
         specs=pairs,
         sign_test=test.as_json(),
         alpha=DEFAULT_ALPHA,

@@ -22,7 +22,6 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -37,8 +36,12 @@ from lorelab.workers.adapters._agent import (
     stderr_excerpt,
     tool_executable,
 )
-from lorelab.workers.adapters._static_rules import defined_names
-from lorelab.workers.roles import AuthorPayload, Lesson, count_test_cases
+from lorelab.workers.adapters._pynguin_seed import (
+    SeedTally,
+    TestNode,
+    seed_source,
+)
+from lorelab.workers.roles import AuthorPayload, count_test_cases
 
 TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.pynguin"]
 VARIABLE: Final = TOOL.variable
@@ -55,7 +58,6 @@ DEFAULT_FLOAT_PRECISION: Final = 1e-6
 PYNGUIN_FLOAT_TOLERANCE: Final = "abs=0.01, rel=0.01"
 _APPROX: Final = re.compile(r"(pytest\.approx\([^()\n]*?, )abs=0\.01, rel=0\.01\)")
 _MODULE_PATH: Final = re.compile(r"src/([A-Za-z_][A-Za-z0-9_]*)\.py")
-_SRC_REFERENCE: Final = re.compile(r"\bsrc\.([A-Za-z_][A-Za-z0-9_]*)\b")
 ARCHITECT_CASE: Final = {
     "name": "pynguin_search",
     "intent": (
@@ -63,8 +65,6 @@ ARCHITECT_CASE: Final = {
         "each module under test and returns whatever regression tests it generates."
     ),
 }
-
-TestNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def _parser() -> Any:
@@ -105,6 +105,16 @@ def _parser() -> Any:
         ),
     )
     parser.add_argument(
+        "--lesson-seeding",
+        choices=("on", "off"),
+        default="on",
+        help=(
+            "Seed Pynguin's initial population from the lessons' statements that call the "
+            "module under test (default on; off runs every search unseeded and reports every "
+            "lesson statement as dropped)."
+        ),
+    )
+    parser.add_argument(
         "--float-precision",
         type=float,
         default=DEFAULT_FLOAT_PRECISION,
@@ -114,181 +124,6 @@ def _parser() -> Any:
         ),
     )
     return parser
-
-
-# --- seeding from lessons ------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class SeedReport:
-    """What the lessons gave one module's seed, and what was dropped and why."""
-
-    kept_tests: int = 0
-    dropped_tests: int = 0
-    dropped_statements: int = 0
-    missing: dict[str, None] = field(default_factory=dict)
-    unreadable: list[str] = field(default_factory=list)
-
-    def notes(self, module: str) -> list[str]:
-        """One line for the adapter's stderr, naming what was dropped."""
-        parts = [f"seed for src.{module}: kept {self.kept_tests} lesson test(s)"]
-        if self.dropped_tests or self.dropped_statements:
-            parts.append(
-                f"dropped {self.dropped_tests} test(s) and {self.dropped_statements} statement(s) "
-                f"that use {', '.join(self.missing) or 'unbound names'}, which src.{module} "
-                "does not define"
-            )
-        if self.unreadable:
-            parts.append(f"skipped unparsable lesson files {', '.join(self.unreadable)}")
-        return ["; ".join(parts)]
-
-
-def _module_references(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
-    """Names imported from ``src.*`` modules (local -> imported name) and module aliases."""
-    names: dict[str, str] = {}
-    modules: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "src":
-            if node.module == "src":
-                modules.update(alias.asname or alias.name for alias in node.names)
-                continue
-            for alias in node.names:
-                if alias.name != "*":
-                    names[alias.asname or alias.name] = alias.name
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] == "src":
-                    modules.add(alias.asname or "src")
-    return names, modules
-
-
-def _used_callables(
-    node: ast.AST, names: dict[str, str], modules: set[str]
-) -> tuple[set[str], set[str]]:
-    """The module names a statement uses, and the local names it reads."""
-    used: set[str] = set()
-    read: set[str] = set()
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
-            read.add(inner.id)
-            if inner.id in names:
-                used.add(names[inner.id])
-        elif isinstance(inner, ast.Attribute):
-            chain: list[str] = []
-            value: ast.expr = inner
-            while isinstance(value, ast.Attribute):
-                chain.append(value.attr)
-                value = value.value
-            if isinstance(value, ast.Name) and value.id in modules:
-                # ``m.f`` names ``f``; so does ``src.old.f`` after a bare ``import src.old``.
-                chain.reverse()
-                index = 1 if value.id == "src" else 0
-                if len(chain) > index:
-                    used.add(chain[index])
-    return used, read
-
-
-def _assigned(node: ast.AST) -> set[str]:
-    return {
-        inner.id
-        for inner in ast.walk(node)
-        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)
-    }
-
-
-def _filter_test(
-    test: TestNode,
-    names: dict[str, str],
-    modules: set[str],
-    defined: frozenset[str] | None,
-    report: SeedReport,
-) -> TestNode | None:
-    """The test with the statements that use names the module lacks removed (and those that
-    read what they assigned); ``None`` when nothing that uses the module is left."""
-    kept: list[ast.stmt] = []
-    lost: set[str] = set()
-    touches_module = False
-    for statement in test.body:
-        used, read = _used_callables(statement, names, modules)
-        missing = {name for name in used if defined is not None and name not in defined}
-        if missing or read & lost:
-            report.missing.update(dict.fromkeys(sorted(missing)))
-            report.dropped_statements += 1
-            lost |= _assigned(statement)
-            continue
-        touches_module |= bool(used)
-        kept.append(statement)
-    if not kept or not touches_module:
-        return None
-    test.body = kept
-    return test
-
-
-def _seed_from_lesson(
-    content: str, module: str, defined: frozenset[str] | None, report: SeedReport
-) -> str | None:
-    tree = ast.parse(content)
-    names, modules = _module_references(tree)
-    body: list[ast.stmt] = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
-            "test"
-        ):
-            filtered = _filter_test(node, names, modules, defined, report)
-            if filtered is None:
-                report.dropped_tests += 1
-                continue
-            report.kept_tests += 1
-            body.append(filtered)
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "src":
-            if node.module == "src":
-                body.append(node)
-                continue
-            node.names = [
-                alias
-                for alias in node.names
-                if alias.name == "*" or defined is None or alias.name in defined
-            ]
-            if node.names:
-                body.append(node)
-        else:
-            body.append(node)
-    if not any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) for node in body):
-        return None
-    return _SRC_REFERENCE.sub(f"src.{module}", ast.unparse(ast.Module(body, type_ignores=[])))
-
-
-def seed_source(
-    payload: AuthorPayload, module: str, module_source: str | None = None
-) -> tuple[str | None, SeedReport]:
-    """One seed module from the lessons' Python tests, pointed at ``src.<module>``.
-
-    Only statements that use names ``module_source`` defines are kept (all of them when its
-    names cannot be known); a test left without a use of the module is dropped whole.
-    """
-    defined = defined_names(module_source) if module_source is not None else None
-    report = SeedReport()
-    parts: list[str] = []
-    for lesson in payload.lessons:
-        parts += _lesson_parts(lesson, module, defined, report)
-    return ("\n\n".join(parts) + "\n" if parts else None), report
-
-
-def _lesson_parts(
-    lesson: Lesson, module: str, defined: frozenset[str] | None, report: SeedReport
-) -> list[str]:
-    parts: list[str] = []
-    for test in lesson.tests:
-        if not test.path.endswith(".py"):
-            continue
-        try:
-            seed = _seed_from_lesson(test.content, module, defined, report)
-        except (SyntaxError, ValueError, RecursionError):
-            report.unreadable.append(f"{lesson.id}:{test.path}")
-            continue
-        if seed is not None:
-            parts.append(f"# lesson {lesson.id}: {test.path}\n{seed}")
-    return parts
 
 
 # --- trimming Pynguin's output -------------------------------------------------------------
@@ -461,13 +296,30 @@ def _search_note(request: Request) -> str:
 
 
 def _seed_dir(
-    root: Path, payload: AuthorPayload, module: str, content: str, notes: list[str]
+    root: Path,
+    payload: AuthorPayload,
+    module: str,
+    content: str,
+    notes: list[str],
+    tally: SeedTally,
+    *,
+    seeding: bool = True,
 ) -> Path | None:
-    """The directory of ``module``'s lesson seed (None: no lessons, or none fits); notes why."""
+    """The directory of ``module``'s lesson seed (None: no lessons, or none fits, or seeding
+    is off); notes why, and counts what was kept and dropped in ``tally``."""
     if not payload.lessons:
         return None
     seed, report = seed_source(payload, module, content)
     notes += report.notes(module)
+    dropped = report.dropped_statements + report.orphaned_statements
+    if not seeding:
+        tally.dropped += dropped + report.kept_statements
+        tally.reasons.append(f"src.{module}: lesson seeding is off (--lesson-seeding off)")
+        notes.append(f"lesson seeding is off: Pynguin runs unseeded for src.{module}")
+        return None
+    tally.kept += report.kept_statements
+    tally.dropped += dropped
+    tally.reasons += report.reasons(module)
     if seed is None:
         notes.append(f"no lesson statement fits src.{module}: Pynguin runs unseeded")
         return None
@@ -506,6 +358,7 @@ def _author(request: Request) -> Answer:
     executable = tool_executable(request, TOOL)
     environment = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
     files: list[dict[str, str]] = []
+    tally = SeedTally()
     cases_left = payload.limits.max_cases
     with tempfile.TemporaryDirectory(prefix="lorelab-pynguin-") as temp:
         root = Path(temp)
@@ -515,7 +368,15 @@ def _author(request: Request) -> Answer:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(entry.content, encoding="utf-8")
         for module, entry in modules:
-            seed_dir = _seed_dir(root, payload, module, entry.content, notes)
+            seed_dir = _seed_dir(
+                root,
+                payload,
+                module,
+                entry.content,
+                notes,
+                tally,
+                seeding=options.lesson_seeding == "on",
+            )
             output = root / f"out-{module}"
             output.mkdir()
             result = run_tool(
@@ -549,7 +410,7 @@ def _author(request: Request) -> Answer:
                 break
     if not files:
         raise AdapterFailure("no-tests", "Pynguin generated no test for any module")
-    return Answer(response={"files": files}, notes=notes)
+    return Answer(response={"files": files, "lessonSeed": tally.as_json()}, notes=notes)
 
 
 def handle(request: Request) -> Answer:

@@ -11,7 +11,7 @@ from lorelab.errors import UsageError
 from lorelab.evaluation.learning.datasets._files import load_dataset
 from lorelab.evaluation.learning.manifest import LearningManifest, validate_manifest
 
-DATASET_NAMES: Final = ("default", "qualification", "qualification-12", "stdlib")
+DATASET_NAMES: Final = ("default", "qualification", "qualification-12", "stdlib", "evolution")
 
 
 def get_dataset(name: str) -> LearningManifest:
