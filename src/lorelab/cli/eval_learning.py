@@ -186,9 +186,7 @@ def learning_group(
     exit_with(outcome.exit_code)
 
 
-def _role_agent(
-    value: str | None, flag: str, endpoint: EndpointOptions
-) -> tuple[str, ...] | None:
+def _role_agent(value: str | None, flag: str, endpoint: EndpointOptions) -> tuple[str, ...] | None:
     if value is None:
         return None
     return tuple(with_endpoint(resolve_agent(value, flag), endpoint, flag=flag))

@@ -13,11 +13,12 @@ import sys
 import time
 from pathlib import Path
 
+from tests.support.workers import architect_payload, author_payload, reviewer_payload
+
 from lorelab.workers.adapters.openai._chat import ChatSettings, request_body, role_schema
 from lorelab.workers.adapters.openai._host import SourceFile, host_prompt
 from lorelab.workers.adapters.openai._http import parse_base_url, request
 from lorelab.workers.prompts import build_prompt
-from tests.support.workers import architect_payload, author_payload, reviewer_payload
 
 BUDGET = {"maxOutputBytes": 65536, "timeoutMs": 115000}
 HOST_PAYLOAD = {

@@ -9,12 +9,12 @@ from lorelab.workers.adapters.openai import __doc__ as PACKAGE_DOC
 from lorelab.workers.adapters.openai._host import answer_host
 from lorelab.workers.adapters.openai._worker import (
     ANSWER_ROLES,
+    answer_role,
     api_key,
     build_parser,
     open_session,
     redact,
 )
-from lorelab.workers.adapters.openai._worker import answer_role
 
 
 def handle(request: Request) -> Answer:

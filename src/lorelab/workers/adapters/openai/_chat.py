@@ -104,9 +104,9 @@ class Completion:
     exchange: dict[str, Any]
 
 
-def request_body(settings: ChatSettings, role: str, prompt: str, schema: dict[str, Any]) -> dict[
-    str, Any
-]:
+def request_body(
+    settings: ChatSettings, role: str, prompt: str, schema: dict[str, Any]
+) -> dict[str, Any]:
     """The ``/chat/completions`` request body (no key: that goes in a header)."""
     body: dict[str, Any] = {
         "model": settings.model,
@@ -131,8 +131,9 @@ def _error_text(body: bytes) -> str:
     except ValueError:
         return text[:300]
     error = value.get("error") if isinstance(value, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return error["message"][:300]
+    message = error.get("message") if isinstance(error, dict) else None
+    if isinstance(message, str):
+        return message[:300]
     if isinstance(error, str):
         return error[:300]
     return text[:300]
@@ -169,7 +170,9 @@ def read_completion(status: int, body: bytes, overflow: bool, limit: int) -> Com
     text = message.get("content") if isinstance(message, dict) else None
     if not isinstance(text, str):
         raise AdapterFailure(
-            "server-reply-invalid", "the reply has no choices[0].message.content", usage=usage,
+            "server-reply-invalid",
+            "the reply has no choices[0].message.content",
+            usage=usage,
             model=model,
         )
     finish = first.get("finish_reason") if isinstance(first, dict) else None

@@ -119,7 +119,9 @@ def request(
         payload = response.read(limit + 1)
         return HttpReply(response.status, payload[:limit], len(payload) > limit)
     except (OSError, http.client.HTTPException) as exc:
-        kind = "server-timeout" if isinstance(exc, socket.timeout | TimeoutError) else "server-error"
+        kind = (
+            "server-timeout" if isinstance(exc, socket.timeout | TimeoutError) else "server-error"
+        )
         raise HttpFailure(kind, f"{method} {endpoint.url(suffix)}: {_describe(exc)}") from None
     finally:
         connection.close()

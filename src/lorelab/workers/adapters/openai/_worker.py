@@ -186,9 +186,7 @@ def answer_role(request: Request, session: Session) -> Answer:
     schema = role_schema(request.role, request.payload)
     prompt = build_prompt(request.role, request.payload)
     completion = session.complete(request.role, prompt, schema)
-    value = parse_answer(
-        completion.text, completion, fenced=session.settings.dialect == "none"
-    )
+    value = parse_answer(completion.text, completion, fenced=session.settings.dialect == "none")
     try:
         validate_response(request.role, value, payload=request.payload)
     except LorelabError as exc:
