@@ -208,11 +208,12 @@ def endpoint_options(*, model: bool = True) -> Callable[[F], F]:
     """The openai adapter's options, passed on as one ``endpoint: EndpointOptions``.
 
     ``--model NAME``, ``--base-url URL``, ``--api-key-env VAR`` (the key itself never goes on
-    the command line), ``--model-file PATH`` (bound by SHA-256) and ``--schema-dialect``; given
+    the command line), ``--model-file PATH`` (bound by SHA-256), ``--schema-dialect`` and
+    ``--max-tokens``; given
     for any worker other than ``openai`` they are refused. Without ``model`` (the conditions
     runner, whose manifest declares ``host.model``) ``--model`` is left out.
     """
-    names = ["base_url", "api_key_env", "model_file", "schema_dialect"]
+    names = ["base_url", "api_key_env", "model_file", "schema_dialect", "max_tokens"]
     if model:
         names.insert(0, "model")
 
@@ -226,6 +227,13 @@ def endpoint_options(*, model: bool = True) -> Callable[[F], F]:
             return function(*args, **kwargs)
 
         options = [
+            click.option(
+                "--max-tokens",
+                "endpoint_max_tokens",
+                type=click.IntRange(1, 1_000_000),
+                default=None,
+                help="openai: the most tokens one completion may generate (default 1024).",
+            ),
             click.option(
                 "--schema-dialect",
                 "endpoint_schema_dialect",

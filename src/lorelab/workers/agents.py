@@ -93,6 +93,7 @@ class EndpointOptions:
     api_key_env: str | None = None
     model_file: str | None = None
     schema_dialect: str | None = None
+    max_tokens: int | None = None
 
     def given(self) -> bool:
         """Whether any endpoint option was given."""
@@ -104,6 +105,7 @@ class EndpointOptions:
                 self.api_key_env,
                 self.model_file,
                 self.schema_dialect,
+                self.max_tokens,
             )
         )
 
@@ -125,6 +127,8 @@ class EndpointOptions:
             args += ["--model-file", str(path)]
         if self.schema_dialect is not None:
             args += ["--schema-dialect", self.schema_dialect]
+        if self.max_tokens is not None:
+            args += ["--max-tokens", str(self.max_tokens)]
         return args
 
 
@@ -154,6 +158,6 @@ def require_endpoint_use(argvs: Sequence[Sequence[str]], endpoint: EndpointOptio
     """Refuse endpoint options when no worker is the openai adapter."""
     if endpoint.given() and not any(list(a)[:3] == adapter_argv("openai") for a in argvs):
         raise UsageError(
-            "--model, --base-url, --api-key-env, --model-file and --schema-dialect apply only "
-            "to the openai adapter (--agent openai or --host openai)"
+            "--model, --base-url, --api-key-env, --model-file, --schema-dialect and --max-tokens "
+            "apply only to the openai adapter (--agent openai or --host openai)"
         )

@@ -3,8 +3,8 @@
 One host call (``lorelab.openai-host/1``):
 
 1. Collect the relevant files of the working directory (the disposable copy), bounded in count
-   and bytes: files the task, the guidance or the last verification output name come first,
-   then the rest in path order. Dot-directories (``.git``, ``.lorelab``), ``__pycache__``,
+   and bytes: the files the task, the guidance or the last verification output name, best
+   named first (only when they name none, the project's files in path order). Dot-directories (``.git``, ``.lorelab``), ``__pycache__``,
    ``node_modules``, binary and oversized files are never read.
 2. Ask for ``{"summary", "edits": [{"path", "search", "replace"}]}``, with the task, the
    guidance the payload carries (none in the baseline condition: the runner sends none) and the
@@ -104,8 +104,11 @@ def _score(path: str, texts: Sequence[str]) -> int:
 def relevant_files(
     root: Path, texts: Sequence[str], *, max_files: int, max_bytes: int
 ) -> list[SourceFile]:
-    """The files to show: named ones first, then the rest, within the count and byte bounds."""
-    ranked = sorted(_listing(root), key=lambda path: (-_score(path, texts), path))
+    """The files to show, within the count and byte bounds: the files the texts name, best
+    named first; only when they name none, the project's files in path order."""
+    scored = [(-_score(path, texts), path) for path in _listing(root)]
+    named = sorted(item for item in scored if item[0] < 0)
+    ranked = [path for _, path in (named or sorted(scored))]
     chosen: list[SourceFile] = []
     used = 0
     for path in ranked:

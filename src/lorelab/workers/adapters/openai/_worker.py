@@ -53,9 +53,9 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--schema-dialect", choices=DIALECTS, default="json_schema")
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--temperature", type=float, default=0.0)
-    parser.add_argument("--host-attempts", type=int, default=2, help="Edit rounds per host call.")
-    parser.add_argument("--host-context-bytes", type=int, default=16_000)
-    parser.add_argument("--host-max-files", type=int, default=8)
+    parser.add_argument("--host-attempts", type=int, default=1, help="Edit rounds per host call.")
+    parser.add_argument("--host-context-bytes", type=int, default=8_000)
+    parser.add_argument("--host-max-files", type=int, default=6)
     return parser
 
 
