@@ -202,3 +202,75 @@ def worker_timeout_option(
         return decorated  # type: ignore[return-value]
 
     return decorate
+
+
+def endpoint_options(*, model: bool = True) -> Callable[[F], F]:
+    """The openai adapter's options, passed on as one ``endpoint: EndpointOptions``.
+
+    ``--model NAME``, ``--base-url URL``, ``--api-key-env VAR`` (the key itself never goes on
+    the command line), ``--model-file PATH`` (bound by SHA-256), ``--schema-dialect`` and
+    ``--max-tokens``; given
+    for any worker other than ``openai`` they are refused. Without ``model`` (the conditions
+    runner, whose manifest declares ``host.model``) ``--model`` is left out.
+    """
+    names = ["base_url", "api_key_env", "model_file", "schema_dialect", "max_tokens"]
+    if model:
+        names.insert(0, "model")
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from lorelab.workers import EndpointOptions
+
+            values = {name: kwargs.pop(f"endpoint_{name}") for name in names}
+            kwargs["endpoint"] = EndpointOptions(**values)
+            return function(*args, **kwargs)
+
+        options = [
+            click.option(
+                "--max-tokens",
+                "endpoint_max_tokens",
+                type=click.IntRange(1, 1_000_000),
+                default=None,
+                help="openai: the most tokens one completion may generate (default 1024).",
+            ),
+            click.option(
+                "--schema-dialect",
+                "endpoint_schema_dialect",
+                type=click.Choice(["json_schema", "llama-cpp", "none"]),
+                default=None,
+                help="openai: how the server constrains output (default json_schema; "
+                "llama-cpp for llama-cpp-python's server; none: unconstrained).",
+            ),
+            click.option(
+                "--model-file",
+                "endpoint_model_file",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="openai: the local model file; its SHA-256 is bound into the identity.",
+            ),
+            click.option(
+                "--api-key-env",
+                "endpoint_api_key_env",
+                default=None,
+                help="openai: the variable holding the API key (default OPENAI_API_KEY).",
+            ),
+            click.option(
+                "--base-url",
+                "endpoint_base_url",
+                default=None,
+                help="openai: the API base URL, e.g. http://127.0.0.1:8000/v1.",
+            ),
+        ]
+        if model:
+            options.append(
+                click.option(
+                    "--model", "endpoint_model", default=None, help="openai: the model name."
+                )
+            )
+        decorated: Any = wrapper
+        for option in options:
+            decorated = option(decorated)
+        return decorated  # type: ignore[no-any-return]
+
+    return decorate

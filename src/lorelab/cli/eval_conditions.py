@@ -9,7 +9,13 @@ import click
 
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with
 from lorelab.cli._executor_options import executor_options
-from lorelab.cli._options import file_option, identity_option, json_option, output_option
+from lorelab.cli._options import (
+    endpoint_options,
+    file_option,
+    identity_option,
+    json_option,
+    output_option,
+)
 from lorelab.cli.evaluate import evaluate_command
 from lorelab.errors import UsageError
 from lorelab.evaluation.conditions import (
@@ -21,6 +27,7 @@ from lorelab.evaluation.conditions import (
 )
 from lorelab.evaluation.executors import make_executor
 from lorelab.io import loads_strict
+from lorelab.workers import EndpointOptions
 
 
 @click.group(name="conditions", cls=LorelabGroup)
@@ -57,7 +64,8 @@ def _json_argv(text: str | None) -> list[str] | None:
 @click.option(
     "--host",
     required=True,
-    help="A shipped adapter name (claude, codex, gemini, fixture-host) or a JSON argv array.",
+    help="A shipped adapter name (claude, codex, gemini, openai, fixture-host) or a JSON argv "
+    "array.",
 )
 @output_option(
     required=True, help_text="A new directory for the receipts and the runs file (must not exist)."
@@ -87,6 +95,7 @@ def _json_argv(text: str | None) -> list[str] | None:
     help="Timeout of each verify command.",
 )
 @executor_options("task x condition runs")
+@endpoint_options()
 @json_option("Print the run summary as JSON.")
 def run_command(
     manifest_path: Path,
@@ -100,6 +109,7 @@ def run_command(
     jobs: int,
     executor: str,
     ray_address: str | None,
+    endpoint: EndpointOptions,
     as_json: bool,
 ) -> None:
     """Run every task under baseline, memory_guided, skill_planned and dreaming.
@@ -131,6 +141,7 @@ def run_command(
                 identity=operator_identity,
                 verify_timeout_s=verify_timeout_s,
                 executor=runs_on,
+                endpoint=endpoint,
             )
         )
     finally:

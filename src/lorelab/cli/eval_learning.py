@@ -19,6 +19,7 @@ from lorelab.cli._common import (
 from lorelab.cli._executor_options import executor_options
 from lorelab.cli._options import (
     agent_option,
+    endpoint_options,
     identity_option,
     json_option,
     max_output_bytes_option,
@@ -40,11 +41,14 @@ from lorelab.io import progress_bar
 from lorelab.workers import (
     DEFAULT_MAX_OUTPUT_BYTES,
     DEFAULT_TIMEOUT_MS,
+    EndpointOptions,
     WorkerBounds,
+    require_endpoint_use,
     resolve_agent,
+    with_endpoint,
 )
 
-_ADAPTERS = ("fixture", "claude", "codex", "gemini", "pynguin", "static")
+_ADAPTERS = ("fixture", "claude", "codex", "gemini", "openai", "pynguin", "static")
 
 
 @click.group(name="learning", cls=LorelabGroup, invoke_without_command=True)
@@ -99,6 +103,7 @@ _ADAPTERS = ("fixture", "claude", "codex", "gemini", "pynguin", "static")
     help="Default: live, or protocol-fixture for the fixture adapter (always).",
 )
 @executor_options("trials")
+@endpoint_options()
 @json_option("Print summary.json instead of a table.")
 @click.pass_context
 def learning_group(
@@ -122,6 +127,7 @@ def learning_group(
     jobs: int,
     executor: str,
     ray_address: str | None,
+    endpoint: EndpointOptions,
     as_json: bool,
 ) -> None:
     """Paired memory vs no-memory test generation, scored by planted-defect recall.
@@ -143,13 +149,23 @@ def learning_group(
         raise UsageError("lorelab eval learning: --output and --agent are required to run")
     started = time.perf_counter()
     manifest, label = read_manifest_input(manifest_path, dataset)
+    main_agent = tuple(with_endpoint(resolve_agent(agent), endpoint))
+    role_agents = [
+        _role_agent(value, flag, endpoint)
+        for value, flag in (
+            (architect_agent, "--architect-agent"),
+            (author_agent, "--author-agent"),
+            (reviewer_agent, "--reviewer-agent"),
+        )
+    ]
+    require_endpoint_use([main_agent, *[a for a in role_agents if a is not None]], endpoint)
     request = LearningRequest(
         manifest=manifest,
         dataset=label,
-        agent=tuple(resolve_agent(agent)),
-        architect_agent=_role_agent(architect_agent, "--architect-agent"),
-        author_agent=_role_agent(author_agent, "--author-agent"),
-        reviewer_agent=_role_agent(reviewer_agent, "--reviewer-agent"),
+        agent=main_agent,
+        architect_agent=role_agents[0],
+        author_agent=role_agents[1],
+        reviewer_agent=role_agents[2],
         operator_identity=operator_identity,
         repeat=repeat,
         seed=seed,
@@ -179,8 +195,10 @@ def learning_group(
     exit_with(outcome.exit_code)
 
 
-def _role_agent(value: str | None, flag: str) -> tuple[str, ...] | None:
-    return tuple(resolve_agent(value, flag)) if value is not None else None
+def _role_agent(value: str | None, flag: str, endpoint: EndpointOptions) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return tuple(with_endpoint(resolve_agent(value, flag), endpoint, flag=flag))
 
 
 @contextmanager

@@ -8,4 +8,6 @@ about a real agent. ``lorelab.testing.quality`` holds the helpers the retrieval 
 load labelled retrieval sets into a store. ``lorelab.testing.memcoder`` is a stand-in for
 MemCoder's MCP server (``python -m lorelab.testing.memcoder``): it serves MemCoder's captured
 tool schemas and answers in its shapes, for exercising the ``memcoder`` conditions profile.
+``lorelab.testing.openai_server`` is a stand-in OpenAI-compatible server that replays recorded
+replies of a real one (and scripted faults), for exercising the ``openai`` adapter offline.
 """

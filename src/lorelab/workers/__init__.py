@@ -8,10 +8,14 @@ The protocol fixtures (test doubles) live in :mod:`lorelab.testing`.
 
 from lorelab.workers.agents import (
     SHIPPED_ADAPTERS,
+    EndpointOptions,
     adapter_argv,
     is_fixture_agent,
+    require_endpoint_use,
     resolve_agent,
+    with_endpoint,
 )
+from lorelab.workers.endpoints import check_endpoints
 from lorelab.workers.identity import (
     VERIFICATION_SCOPE,
     IdentityCheck,
@@ -51,6 +55,7 @@ __all__ = [
     "ROLES",
     "SHIPPED_ADAPTERS",
     "VERIFICATION_SCOPE",
+    "EndpointOptions",
     "IdentityCheck",
     "RoleCall",
     "RoleReceipt",
@@ -62,12 +67,15 @@ __all__ = [
     "build_prompt",
     "call_worker",
     "check_bounds",
+    "check_endpoints",
     "check_identity",
     "implementation_hashes",
     "is_fixture_agent",
     "prompt_hash",
+    "require_endpoint_use",
     "resolve_agent",
     "role_prompt",
     "validate_payload",
     "validate_response",
+    "with_endpoint",
 ]

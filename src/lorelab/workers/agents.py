@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from lorelab.errors import JSONInputError, UsageError
 from lorelab.io import loads_strict
+from lorelab.workers._tools import option_value
 
 ADAPTER_PACKAGE: Final = "lorelab.workers.adapters"
 TESTING_PACKAGE: Final = "lorelab.testing"
@@ -18,6 +23,7 @@ SHIPPED_ADAPTERS: Final[dict[str, str]] = {
     "claude": f"{ADAPTER_PACKAGE}.claude",
     "codex": f"{ADAPTER_PACKAGE}.codex",
     "gemini": f"{ADAPTER_PACKAGE}.gemini",
+    "openai": f"{ADAPTER_PACKAGE}.openai",
     "pynguin": f"{ADAPTER_PACKAGE}.pynguin",
     "static": f"{ADAPTER_PACKAGE}.static",
 }
@@ -76,3 +82,82 @@ def is_fixture_agent(argv: Sequence[str]) -> bool:
         if not arg.startswith("-"):
             return False
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointOptions:
+    """The options of ``--agent openai`` / ``--host openai`` given on lorelab's command line."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    model_file: str | None = None
+    schema_dialect: str | None = None
+    max_tokens: int | None = None
+
+    def given(self) -> bool:
+        """Whether any endpoint option was given."""
+        return any(
+            value is not None
+            for value in (
+                self.model,
+                self.base_url,
+                self.api_key_env,
+                self.model_file,
+                self.schema_dialect,
+                self.max_tokens,
+            )
+        )
+
+    def adapter_args(self, *, with_model: bool) -> list[str]:
+        """The adapter's own options (the model file made absolute against this directory)."""
+        args: list[str] = []
+        if with_model and self.model is not None:
+            args += ["--model", self.model]
+        if self.base_url is not None:
+            args += ["--base-url", self.base_url]
+        if self.api_key_env is not None:
+            if not _VARIABLE.fullmatch(self.api_key_env):
+                raise UsageError(f"--api-key-env {self.api_key_env!r}: not a variable name")
+            args += ["--api-key-env", self.api_key_env]
+        if self.model_file is not None:
+            path = Path(os.path.abspath(self.model_file))
+            if not path.is_file():
+                raise UsageError(f"--model-file {self.model_file}: not a regular file")
+            args += ["--model-file", str(path)]
+        if self.schema_dialect is not None:
+            args += ["--schema-dialect", self.schema_dialect]
+        if self.max_tokens is not None:
+            args += ["--max-tokens", str(self.max_tokens)]
+        return args
+
+
+_VARIABLE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def with_endpoint(
+    argv: Sequence[str], endpoint: EndpointOptions, *, flag: str = "--agent"
+) -> list[str]:
+    """``argv`` with the endpoint options appended when it runs the openai adapter.
+
+    Endpoint options given for another worker are refused (exit 2); a ``--model`` already in
+    ``argv`` (from a manifest) must agree with the one given.
+    """
+    items = list(argv)
+    if items[:3] != adapter_argv("openai"):
+        return items
+    present = option_value(items[3:], "--model")
+    if present is not None and endpoint.model not in (None, present):
+        raise UsageError(
+            f"--model {endpoint.model!r} differs from the model already declared ({present!r})"
+        )
+    return [*items, *endpoint.adapter_args(with_model=present is None)]
+
+
+def require_endpoint_use(argvs: Sequence[Sequence[str]], endpoint: EndpointOptions) -> None:
+    """Refuse endpoint options when no worker is the openai adapter."""
+    if endpoint.given() and not any(list(a)[:3] == adapter_argv("openai") for a in argvs):
+        raise UsageError(
+            "--model, --base-url, --api-key-env, --model-file, --schema-dialect and --max-tokens "
+            "apply only to the openai adapter (--agent openai or --host openai)"
+        )

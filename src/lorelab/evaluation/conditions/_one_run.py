@@ -146,6 +146,18 @@ def _last_verification(task: TaskSpec, verification: VerifyReceipt) -> dict[str,
     }
 
 
+def _model_switched(result: _Attempts, claimed: str | None) -> bool:
+    """Record the model a host call names; a second, different one makes the run
+    identity-changed (what answered changed mid-run; the run stays in the record)."""
+    if claimed and claimed not in result.models:
+        result.models.append(claimed)
+    if len(result.models) < 2:
+        return False
+    result.failure = "identity-changed"
+    result.failure_detail = f"the host named model {result.models[-1]!r} after {result.models[0]!r}"
+    return True
+
+
 def _host_attempts(
     ctx: HostSide,
     task: TaskSpec,
@@ -189,8 +201,9 @@ def _host_attempts(
         receipt = call.receipt
         if receipt.evidence_kind:
             result.evidence_kind = receipt.evidence_kind
-        if receipt.model.claimed and receipt.model.claimed not in result.models:
-            result.models.append(receipt.model.claimed)
+        if _model_switched(result, receipt.model.claimed) and call.ok:
+            result.calls.append(AttemptReceipt(receipt=receipt))
+            break
         if not call.ok or call.response is None:
             result.calls.append(AttemptReceipt(receipt=receipt))
             result.failure = receipt.failure or "invalid-response"

@@ -62,11 +62,15 @@ from lorelab.io import SCRIPT_HASH_CAP, progress_bar, sha256_file
 from lorelab.mcp import ALLOW_CHECKS_ENV
 from lorelab.workers import (
     VERIFICATION_SCOPE,
+    EndpointOptions,
     WorkerIdentity,
     adapter_argv,
     bind_identity,
+    check_endpoints,
     is_fixture_agent,
+    require_endpoint_use,
     resolve_agent,
+    with_endpoint,
 )
 
 FixtureKind = Literal["protocol-fixture"]
@@ -78,7 +82,7 @@ MANIFEST_FILE: Final = "manifest.json"
 VERIFY_TIMEOUT_S: Final = 300.0
 FIRST_PHASE: Final[tuple[Condition, ...]] = ("baseline", "memory_guided", "skill_planned")
 # Shipped adapters that take ``--model M`` and pass it to their tool (fixture-host echoes it).
-MODEL_ADAPTERS: Final = ("claude", "codex", "gemini", "fixture-host")
+MODEL_ADAPTERS: Final = ("claude", "codex", "gemini", "openai", "fixture-host")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +100,8 @@ class RunOptions:
     # Where the runs execute (--jobs, --executor ray); None: one after another. The caller
     # made it and closes it.
     executor: TrialExecutor | None = None
+    # --model/--base-url/... for --host openai (refused for any other host).
+    endpoint: EndpointOptions = field(default_factory=EndpointOptions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +361,8 @@ def _bind_host(
 ) -> WorkerIdentity:
     """Bind the host's identity in ``cwd``; refuse an argv asking for another model."""
     identity = bind_identity(argv, cwd=cwd, operator_identity=options.identity, env=env)
+    # No run starts against an endpoint that cannot be reached (no key sent, no completion).
+    check_endpoints([argv])
     requested = identity.model.requested
     if manifest.host.model is not None and requested not in (None, manifest.host.model):
         raise UsageError(
@@ -390,6 +398,8 @@ def run_conditions(options: RunOptions) -> RunSummary:
     manifest_sha = sha256_file(options.manifest_path, cap=SCRIPT_HASH_CAP)
     source = project_dir(manifest, options.manifest_path)
     argv, model_passed = with_model(resolve_host(manifest, options.host), manifest.host.model)
+    require_endpoint_use([argv], options.endpoint)
+    argv = with_endpoint(argv, options.endpoint, flag="--host")
     profile, memory_argv, home = resolve_memory(manifest, options, source)
     seed = read_seed(options.seed_memory) if options.seed_memory else None
     snapshot = take_snapshot(source)

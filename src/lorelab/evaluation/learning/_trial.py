@@ -34,7 +34,7 @@ from lorelab.evaluation.learning.records import (
     TrialRecord,
     TrialStatus,
 )
-from lorelab.evaluation.learning.roles import PerRole, check_roles, identity_digest
+from lorelab.evaluation.learning.roles import PerRole, check_roles, identity_digest, model_changes
 from lorelab.io import LAUNCHER_HASH_CAP, json_bytes, sha256_file
 from lorelab.memory import open_store
 from lorelab.runners import Stability, StabilityJob, detect, is_valid_baseline, run_parallel
@@ -458,6 +458,9 @@ def _trial_body(
         for receipt in generation.roles
         for change in receipt.identity_changes
     ]
+    # A server that names another model mid-trial changed what answered: identity-changed.
+    switched = model_changes(run.request.roles, generation.roles)
+    identity_changes += switched
     # Complete: every call answered (a reviewer's rejection is an answer). A failed call,
     # whatever its class, may be an outage rather than the worker's skill, so it keeps
     # the label from claiming anything.
@@ -468,6 +471,8 @@ def _trial_body(
         status, reason = _defects_status(defects)
     if identity_changes:
         status, reason = "invalid", "a worker identity changed during a call"
+        if switched:
+            reason = f"identity-changed: {switched[0]}"
     qualified = status == "qualified"
     detected = sum(1 for d in defects if d.outcome is not None and d.outcome.status == "detected")
     passing = [c.id for c in (validation.cases if validation else []) if c.status == "passed"]

@@ -54,11 +54,11 @@ from lorelab.evaluation.learning.records import (
     TrialRecord,
     run_arms,
 )
-from lorelab.evaluation.learning.roles import PerRole
+from lorelab.evaluation.learning.roles import TEST_ROLES, PerRole
 from lorelab.evaluation.learning.schedule import schedule
 from lorelab.evaluation.learning.summary import build_summary, summary_markdown
 from lorelab.evaluation.runlog import RunLog
-from lorelab.workers import MAX_OUTPUT_BYTES_CAP, MAX_TIMEOUT_MS
+from lorelab.workers import MAX_OUTPUT_BYTES_CAP, MAX_TIMEOUT_MS, check_endpoints
 
 MAX_CALLS_CAP: Final = 360
 CONTROLLER_FILE: Final = "controller.json"
@@ -166,6 +166,8 @@ def run_learning(
         settings.seed,
         run_arms(settings.control),
     )
+    # An endpoint that cannot be reached stops the run before anything is written (exit 2).
+    check_endpoints(request.roles.argv(role) for role in TEST_ROLES)
     log = RunLog.start(output)
     run = LearningRun(
         request=request,

@@ -45,7 +45,7 @@ class RoleWorker(RecordModel):
     argv: list[str] = Field(description="The worker argv, after resolving a shipped name.")
     kind: WorkerKind = Field(
         description="protocol-fixture, rule-based (static), search-based (Pynguin), agent-cli "
-        "(claude, codex, gemini) or external."
+        "(claude, codex, gemini), model-endpoint (openai) or external."
     )
 
 

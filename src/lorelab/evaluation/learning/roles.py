@@ -28,13 +28,16 @@ from lorelab.workers import (
 TestRole = Literal["architect", "author", "reviewer"]
 TEST_ROLES: Final[tuple[TestRole, ...]] = ("architect", "author", "reviewer")
 T = TypeVar("T")
-WorkerKind = Literal["protocol-fixture", "rule-based", "search-based", "agent-cli", "external"]
+WorkerKind = Literal[
+    "protocol-fixture", "rule-based", "search-based", "agent-cli", "model-endpoint", "external"
+]
 _KINDS: Final[dict[str, WorkerKind]] = {
     "static": "rule-based",
     "pynguin": "search-based",
     "claude": "agent-cli",
     "codex": "agent-cli",
     "gemini": "agent-cli",
+    "openai": "model-endpoint",
 }
 
 
@@ -157,6 +160,30 @@ def bind_roles(
         author=bound[assignment.author],
         reviewer=bound[assignment.reviewer],
     )
+
+
+def model_changes(assignment: RoleAssignment, receipts: Sequence[Any]) -> list[str]:
+    """Each change of the model a worker's responses name, between the calls of one trial.
+
+    ``receipts`` are the trial's role receipts in call order; calls to the same worker argv
+    must all name the same model (a call that names none is unknown, not a change).
+    """
+    first: dict[tuple[str, ...], tuple[str, str]] = {}
+    changes: list[str] = []
+    for receipt in receipts:
+        claimed = receipt.model.claimed
+        if claimed is None or receipt.role not in TEST_ROLES:
+            continue
+        argv = assignment.argv(receipt.role)
+        if argv not in first:
+            first[argv] = (receipt.role, claimed)
+        elif first[argv][1] != claimed:
+            role, model = first[argv]
+            changes.append(
+                f"{receipt.role}: the server named model {claimed!r}; the {role} call of this "
+                f"trial named {model!r}"
+            )
+    return changes
 
 
 def check_roles(identities: PerRole[WorkerIdentity], *, cwd: Path) -> list[str]:

@@ -22,6 +22,7 @@ from lorelab.workers._tools import (
 )
 from lorelab.workers.identity._cache import file_sha256
 from lorelab.workers.identity._credentials import refuse_credentials
+from lorelab.workers.identity._endpoint import bind_endpoint
 from lorelab.workers.identity._files import (
     Binding,
     Parsed,
@@ -191,6 +192,8 @@ def bind_argv(
     )
     # The tool first: an absolute --bin is the tool (hashed up to 512 MiB), not an operand.
     tool = _bind_tool(binding, parsed.program_args, tool_env)
+    # Before the operands: the model file is bound whole (kind model), not as an 8 MiB operand.
+    endpoint = bind_endpoint(binding, parsed.program_args)
     bind_file_operands(
         binding,
         [arg for i, arg in enumerate(items) if i > 0 and i not in parsed.inline_indices],
@@ -206,6 +209,7 @@ def bind_argv(
         inline_sources=binding.inline,
         model=ModelRequest(requested=_requested_model(parsed.program_args)),
         tool=tool,
+        endpoint=endpoint,
         operator_identity=operator_identity,
         implementation_hashes=implementation_hashes(),
         verification_scope=_scope(tool),

@@ -29,6 +29,8 @@ VERIFICATION_SCOPE: Final[dict[str, Any]] = {
         "the agent CLI a shipped adapter launches (claude, codex, gemini, pynguin), found as "
         "the adapter finds it (its option, else its variable, else PATH), and its shebang "
         "interpreter; when it cannot be found at bind time, notBound says so",
+        "for the openai adapter: the declared endpoint and model name, and the SHA-256 of the "
+        "--model-file it names (whole file, any size)",
     ],
     "notBound": [
         "shared libraries, the interpreter's standard library and installed packages other "
@@ -39,12 +41,22 @@ VERIFICATION_SCOPE: Final[dict[str, Any]] = {
         "operands that name no file at bind time (files the worker creates)",
         "environment variables and configuration files of the agent CLIs",
         "the remote model behind an agent CLI: model.verified is always null",
+        "the model an OpenAI-compatible server really runs: each response's model is "
+        "recorded as a claim, and a change between calls invalidates the trial",
         "processes that leave the worker's process group",
     ],
 }
 
 BoundKind = Literal[
-    "interpreter", "script", "module", "preload", "entrypoint", "operand", "command", "tool"
+    "interpreter",
+    "script",
+    "module",
+    "preload",
+    "entrypoint",
+    "operand",
+    "command",
+    "tool",
+    "model",
 ]
 
 
@@ -105,6 +117,24 @@ class ToolBinding(RecordModel):
     reason: str | None = Field(description="Why it is not bound; null when bound.")
 
 
+class EndpointBinding(RecordModel):
+    """The OpenAI-compatible endpoint the openai adapter calls, as declared; no call is made."""
+
+    adapter: str = Field(description="The adapter module that calls the endpoint.")
+    base_url: str = Field(description="The declared --base-url (no user info, no query).")
+    model: str = Field(description="The declared --model name.")
+    schema_dialect: str = Field(description="How schema-constrained output is requested.")
+    api_key_variable: str = Field(
+        description="The variable the key is read from (its value is never recorded)."
+    )
+    model_file: str | None = Field(
+        description="The --model-file path (a bound file of kind model); null when not given."
+    )
+    model_file_sha256: str | None = Field(
+        description="SHA-256 of the model file; null when none was given."
+    )
+
+
 class ModelRequest(RecordModel):
     """The model the argv asks for; never verified."""
 
@@ -127,6 +157,10 @@ class WorkerIdentity(RecordModel):
     tool: ToolBinding | None = Field(
         default=None,
         description="The agent CLI a shipped adapter launches; null for other workers.",
+    )
+    endpoint: EndpointBinding | None = Field(
+        default=None,
+        description="The endpoint and model the openai adapter calls; null for other workers.",
     )
     operator_identity: str | None = Field(description="The operator's --identity text.")
     implementation_hashes: dict[str, str] = Field(

