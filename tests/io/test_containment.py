@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -18,7 +19,12 @@ from pathlib import Path
 import pytest
 
 from lorelab.io import ProcessScope, _sandbox, probe_sandbox, run_process
-from tests.support.sleepers import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
+from tests.support.sleepers import (
+    DETACHED_SLEEPERS,
+    KILLS_ITS_LAUNCHER,
+    kill_sleepers,
+    sleepers_gone,
+)
 
 ENV = dict(os.environ)
 SUPPORT = probe_sandbox()
@@ -451,3 +457,43 @@ def test_a_sandboxed_run_still_reaches_a_unix_socket_inside_its_project(tmp_path
     )
     assert result.exit_code == 0, result.output_tail
     assert result.output_tail.strip() == b"connected"
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+def test_a_program_that_kills_its_launcher_leaves_no_daemon_behind(tmp_path, sandbox):
+    # Issue 31 item 3: with the launcher (the subreaper) gone, a setsid daemon was re-parented
+    # to init and outlived the run.
+    pid_file = tmp_path / "sleepers.pid"
+    token = _token()
+    try:
+        result = run_process(
+            [sys.executable, "-c", KILLS_ITS_LAUNCHER, str(pid_file), token],
+            cwd=tmp_path,
+            env=ENV,
+            timeout_s=60,
+            sandbox=sandbox,
+        )
+        assert pid_file.exists(), result.output_tail
+        assert result.exit_code != 0
+        assert sleepers_gone(token)
+    finally:
+        kill_sleepers(token)
+
+
+def test_after_a_killed_launcher_other_children_of_this_process_are_left_alone(tmp_path):
+    # The orphans are found among this process's children; one it started itself is not one.
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    token = _token()
+    try:
+        run_process(
+            [sys.executable, "-c", KILLS_ITS_LAUNCHER, str(tmp_path / "pid"), token],
+            cwd=tmp_path,
+            env=ENV,
+            timeout_s=60,
+        )
+        assert sleepers_gone(token)
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+        kill_sleepers(token)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -25,6 +24,7 @@ from lorelab.runners._base import (
     ReportUnreadable,
     check_project,
     check_timeout,
+    discard_workdir,
     merge_cases,
     output_tail,
     read_junit,
@@ -318,7 +318,7 @@ class PytestRunner:
             )
             duration_ms = int((time.monotonic() - start) * 1000)
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            discard_workdir(workdir)
         return Execution(
             runner="pytest",
             argv=argv,
