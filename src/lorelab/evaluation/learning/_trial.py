@@ -51,7 +51,7 @@ from lorelab.workers import PROMPT_VERSION, RoleReceipt, WorkerIdentity, prompt_
 from lorelab.workspace import FileEntry, RunRoot
 
 SCAN_FILE_CAP: Final = 8 * 1024 * 1024
-INCOMPLETE: Final = ("collection-error", "no-tests")
+INCOMPLETE: Final = ("collection-error", "no-tests", "tampered")
 
 
 def forbidden_texts(manifest: LearningManifest) -> list[str]:
