@@ -2,6 +2,7 @@
 the report says it does, and a symlinked package.json does not choose the runner."""
 
 import json
+import tempfile
 import uuid
 
 import pytest
@@ -10,6 +11,7 @@ from click.testing import CliRunner
 from lorelab.cli.main import app
 from lorelab.io import _sandbox, probe_sandbox
 from lorelab.workspace import FileEntry, RunRoot
+from tests.support.deep_tree import DEPTH, MAKE_DEEP_TREE
 from tests.support.sleepers import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
 
 SUPPORT = probe_sandbox()
@@ -87,3 +89,57 @@ def test_a_package_json_symlink_to_etc_passwd_does_not_select_node(project):
     result = _invoke(path, "--stability-runs", "2", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["runner"] == "pytest"
+
+
+def _deep_tree_test() -> str:
+    # Leaves the tree beside lorelab's own reports (the --junitxml directory), which lorelab
+    # must remove after the run; the test itself passes.
+    return (
+        "import os, subprocess, sys\n\n"
+        f"SCRIPT = {MAKE_DEEP_TREE!r}\n\n"
+        "def test_leaves_a_deep_tree():\n"
+        "    reports = next(a.split('=', 1)[1] for a in sys.argv if a.startswith('--junitxml='))\n"
+        "    base = os.path.join(os.path.dirname(reports), 'deep')\n"
+        "    os.mkdir(base)\n"
+        f"    subprocess.run([sys.executable, '-c', SCRIPT, base, '{DEPTH}'], check=True)\n"
+    )
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+def test_a_tree_deeper_than_the_recursion_limit_keeps_the_result_and_is_removed(
+    project, tmp_path, monkeypatch, sandbox
+):
+    # Issue 31 item 5: RecursionError in rmtree made `tests run --sandbox` exit 70, losing the
+    # result and leaving the temporary directory behind.
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    path = project({"tests/test_deep.py": _deep_tree_test()})
+    args = [path, "--stability-runs", "2", "--json", *(["--sandbox"] if sandbox else [])]
+    result = _invoke(*args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["classification"] == "passed"
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_test_that_kills_its_launcher_leaves_no_daemon_after_tests_run(project):
+    # Issue 31 item 3: without --sandbox, the setsid daemon outlived `lorelab tests run`.
+    token = f"lorelab-sleeper-{uuid.uuid4().hex}"
+    test = (
+        "import os, signal, subprocess, sys, time\n\n"
+        f"SCRIPT = {DETACHED_SLEEPERS!r}\n\n"
+        "def test_kills_its_launcher(tmp_path):\n"
+        f"    subprocess.run([sys.executable, '-c', SCRIPT, str(tmp_path / 'p'), {token!r}],"
+        " check=True)\n"
+        "    os.kill(os.getppid(), signal.SIGKILL)\n"
+        "    time.sleep(5)\n"
+    )
+    try:
+        result = _invoke(project({"tests/test_kill.py": test}), "--stability-runs", "2", "--json")
+        assert result.exit_code == 1, result.output
+        assert json.loads(result.stdout)["classification"] == "crashed"
+        assert sleepers_gone(token)
+    finally:
+        kill_sleepers(token)

@@ -3,10 +3,14 @@ confines what it claims to (probed, never assumed)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import socket
 import stat
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -15,7 +19,12 @@ from pathlib import Path
 import pytest
 
 from lorelab.io import ProcessScope, _sandbox, probe_sandbox, run_process
-from tests.support.sleepers import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
+from tests.support.sleepers import (
+    DETACHED_SLEEPERS,
+    KILLS_ITS_LAUNCHER,
+    kill_sleepers,
+    sleepers_gone,
+)
 
 ENV = dict(os.environ)
 SUPPORT = probe_sandbox()
@@ -293,3 +302,198 @@ def test_a_program_and_interpreter_path_under_tmp_stay_readable_in_the_sandbox(t
         ["/bin/cat", str(secret)], cwd=project, env=ENV, timeout_s=60, sandbox=True
     )
     assert hidden.exit_code != 0  # the rest of /tmp is still private
+
+
+def _capabilities_script() -> str:
+    return (
+        "fields = dict(line.split(':', 1) for line in open('/proc/self/status'))\n"
+        "print('CapEff', fields['CapEff'].strip(), 'CapPrm', fields['CapPrm'].strip())\n"
+    )
+
+
+@needs_bubblewrap
+def test_a_sandboxed_run_holds_no_capabilities_even_when_lorelab_runs_as_root(tmp_path):
+    # Issue 31 item 1: bubblewrap started by root kept every capability (CapEff
+    # 000001fffeffffff), so a test could `mount -o remount,rw /` and write the real /root.
+    result = run_process(
+        [sys.executable, "-c", _capabilities_script()],
+        cwd=tmp_path,
+        env=ENV,
+        timeout_s=60,
+        sandbox=True,
+    )
+    assert result.exit_code == 0, result.output_tail
+    assert result.sandbox == "bubblewrap"
+    assert result.output_tail.split() == [
+        b"CapEff",
+        b"0000000000000000",
+        b"CapPrm",
+        b"0000000000000000",
+    ]
+
+
+@needs_bubblewrap
+def test_a_sandboxed_run_cannot_remount_the_root_read_write(tmp_path):
+    script = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "MS_REMOUNT, MS_BIND = 32, 4096\n"
+        "rc = libc.mount(b'none', b'/', None, MS_REMOUNT | MS_BIND, None)\n"
+        "print('remounted' if rc == 0 else 'refused', ctypes.get_errno())\n"
+    )
+    result = run_process(
+        [sys.executable, "-c", script], cwd=tmp_path, env=ENV, timeout_s=60, sandbox=True
+    )
+    assert result.exit_code == 0, result.output_tail
+    assert result.output_tail.startswith(b"refused"), result.output_tail
+
+
+def test_a_bubblewrap_that_keeps_capabilities_is_never_recorded_as_bubblewrap(
+    tmp_path, monkeypatch
+):
+    # A bwrap that ignores --cap-drop: everything else confines, the capabilities stay.
+    real = shutil.which("bwrap")
+    if real is None or SUPPORT.bwrap is None:
+        pytest.skip(f"bubblewrap is not usable here ({SUPPORT.detail})")
+    if os.geteuid() != 0:
+        pytest.skip("only root's bubblewrap can hold capabilities (unprivileged: a user namespace)")
+    fake = tmp_path / "bwrap"
+    fake.write_text(
+        "#!/bin/sh\n"
+        "# Drops --cap-drop ALL, then runs the real bubblewrap with everything else.\n"
+        'for arg in "$@"; do\n'
+        "    shift\n"
+        '    if [ "$skip" = 1 ]; then skip=0; continue; fi\n'
+        '    if [ "$arg" = --cap-drop ]; then skip=1; continue; fi\n'
+        '    set -- "$@" "$arg"\n'
+        "done\n"
+        f'exec {real} "$@"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv(_sandbox.BWRAP_ENV, str(fake))
+    _sandbox.probe_sandbox.cache_clear()
+    try:
+        support = _sandbox.probe_sandbox()
+        result = run_process(["true"], cwd=tmp_path, env=ENV, timeout_s=30, sandbox=True)
+    finally:
+        _sandbox.probe_sandbox.cache_clear()
+    assert not support.capabilities_dropped
+    assert support.kind == "partial"
+    assert result.sandbox == "partial"
+
+
+def _unix_client_script(path: str) -> str:
+    return (
+        "import socket, sys\n"
+        "client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+        "client.settimeout(5)\n"
+        "try:\n"
+        f"    client.connect({path!r})\n"
+        "    print('connected', client.recv(64).decode())\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc.errno)\n"
+    )
+
+
+def _outside_socket_dirs() -> list[Path]:
+    """Writable places outside /tmp where a real machine keeps listening sockets."""
+    places = [Path.home()]
+    for candidate in (os.environ.get("XDG_RUNTIME_DIR"), "/run"):
+        if candidate and os.access(candidate, os.W_OK | os.X_OK):
+            places.append(Path(candidate))
+    return places
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+def test_only_a_sandboxed_run_cannot_reach_a_unix_socket_listening_outside(tmp_path, sandbox):
+    # Issue 31 item 2: on a real machine that is docker.sock, the session bus, agent sockets.
+    if sandbox and SUPPORT.kind != "bubblewrap":
+        pytest.skip(f"no full bubblewrap sandbox on this machine ({SUPPORT.detail})")
+    for place in _outside_socket_dirs():
+        folder = Path(tempfile.mkdtemp(prefix="lorelab-sock-", dir=place))
+        path = str(folder / "s")
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+                server.bind(path)
+                server.listen(4)
+                server.settimeout(0.5)
+
+                def answer(server=server):
+                    with contextlib.suppress(OSError), server.accept()[0] as peer:
+                        peer.sendall(b"secret")
+
+                thread = threading.Thread(target=answer)
+                thread.start()
+                result = run_process(
+                    [sys.executable, "-c", _unix_client_script(path)],
+                    cwd=tmp_path,
+                    env=ENV,
+                    timeout_s=60,
+                    sandbox=sandbox,
+                )
+                thread.join(timeout=10)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        assert result.exit_code == 0, result.output_tail
+        if sandbox:
+            assert result.output_tail.startswith(b"refused"), (place, result.output_tail)
+        else:
+            assert result.output_tail.startswith(b"connected secret"), (place, result.output_tail)
+
+
+@needs_bubblewrap
+def test_a_sandboxed_run_still_reaches_a_unix_socket_inside_its_project(tmp_path):
+    script = (
+        "import os, socket\n"
+        "server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+        "server.bind('own.sock')\n"
+        "server.listen(1)\n"
+        "client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+        "client.connect('own.sock')\n"
+        "print('connected')\n"
+    )
+    result = run_process(
+        [sys.executable, "-c", script], cwd=tmp_path, env=ENV, timeout_s=60, sandbox=True
+    )
+    assert result.exit_code == 0, result.output_tail
+    assert result.output_tail.strip() == b"connected"
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+def test_a_program_that_kills_its_launcher_leaves_no_daemon_behind(tmp_path, sandbox):
+    # Issue 31 item 3: with the launcher (the subreaper) gone, a setsid daemon was re-parented
+    # to init and outlived the run.
+    pid_file = tmp_path / "sleepers.pid"
+    token = _token()
+    try:
+        result = run_process(
+            [sys.executable, "-c", KILLS_ITS_LAUNCHER, str(pid_file), token],
+            cwd=tmp_path,
+            env=ENV,
+            timeout_s=60,
+            sandbox=sandbox,
+        )
+        assert pid_file.exists(), result.output_tail
+        assert result.exit_code != 0
+        assert sleepers_gone(token)
+    finally:
+        kill_sleepers(token)
+
+
+def test_after_a_killed_launcher_other_children_of_this_process_are_left_alone(tmp_path):
+    # The orphans are found among this process's children; one it started itself is not one.
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    token = _token()
+    try:
+        run_process(
+            [sys.executable, "-c", KILLS_ITS_LAUNCHER, str(tmp_path / "pid"), token],
+            cwd=tmp_path,
+            env=ENV,
+            timeout_s=60,
+        )
+        assert sleepers_gone(token)
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+        kill_sleepers(token)

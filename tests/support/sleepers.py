@@ -78,3 +78,16 @@ def kill_sleepers(token: str) -> None:
     for pid in processes_with(token):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, 9)
+
+
+KILLS_ITS_LAUNCHER = (
+    DETACHED_SLEEPERS.replace("if len(sys.argv) > 3:", "if False:")
+    + """\
+import signal
+# The launcher is this program's parent: kill it, as a hostile test would, then linger.
+os.kill(os.getppid(), signal.SIGKILL)
+time.sleep(2)
+"""
+)
+"""Like DETACHED_SLEEPERS (``PID_FILE TOKEN``), then SIGKILLs its own parent, the containment
+launcher, so the sleepers' nearest subreaper is gone."""

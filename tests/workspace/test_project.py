@@ -4,7 +4,7 @@ import stat
 import pytest
 
 from lorelab.errors import InvalidInput, OutputExistsError, PathError
-from lorelab.io import create_output_dir
+from lorelab.io import create_output_dir, remove_tree
 from lorelab.workspace import (
     MAX_FILE_BYTES,
     FileEntry,
@@ -13,6 +13,7 @@ from lorelab.workspace import (
     check_writable,
     write_files,
 )
+from tests.support.deep_tree import DEPTH, make_deep_tree
 
 
 def _entry(path, content="x = 1\n"):
@@ -379,3 +380,26 @@ def test_copy_project_still_refuses_a_symlink_outside_a_virtual_environment(tmp_
     (source / "bin" / "python").symlink_to("/usr/bin/python3")
     with RunRoot(tmp_path) as root, pytest.raises(PathError, match=r"bin/python.*symlink"):
         root.copy_project(source, "copy")
+
+
+def test_cleanup_removes_a_tree_deeper_than_the_recursion_limit(tmp_path):
+    # Issue 31 item 5: shutil.rmtree raised RecursionError on a 3,000-deep tree left by a test.
+    root = RunRoot(tmp_path)
+    project = root.create_project("p", [FileEntry(path="a.txt", content="a")])
+    make_deep_tree(project, DEPTH)
+    (project / "d").chmod(0o500)  # read-only on the way down, too
+    root.cleanup()
+    assert not root.path.exists()
+
+
+def test_remove_tree_removes_symlinks_without_following_them(tmp_path):
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "precious.txt").write_text("stay\n")
+    doomed = tmp_path / "doomed"
+    doomed.mkdir()
+    make_deep_tree(doomed, 50)
+    (doomed / "d" / "link").symlink_to(keep, target_is_directory=True)
+    remove_tree(doomed)
+    assert not doomed.exists()
+    assert (keep / "precious.txt").read_text() == "stay\n"

@@ -61,6 +61,7 @@ __all__ = [
     "read_bounded",
     "read_json",
     "read_model",
+    "remove_tree",
     "run_bounded",
     "run_process",
     "sandbox_kind",
@@ -77,6 +78,7 @@ if _typing.TYPE_CHECKING:
     from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
     from lorelab.io._scope import ExecutionCancelled, ProcessScope
     from lorelab.io._signals import interrupts_deferred
+    from lorelab.io._tree import remove_tree
 
 _WHERE: _typing.Final = {
     "ExecutionCancelled": "lorelab.io._scope",
@@ -95,6 +97,7 @@ _WHERE: _typing.Final = {
     "probe_sandbox": "lorelab.io._sandbox",
     "sandbox_kind": "lorelab.io._sandbox",
     "interrupts_deferred": "lorelab.io._signals",
+    "remove_tree": "lorelab.io._tree",
 }
 
 

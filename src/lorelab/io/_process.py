@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from lorelab.io._adopt import adopting_orphans, kill_orphans, start_ticks
 from lorelab.io._pipes import Head, StdinFeed, Tail, drain
 from lorelab.io._reaper import STATUS_FD_ENV
 from lorelab.io._sandbox import SandboxKind, contained_argv, resolve_program
@@ -45,6 +46,16 @@ _POLL_S: Final = 0.02
 _REAP_S: Final = 10.0
 # How long the containment launcher gets to kill what it started before its group is killed.
 _STOP_GRACE_S: Final = 5.0
+
+# Every child a supervisor here started and has not reaped yet, across threads: never mistaken
+# for the orphan of a killed launcher (lorelab.io._adopt).
+_live_lock = threading.Lock()
+_live: set[int] = set()
+
+
+def _live_children() -> set[int]:
+    with _live_lock:
+        return set(_live)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +152,11 @@ class _Child:
         self.err_fd = proc.stderr.fileno() if proc.stderr is not None else None
         self.open_pipes = {fd for fd in (self.out_fd, self.err_fd) if fd is not None}
         self.status_read = status_read
+        self.started = start_ticks(proc.pid) if options.launcher else None
         self.timed_out = False
         self.reaped = False
+        with _live_lock:
+            _live.add(proc.pid)
 
     @property
     def overflow(self) -> bool:
@@ -259,13 +273,28 @@ class _Child:
             returncode: int | None = self.proc.wait(timeout=_REAP_S)
         except subprocess.TimeoutExpired:
             returncode = None
-        self.reaped = True
+        self._reaped()
+        reported = None
         if returncode is not None and self.status_read is not None:
-            returncode = _launcher_status(self.status_read, returncode)
+            reported = _launcher_status(self.status_read)
+        if reported is not None:
+            returncode = reported
+        else:
+            self.kill_orphans()
         for fd in sorted(self.open_pipes):
             if not (fd == self.out_fd and self.overflow):
                 drain(fd, self._sink(fd), self.options.drain_grace_s)
         return returncode
+
+    def _reaped(self) -> None:
+        self.reaped = True
+        with _live_lock:
+            _live.discard(self.proc.pid)
+
+    def kill_orphans(self) -> None:
+        """A launcher that reported nothing was killed: its orphans were re-parented here."""
+        if self.started is not None:
+            kill_orphans(self.started, _live_children())
 
     def close(self) -> None:
         """Release the pipes and pidfd; on an interrupt, kill and reap the child first."""
@@ -275,6 +304,8 @@ class _Child:
                 self.options.scope.unregister(self.proc.pid)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=_REAP_S)
+            self._reaped()
+            self.kill_orphans()
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if pipe is not None:
                 with contextlib.suppress(OSError):
@@ -283,18 +314,18 @@ class _Child:
             os.close(self.pidfd)
 
 
-def _launcher_status(fd: int, fallback: int) -> int:
+def _launcher_status(fd: int) -> int | None:
     """The child's own status as the launcher reported it (a sandbox reports 128+N for a
-    signal); ``fallback`` when the launcher reported nothing (it was killed)."""
+    signal); ``None`` when the launcher reported nothing (it was killed)."""
     os.set_blocking(fd, False)
     try:
         text = os.read(fd, 64)
     except (BlockingIOError, OSError):
-        return fallback
+        return None
     try:
         return os.waitstatus_to_exitcode(int(text.decode("ascii")))
     except ValueError:
-        return fallback
+        return None
 
 
 class _SpawnError(Exception):
@@ -420,16 +451,17 @@ def run_process(
         status_fd=status_write,
     )
     try:
-        result = _supervise(
-            argv,
-            launch_argv=launch.argv,
-            cwd=cwd,
-            env=environment,
-            executable=None,
-            options=options,
-            sandbox=launch.sandbox,
-            status_read=status_read,
-        )
+        with adopting_orphans():
+            result = _supervise(
+                argv,
+                launch_argv=launch.argv,
+                cwd=cwd,
+                env=environment,
+                executable=None,
+                options=options,
+                sandbox=launch.sandbox,
+                status_read=status_read,
+            )
     except _SpawnError as failure:
         raise failure.error from None
     finally:

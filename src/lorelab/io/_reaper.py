@@ -41,10 +41,20 @@ def _prctl() -> ctypes._NamedFuncPointer | None:
         return None
 
 
-def set_subreaper() -> bool:
-    """Make this process the reaper of its orphaned descendants; False where not possible."""
+def set_subreaper(on: bool = True) -> bool:
+    """Make this process the reaper of its orphaned descendants (``on=False``: no longer);
+    False where not possible."""
     prctl = _prctl()
-    return prctl is not None and prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return prctl is not None and prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) == 0
+
+
+def is_subreaper() -> bool:
+    """Whether this process is a child subreaper now."""
+    prctl = _prctl()
+    if prctl is None:
+        return False
+    value = ctypes.c_int(0)
+    return prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value), 0, 0, 0) == 0 and value.value != 0
 
 
 def subreaper_supported() -> bool:

@@ -3,27 +3,32 @@
 Every test run is started through the containment launcher (:mod:`lorelab.io._reaper`), a child
 subreaper that kills every descendant when the run ends, so nothing a test starts outlives it.
 A run asked to be sandboxed is also wrapped in bubblewrap (``bwrap``, from the OS packages):
-a PID namespace, no network (a private loopback only), and a read-only view of the filesystem
-in which only the project copy, the runner's report directory and a private ``/tmp`` are
-writable.
+a PID namespace, no network (a private loopback only, and every Unix socket listening outside
+the run's writable places masked), every capability dropped (``--cap-drop ALL``: bubblewrap run
+by root would keep them all, and could remount ``/`` read-write), and a read-only view of the
+filesystem in which only the project copy, the runner's report directory and a private ``/tmp``
+are writable.
 
 What works is found by probing once per process: bubblewrap runs a small program that tries to
-write outside the writable places, to connect to a port this process listens on, and looks at
-its PID namespace. Only what the probe saw is claimed: ``"bubblewrap"`` when all three held,
-``"partial"`` when bubblewrap ran but some did not (the run gets those that did), ``"none"``
-when there is no sandbox at all (not asked for, or bubblewrap missing or refused).
+write outside the writable places, to connect to a TCP port and to a Unix socket this process
+listens on, reads its own capabilities and looks at its PID namespace. Only what the probe saw
+is claimed: ``"bubblewrap"`` when all of it held, ``"partial"`` when bubblewrap ran but some did
+not (the run gets those that did), ``"none"`` when there is no sandbox at all (not asked for, or
+bubblewrap missing or refused).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -41,6 +46,7 @@ _PROBE_TIMEOUT_S: Final = 30.0
 _PROBE: Final = r"""
 import os, socket, sys
 inside, outside, port, parent = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+unix = sys.argv[5]
 found = []
 with open(os.path.join(inside, "probe"), "w") as handle:
     handle.write("x")
@@ -62,6 +68,19 @@ try:
     socket.create_connection(("127.0.0.1", port), timeout=2).close()
 except OSError:
     found.append("network")
+if unix:
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.settimeout(2)
+        client.connect(unix)
+    except OSError:
+        found.append("unix")
+    finally:
+        client.close()
+with open("/proc/self/status") as handle:
+    status = dict(line.split(":", 1) for line in handle if ":" in line)
+if all(int(status.get(name, "1").strip() or "1", 16) == 0 for name in ("CapEff", "CapPrm")):
+    found.append("capabilities")
 try:
     with open("/proc/1/cmdline", "rb") as handle:
         init = handle.read()
@@ -83,13 +102,18 @@ class SandboxSupport:
     pid: bool
     subreaper: bool
     detail: str
+    unix_sockets: bool = False
+    """A Unix socket listening outside the run's writable places could not be reached."""
+    capabilities_dropped: bool = False
+    """The sandboxed program held no capability (``CapEff`` and ``CapPrm`` both zero)."""
 
     @property
     def kind(self) -> SandboxKind:
         """What a sandboxed run gets here."""
         if self.bwrap is None or not (self.filesystem or self.network or self.pid):
             return "none"
-        if self.filesystem and self.network and self.pid:
+        confined = self.filesystem and self.network and self.pid and self.unix_sockets
+        if confined and self.capabilities_dropped:
             return "bubblewrap"
         return "partial"
 
@@ -110,6 +134,45 @@ PRIVATE_DIRS: Final = ("/tmp", "/var/tmp", "/dev/shm")
 def _under_private_dir(path: str) -> bool:
     # Strictly below: a private directory itself is never re-exposed.
     return any(path.startswith(f"{root}/") for root in PRIVATE_DIRS)
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == root or path.startswith(f"{root.rstrip('/')}/") for root in roots)
+
+
+def listening_unix_sockets() -> list[str]:
+    """The path of every Unix socket bound on this machine's network namespace, as the kernel
+    lists them (``/proc/net/unix``); abstract ones are left to the network namespace."""
+    try:
+        with open("/proc/net/unix", "rb") as handle:
+            lines = handle.read(16 * 1024 * 1024).decode("utf-8", "surrogateescape").splitlines()
+    except OSError:
+        return []
+    found: dict[str, None] = {}
+    for line in lines[1:]:
+        fields = line.split(None, 7)
+        if len(fields) == 8 and fields[7].startswith("/"):
+            found.setdefault(fields[7], None)
+    return list(found)
+
+
+def _socket_masks(visible: Sequence[str], reachable: Sequence[str]) -> list[str]:
+    """``--ro-bind /dev/null SOCKET`` for every listening socket the sandbox would still see:
+    not inside a place the run may write (its own sockets), not in a private directory unless
+    one of the ``visible`` paths bound back there holds it."""
+    argv: list[str] = []
+    for path in listening_unix_sockets():
+        if _under(path, reachable):
+            continue
+        if _under_private_dir(path) and not _under(path, visible):
+            continue
+        try:
+            if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                continue
+        except OSError:
+            continue
+        argv += ["--ro-bind", "/dev/null", path]
+    return argv
 
 
 def runtime_paths(program: str) -> list[Path]:
@@ -136,17 +199,23 @@ def bwrap_argv(
     A ``readable`` path that lies in a directory the sandbox makes private (lorelab or its
     virtual environment under ``/tmp``, say) is bound back read-only, or nothing could run.
     """
-    argv = [bwrap, "--die-with-parent", "--unshare-ipc"]
+    argv = [bwrap, "--die-with-parent", "--unshare-ipc", "--cap-drop", "ALL"]
     if pid:
         argv.append("--unshare-pid")
     if network:
         argv.append("--unshare-net")
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     argv += ["--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm"]
-    for place in dict.fromkeys(os.path.realpath(path) for path in readable):
-        if _under_private_dir(place) and os.path.exists(place):
-            argv += ["--ro-bind", place, place]
-    for place in dict.fromkeys(str(Path(path).resolve()) for path in (cwd, *writable)):
+    visible = [
+        place
+        for place in dict.fromkeys(os.path.realpath(path) for path in readable)
+        if _under_private_dir(place) and os.path.exists(place)
+    ]
+    for place in visible:
+        argv += ["--ro-bind", place, place]
+    reachable = list(dict.fromkeys(str(Path(path).resolve()) for path in (cwd, *writable)))
+    argv += _socket_masks(visible, reachable)
+    for place in reachable:
         argv += ["--bind", place, place]
     argv += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(Path(cwd).resolve()), "--"]
     return argv
@@ -166,9 +235,45 @@ def _runs(argv: Sequence[str]) -> bool:
     return completed.returncode == 0
 
 
+def _socket_place() -> str | None:
+    """A writable directory outside the sandbox's private ones, where listening sockets live on
+    a real machine (the session's runtime directory, ``/run``, the home directory)."""
+    for candidate in (os.environ.get("XDG_RUNTIME_DIR"), "/run", os.path.expanduser("~")):
+        if not candidate or not os.path.isabs(candidate):
+            continue
+        place = os.path.realpath(candidate)
+        if _under_private_dir(place) or place in PRIVATE_DIRS:
+            continue
+        if os.path.isdir(place) and os.access(place, os.W_OK | os.X_OK):
+            return place
+    return None
+
+
+@contextlib.contextmanager
+def _outside_listener() -> Iterator[str]:
+    """A Unix socket listening outside the sandbox's writable places, for the probe to try;
+    ``""`` when there is nowhere to put one (the probe then cannot confirm the masking)."""
+    place = _socket_place()
+    if place is None:
+        yield ""
+        return
+    folder = tempfile.mkdtemp(prefix=".lorelab-probe-", dir=place)
+    path = os.path.join(folder, "s")
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+            server.bind(path)
+            server.listen(1)
+            yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _probe_with(bwrap: str, *, pid: bool, network: bool) -> tuple[set[str], str]:
     """Run the probe program in a sandbox with these namespaces; return what it confirmed."""
-    with tempfile.TemporaryDirectory(prefix="lorelab-probe-") as scratch:
+    with (
+        tempfile.TemporaryDirectory(prefix="lorelab-probe-") as scratch,
+        _outside_listener() as unix,
+    ):
         inside = Path(scratch) / "inside"
         inside.mkdir()
         outside = Path(scratch) / "outside"
@@ -187,7 +292,7 @@ def _probe_with(bwrap: str, *, pid: bool, network: bool) -> tuple[set[str], str]
                 readable=runtime_paths(sys.executable),
             )
             argv += [sys.executable, "-I", "-S", "-c", _PROBE, str(inside), str(outside)]
-            argv += [str(port), str(os.getpid())]
+            argv += [str(port), str(os.getpid()), unix]
             try:
                 completed = subprocess.run(
                     argv,
@@ -205,7 +310,7 @@ def _probe_with(bwrap: str, *, pid: bool, network: bool) -> tuple[set[str], str]
         if outside.read_text() or not (inside / "probe").exists():
             # A write outside reached the real file, or the project copy was not writable.
             confirmed.discard("filesystem")
-        return confirmed, "probed"
+        return confirmed, "probed" if unix else "probed (no place outside /tmp for a socket)"
 
 
 @functools.cache
@@ -219,7 +324,7 @@ def probe_sandbox() -> SandboxSupport:
     detail = ""
     # The fullest sandbox first; a namespace the kernel refuses is dropped, never faked.
     for pid, network in ((True, True), (True, False), (False, True), (False, False)):
-        base = [bwrap, "--ro-bind", "/", "/"]
+        base = [bwrap, "--cap-drop", "ALL", "--ro-bind", "/", "/"]
         base += ["--unshare-pid"] if pid else []
         base += ["--unshare-net"] if network else []
         if not _runs([*base, "true"]):
@@ -236,8 +341,19 @@ def probe_sandbox() -> SandboxSupport:
         network="network" in found,
         pid="pid" in found,
         subreaper=subreaper,
-        detail=detail,
+        detail=_detail(found, detail),
+        unix_sockets="unix" in found,
+        capabilities_dropped="capabilities" in found,
     )
+
+
+def _detail(found: set[str], detail: str) -> str:
+    names = ("filesystem", "network", "unix", "capabilities", "pid")
+    missing = [name for name in names if name not in found]
+    if not missing:
+        return detail
+    what = {"unix": "unix sockets", "capabilities": "capabilities dropped"}
+    return f"{detail}; not confirmed: {', '.join(what.get(name, name) for name in missing)}"
 
 
 def sandbox_kind(requested: bool) -> SandboxKind:

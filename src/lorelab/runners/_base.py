@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import xml.etree.ElementTree as ET
@@ -11,7 +12,7 @@ from typing import Final, Protocol
 
 from lorelab._model import RunnerName
 from lorelab.errors import InputFileError, InvalidInput, UsageError
-from lorelab.io import read_bounded
+from lorelab.io import read_bounded, remove_tree
 from lorelab.runners._models import (
     OUTPUT_TAIL_CHARS,
     Case,
@@ -87,6 +88,12 @@ def scrubbed_env(
         env.pop(name, None)
     env.update(set_)
     return env
+
+
+def discard_workdir(path: Path) -> None:
+    """Remove a runner's private report directory, however deep a tree a test left in it."""
+    with contextlib.suppress(OSError):
+        remove_tree(path)
 
 
 def output_tail(data: bytes) -> str:

@@ -10,9 +10,11 @@ from lorelab._model import RecordModel, RunnerName
 from lorelab.io import SandboxKind
 
 CaseStatus = Literal["passed", "failed", "error", "skipped"]
-Classification = Literal["passed", "failed", "collection-error", "timeout", "crashed", "no-tests"]
+Classification = Literal[
+    "passed", "failed", "collection-error", "timeout", "crashed", "no-tests", "tampered"
+]
 StabilityClassification = Literal[
-    "passed", "failed", "collection-error", "timeout", "crashed", "no-tests", "unstable"
+    "passed", "failed", "collection-error", "timeout", "crashed", "no-tests", "tampered", "unstable"
 ]
 DefectStatus = Literal["detected", "survived", "broken"]
 FailureKind = Literal["import", "other"]
@@ -87,7 +89,9 @@ class Execution(RecordModel):
         description=(
             "passed; failed (collection complete, at least one named case failed or errored); "
             "collection-error (import or syntax error, or a test file that yielded no cases); "
-            "timeout; crashed (a process died, or left no usable report); no-tests."
+            "timeout; crashed (a process died, or left no usable report); no-tests; tampered "
+            "(the reports contradict what lorelab saw itself: the exit status, the cases pytest "
+            "ran, the project's files; a failure, never a pass or a detection)."
         )
     )
     reason: str = Field(description="One line saying why the execution got its classification.")

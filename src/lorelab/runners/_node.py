@@ -30,6 +30,7 @@ from lorelab.runners._base import (
     ReportUnreadable,
     check_project,
     check_timeout,
+    discard_workdir,
     merge_cases,
     output_tail,
     read_junit,
@@ -366,7 +367,7 @@ class NodeRunner:
                 if outcome.classification == "timeout":
                     break
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            discard_workdir(workdir)
         duration_ms = int((time.monotonic() - start) * 1000)
         return Execution(
             runner="node",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -25,6 +24,7 @@ from lorelab.runners._base import (
     ReportUnreadable,
     check_project,
     check_timeout,
+    discard_workdir,
     merge_cases,
     output_tail,
     read_junit,
@@ -38,6 +38,7 @@ from lorelab.runners._models import (
     FailureKind,
     ProcessRecord,
 )
+from lorelab.runners._tamper import contradiction
 
 PLUGIN: Final = "lorelab.runners._pytest_plugin"
 REMOVED_ENV: Final = (
@@ -200,9 +201,14 @@ def _read_report(path: Path) -> dict[str, Any]:
 
 
 def classify(
-    proc: ProcessResult, junit: Path, report_path: Path
+    proc: ProcessResult, junit: Path, report_path: Path, project: Path
 ) -> tuple[list[Case], Classification, str]:
-    """Turn one pytest process and its reports into cases, a classification and a reason."""
+    """Turn one pytest process and its reports into cases, a classification and a reason.
+
+    Reports that contradict what lorelab saw itself (the exit status, the end-of-session line
+    in the output, the project's files) make the execution ``tampered``
+    (:mod:`lorelab.runners._tamper`).
+    """
     if proc.timed_out:
         return (
             [],
@@ -224,6 +230,10 @@ def classify(
     if reading.empty_modules:
         names = ", ".join(reading.empty_modules)
         return cases, "collection-error", f"test files yielded no cases: {names}"
+    output = proc.output_tail.decode("utf-8", "replace")
+    tampered = contradiction(code, output, cases, project)
+    if tampered is not None:
+        return cases, "tampered", f"the reports contradict what lorelab saw: {tampered}"
     bad = [case.id for case in cases if case.status in ("failed", "error")]
     if code == 0 and not bad:
         if not cases:
@@ -235,8 +245,6 @@ def classify(
     if code == 5 and not cases:
         return cases, "no-tests", "pytest collected no tests"
     meaning = {
-        0: "success although cases failed",
-        1: "failure although no case failed",
         2: "interrupted",
         3: "an internal error",
         4: "a usage error",
@@ -290,6 +298,7 @@ class PytestRunner:
             "-o",
             "junit_family=xunit1",
             f"--junitxml={workdir / 'junit.xml'}",
+            "--lorelab-summary",
             f"--rootdir={project}",
             f"--confcutdir={project}",
         ]
@@ -314,11 +323,11 @@ class PytestRunner:
                 argv, cwd=root, env=env, timeout_s=timeout, sandbox=self.sandbox, writable=[workdir]
             )
             cases, classification, reason = classify(
-                proc, workdir / "junit.xml", workdir / "collect.json"
+                proc, workdir / "junit.xml", workdir / "collect.json", root
             )
             duration_ms = int((time.monotonic() - start) * 1000)
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            discard_workdir(workdir)
         return Execution(
             runner="pytest",
             argv=argv,

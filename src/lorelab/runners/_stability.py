@@ -15,7 +15,7 @@ from lorelab.runners._models import (
     Stability,
 )
 
-_BROKEN = ("collection-error", "timeout", "crashed", "no-tests")
+_BROKEN = ("collection-error", "timeout", "crashed", "no-tests", "tampered")
 
 
 def check_runs(runs: int) -> int:

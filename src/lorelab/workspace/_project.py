@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import shutil
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -19,6 +18,7 @@ from types import TracebackType
 from typing import Final
 
 from lorelab.errors import InvalidInput, OutputExistsError, PathError
+from lorelab.io import remove_tree
 from lorelab.workspace._paths import FileEntry, canonical_path, claim_path
 
 MAX_PROJECT_FILES: Final = 2000
@@ -308,30 +308,9 @@ def _project_name(name: str) -> str:
     return name
 
 
-def _make_removable(path: str) -> None:
-    """Give the owner full access to every directory of a tree a test left read-only.
-
-    Only real directories are touched (checked with ``lstat``); symlinks are never followed.
-    """
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISDIR(st.st_mode):
-        return
-    os.chmod(path, 0o700)
-    with os.scandir(path) as scan:
-        children = [entry.path for entry in scan if entry.is_dir(follow_symlinks=False)]
-    for child in children:
-        _make_removable(child)
-
-
 def _remove_tree(path: Path) -> None:
-    try:
-        shutil.rmtree(path)
-    except PermissionError:
-        _make_removable(os.fspath(path))
-        shutil.rmtree(path)
+    # Iterative: a test may leave a tree deeper than the interpreter's recursion limit.
+    remove_tree(path)
 
 
 class RunRoot:

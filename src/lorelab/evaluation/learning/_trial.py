@@ -53,7 +53,7 @@ from lorelab.workers.roles import LessonSeed
 from lorelab.workspace import FileEntry, RunRoot
 
 SCAN_FILE_CAP: Final = 8 * 1024 * 1024
-INCOMPLETE: Final = ("collection-error", "no-tests")
+INCOMPLETE: Final = ("collection-error", "no-tests", "tampered")
 
 
 def forbidden_texts(manifest: LearningManifest) -> list[str]:
