@@ -47,7 +47,7 @@ def _store_options(command: F) -> F:
     is_flag=True,
     default=False,
     help="Serve lore_check_candidate (admin tokens only): it runs recorded verification "
-    "commands in a sandbox copy of the project.",
+    "commands in a sandbox copy of the project (also: LORELAB_MCP_ALLOW_CHECKS=1).",
 )
 @click.pass_context
 def serve_group(
@@ -70,6 +70,9 @@ def serve_group(
     """
     if ctx.invoked_subcommand is not None:
         return
+    import os
+
+    from lorelab.memory import ALLOW_CHECKS_ENV
     from lorelab.serve import ServeOptions, run_server
 
     run_server(
@@ -81,7 +84,7 @@ def serve_group(
             no_auth=no_auth,
             tls_cert=tls_cert,
             tls_key=tls_key,
-            allow_checks=allow_checks,
+            allow_checks=allow_checks or os.environ.get(ALLOW_CHECKS_ENV) == "1",
         )
     )
 

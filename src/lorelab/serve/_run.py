@@ -24,7 +24,7 @@ from typing import IO, Final
 
 from lorelab._cache import write_atomically
 from lorelab.errors import InputFileError, PreflightError, UsageError
-from lorelab.memory import open_store
+from lorelab.memory import SqliteMemoryStore, open_store, store_path
 from lorelab.serve._tokens import LOCAL_TOKEN, TokenBook, create_token, list_tokens, revoke_token
 
 LOCK_NAME: Final = "serve.lock"
@@ -145,6 +145,7 @@ def _local_token(store_file: Path) -> str:
 
 
 def _refuse_unsafe_bind(options: ServeOptions, store_file: Path) -> None:
+    """Refuse, before anything is created, a bind that would serve others without tokens."""
     if options.no_auth and not is_loopback(options.host):
         raise PreflightError(
             f"--host {options.host}: --no-auth serves only a loopback address "
@@ -152,7 +153,9 @@ def _refuse_unsafe_bind(options: ServeOptions, store_file: Path) -> None:
         )
     if options.no_auth or is_loopback(options.host):
         return
-    if not any(t.name != LOCAL_TOKEN and t.revoked_at is None for t in list_tokens(store_file)):
+    if not store_file.exists() or not any(
+        t.name != LOCAL_TOKEN and t.revoked_at is None for t in list_tokens(store_file)
+    ):
         raise PreflightError(
             f"--host {options.host}: a non-loopback address needs a token: create one with "
             "`lorelab serve token create NAME --scope read|write|admin`"
@@ -180,28 +183,29 @@ def run_server(options: ServeOptions) -> None:
         raise InputFileError(
             f"project directory {project_dir}: does not exist or is not a directory"
         )
+    _refuse_unsafe_bind(options, store_path(options.home, project_dir))
     store = open_store(options.home, project_dir)
     home = store.location.parent
     try:
-        _refuse_unsafe_bind(options, store.location)
         with store_lock(home):
             _serve_locked(options, store, home, project_dir)
     finally:
         store.close()
 
 
-def _serve_locked(options: ServeOptions, store: object, home: Path, project_dir: Path) -> None:
+def _serve_locked(
+    options: ServeOptions, store: SqliteMemoryStore, home: Path, project_dir: Path
+) -> None:
     import uvicorn
 
     from lorelab.hooks import run_hook
     from lorelab.serve._app import ServedLorelab, build_app
 
-    assert hasattr(store, "location")
-    store_file: Path = store.location
+    store_file = store.location
     sock = _bind(options.host, options.port)
     book = None if options.no_auth else TokenBook(store_file)
     token = None if options.no_auth else _local_token(store_file)
-    server = ServedLorelab(store, home, project_dir, allow_checks=options.allow_checks)  # type: ignore[arg-type]
+    server = ServedLorelab(store, home, project_dir, allow_checks=options.allow_checks)
     app = build_app(server, home=home, book=book, host=options.host, run_hook=run_hook)
     config = uvicorn.Config(
         app,
