@@ -39,7 +39,8 @@ def test_healthz_answers_without_a_token_and_says_nothing_of_the_store(tmp_path)
         response = httpx2.get(f"{server.url}/healthz", timeout=60)
     assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "ok" and body["server"] == "lorelab"
+    assert body["status"] == "ok"
+    assert body["server"] == "lorelab"
     assert str(tmp_path) not in response.text
 
 
@@ -95,7 +96,8 @@ def test_sigterm_shuts_down_gracefully_withdrawing_serve_json_and_the_local_toke
     assert not (home / "serve.json").exists()
     listed = CliRunner().invoke(app, ["serve", "token", "list", "--home", str(home), "--json"])
     tokens = {t["name"]: t["revoked_at"] for t in json.loads(listed.stdout)}
-    assert tokens["ci"] is None and tokens["local"] is not None
+    assert tokens["ci"] is None
+    assert tokens["local"] is not None
     # The lock went with it: the next server starts.
     again = start_server(home, project)
     wait_for_state(again, home)
@@ -110,7 +112,8 @@ def test_a_token_is_printed_once_and_only_its_hash_is_stored(tmp_path):
     )
     assert made.exit_code == 0, made.output
     token = made.stdout.strip()
-    assert token.startswith("llb_") and len(token) >= 40
+    assert token.startswith("llb_")
+    assert len(token) >= 40
     assert token.encode() not in (home / "memory.db").read_bytes()
     again = runner.invoke(
         app, ["serve", "token", "create", "alice", "--scope", "read", "--home", str(home)]

@@ -211,7 +211,11 @@ def build_app(
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
         )
     manager = StreamableHTTPSessionManager(
-        app=server.lowlevel, security_settings=security, max_request_body_size=MAX_BODY
+        app=server.lowlevel,
+        security_settings=security,
+        max_request_body_size=MAX_BODY,
+        # One JSON answer per request: no tool streams progress, and SSE costs each call more.
+        json_response=True,
     )
     mcp_app: ASGIApp = ScopeGate(StreamableHTTPASGIApp(manager), server)
     hooks: ASGIApp = _asgi(_hook_endpoint(home, run_hook))
