@@ -1,9 +1,12 @@
-"""The SDK's own stdio client starts ``python -m lorelab mcp`` and drives every tool."""
+"""The SDK's own clients drive every tool: over stdio (``python -m lorelab mcp``) and over
+streamable HTTP (``python -m lorelab serve``, with an admin token): one suite, both servers."""
 
+import contextlib
 import json
 import re
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ from mcp.client.stdio import StdioServerParameters
 from lorelab.cli.main import app
 from lorelab.memory import LockRequest, SqliteMemoryStore
 from mcp import Client
+from tests.support.serve import http_client, running_server
 
 PY = sys.executable
 TOOLS = {
@@ -50,6 +54,30 @@ def _server(home: Path, project: Path, *, allow_checks: bool | str = True) -> St
     )
 
 
+@pytest.fixture(params=["stdio", "http"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Which server the suite drives: ``lorelab mcp`` (stdio) or ``lorelab serve`` (HTTP)."""
+    return str(request.param)
+
+
+@contextlib.asynccontextmanager
+async def _connect(
+    transport: str, home: Path, project: Path, *, allow_checks: bool | str = True
+) -> AsyncIterator[Client]:
+    """A client of a new server for ``home``, over ``transport``."""
+    if transport == "stdio":
+        async with Client(
+            _server(home, project, allow_checks=allow_checks), read_timeout_seconds=60
+        ) as client:
+            yield client
+        return
+    args = ["--allow-checks"] if allow_checks == "flag" else []
+    env = {"LORELAB_MCP_ALLOW_CHECKS": "1" if allow_checks is True else "0"}
+    with running_server(home, project, args=args, env=env) as server:
+        async with http_client(server.mcp_url, server.token) as client:
+            yield client
+
+
 def _experience(task: str) -> dict[str, Any]:
     return {
         "task": task,
@@ -81,12 +109,12 @@ async def _call(client: Client, name: str, arguments: dict[str, Any]) -> dict[st
     return result.structured_content
 
 
-def test_the_server_lists_every_tool_with_real_schemas_and_serves_each_one(tmp_path):
+def test_the_server_lists_every_tool_with_real_schemas_and_serves_each_one(tmp_path, transport):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
 
     async def main() -> None:
-        async with Client(_server(home, project), read_timeout_seconds=60) as client:
+        async with _connect(transport, home, project) as client:
             listed = await client.list_tools()
             tools = {tool.name: tool for tool in listed.tools}
             assert set(tools) == TOOLS
@@ -202,14 +230,14 @@ def test_the_server_lists_every_tool_with_real_schemas_and_serves_each_one(tmp_p
     anyio.run(main)
 
 
-def test_tool_errors_are_error_results_and_the_server_keeps_serving(tmp_path):
+def test_tool_errors_are_error_results_and_the_server_keeps_serving(tmp_path, transport):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     with SqliteMemoryStore(home / "memory.db") as store:
         store.set_evaluation_lock(LockRequest(evaluation_id="cond-3", holdout_tasks=[FIRST]))
 
     async def main() -> None:
-        async with Client(_server(home, project), read_timeout_seconds=60) as client:
+        async with _connect(transport, home, project) as client:
             cases = [
                 ("lore_record", _experience(FIRST), "holdout task of active evaluation lock"),
                 (
@@ -286,7 +314,7 @@ CHECKPOINT = {
 }
 
 
-def test_the_cli_and_mcp_give_the_same_results_for_the_same_calls(tmp_path):
+def test_the_cli_and_mcp_give_the_same_results_for_the_same_calls(tmp_path, transport):
     project = tmp_path / "project"
     project.mkdir()
     runner = CliRunner()
@@ -323,7 +351,7 @@ def test_the_cli_and_mcp_give_the_same_results_for_the_same_calls(tmp_path):
 
     async def main() -> list[Any]:
         home = tmp_path / "mcp-home"
-        async with Client(_server(home, project), read_timeout_seconds=60) as client:
+        async with _connect(transport, home, project) as client:
             return [
                 await _call(client, "lore_record", _experience(FIRST)),
                 await _call(client, "lore_record", _experience(SECOND)),
@@ -372,8 +400,15 @@ def test_the_cli_and_mcp_give_the_same_results_for_the_same_calls(tmp_path):
 
     mcp_results = anyio.run(main)
     assert len(cli_results) == len(mcp_results)
+    # The one difference: over HTTP each experience names the token that recorded it.
+    recorded_by = {"stdio": None, "http": "test-client"}[transport]
+    assert '"recorded_by": null' in json.dumps(cli_results[10])
+    assert f'"recorded_by": {json.dumps(recorded_by)}' in json.dumps(mcp_results[10])
     for number, (from_cli, from_mcp) in enumerate(zip(cli_results, mcp_results, strict=True)):
-        assert _normalise(from_cli) == _normalise(from_mcp), number
+        text = json.dumps(from_mcp).replace(
+            f'"recorded_by": "{recorded_by}"', '"recorded_by": null'
+        )
+        assert _normalise(from_cli) == _normalise(json.loads(text)), number
     # The calls did what they say, so the comparison above compared real work.
     assert [c["name"] for c in cli_results[13]["candidates"]] == ["database-dev-seed"]
     assert cli_results[14]["passed"] is True
@@ -472,7 +507,7 @@ _BAD_CALLS: list[tuple[tuple[str, ...], str | None, str, dict[str, Any]]] = [
 _SOURCE = re.compile(r"^(?:stdin|arguments|[a-z-]+ (?:arguments|flags)): ")
 
 
-def test_a_bad_call_gets_the_same_one_line_message_from_the_cli_and_over_mcp(tmp_path):
+def test_a_bad_call_gets_the_same_one_line_message_from_the_cli_and_over_mcp(tmp_path, transport):
     project = tmp_path / "project"
     project.mkdir()
     runner = CliRunner()
@@ -493,7 +528,7 @@ def test_a_bad_call_gets_the_same_one_line_message_from_the_cli_and_over_mcp(tmp
 
     async def main() -> list[str]:
         texts = []
-        async with Client(_server(tmp_path / "mcp-home", project), read_timeout_seconds=60) as c:
+        async with _connect(transport, tmp_path / "mcp-home", project) as c:
             await _call(c, "lore_record", _experience(FIRST))
             for _, _, name, arguments in _BAD_CALLS:
                 result = await c.call_tool(name, arguments, read_timeout_seconds=60)
@@ -511,7 +546,7 @@ def test_a_bad_call_gets_the_same_one_line_message_from_the_cli_and_over_mcp(tmp
         assert "pydantic" not in mcp_text
 
 
-def test_an_object_argument_sent_as_a_json_string_is_still_accepted(tmp_path):
+def test_an_object_argument_sent_as_a_json_string_is_still_accepted(tmp_path, transport):
     # Some hosts send objects as JSON strings; the SDK accepted that before the tools
     # validated their own arguments, and still does. A string never becomes a number.
     project = tmp_path / "project"
@@ -521,7 +556,7 @@ def test_an_object_argument_sent_as_a_json_string_is_still_accepted(tmp_path):
     code_as_string = {**data, "verification": {"command": "t", "exit_code": "0"}}
 
     async def main() -> None:
-        async with Client(_server(tmp_path / "home", project), read_timeout_seconds=60) as c:
+        async with _connect(transport, tmp_path / "home", project) as c:
             recorded = await _call(c, "lore_record", as_string)
             assert recorded["verified"] is True
             refused = await c.call_tool("lore_record", code_as_string, read_timeout_seconds=60)
@@ -547,10 +582,11 @@ def _planted(task: str, token: str) -> dict[str, Any]:
     return experience
 
 
-def _record_dream_and_check(home: Path, project: Path, token: str, allow: bool | str) -> Any:
+def _record_dream_and_check(
+    transport: str, home: Path, project: Path, token: str, allow: bool | str
+) -> Any:
     async def main() -> Any:
-        params = _server(home, project, allow_checks=allow)
-        async with Client(params, read_timeout_seconds=60) as client:
+        async with _connect(transport, home, project, allow_checks=allow) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
             await _call(client, "lore_record", _planted(FIRST, token))
             await _call(client, "lore_record", _planted(SECOND, token))
@@ -569,10 +605,10 @@ def _printed(check_run: dict[str, Any]) -> str:
     return "".join(result["output_tail"] for result in check_run["results"])
 
 
-def test_without_the_operators_consent_no_recorded_command_runs_over_mcp(tmp_path):
+def test_without_the_operators_consent_no_recorded_command_runs_over_mcp(tmp_path, transport):
     home, project, token = tmp_path / "home", tmp_path / "project", uuid.uuid4().hex
     project.mkdir()
-    names, result = _record_dream_and_check(home, project, token, allow=False)
+    names, result = _record_dream_and_check(transport, home, project, token, allow=False)
     assert names == TOOLS - {"lore_check_candidate"}
     assert result.is_error
     memory = ["memory", "--home", str(home), "--project", str(project)]
@@ -585,10 +621,10 @@ def test_without_the_operators_consent_no_recorded_command_runs_over_mcp(tmp_pat
 
 
 @pytest.mark.parametrize("consent", [True, "flag"], ids=["environment", "allow-checks-flag"])
-def test_with_the_operators_consent_candidate_checks_run_over_mcp(tmp_path, consent):
+def test_with_the_operators_consent_candidate_checks_run_over_mcp(tmp_path, consent, transport):
     home, project, token = tmp_path / "home", tmp_path / "project", uuid.uuid4().hex
     project.mkdir()
-    names, result = _record_dream_and_check(home, project, token, allow=consent)
+    names, result = _record_dream_and_check(transport, home, project, token, allow=consent)
     assert names == TOOLS
     assert not result.is_error, result.content
     assert result.structured_content["passed"] is True, result.structured_content

@@ -27,24 +27,63 @@ seen as such."""
 EXIT_INTERNAL_ERROR: Final = 70
 
 
-def hook_call(args: list[str]) -> tuple[str, str] | None:
-    """``(event, agent)`` when ``args`` are exactly ``hook EVENT [--agent NAME]``, else None."""
+VIA_SERVER: Final = "--via-server"
+
+
+def hook_call(args: list[str]) -> tuple[str, str, bool] | None:
+    """``(event, agent, via_server)`` when ``args`` are exactly
+    ``hook EVENT [--agent NAME] [--via-server]``, else None."""
+    via_server = bool(args) and args[-1] == VIA_SERVER
+    if via_server:
+        args = args[:-1]
     if len(args) not in (2, 4) or args[0] != "hook" or args[1].startswith("-"):
         return None
     if len(args) == 2:
-        return args[1], "claude-code"
+        return args[1], "claude-code", via_server
     from lorelab.hooks._agents import AGENT_NAMES
 
     if args[2] != "--agent" or args[3] not in AGENT_NAMES:
         return None
-    return args[1], args[3]
+    return args[1], args[3], via_server
 
 
-def _run_hook(event: str, agent: str) -> None:
-    from lorelab.hooks import run_hook
+def served_answer(
+    agent: str, event: str, raw: bytes, environ: dict[str, str], *, via_server: bool
+) -> str | None:
+    """The answer of the project's running ``lorelab serve``, or None to handle it here.
 
+    Tried first by every hook (``lorelab.serve._fast``: standard library only). Why the server
+    did not take a hook is logged only when the hook was installed ``--via-server``; a server
+    that took it but did not answer in time is logged always, and the hook answers nothing."""
+    from lorelab.serve._fast import NotHandled, home_for, through_server
+
+    try:
+        return through_server(agent, event, raw, environ)
+    except NotHandled as exc:
+        if via_server:
+            from lorelab.hooks._journal import log_line
+
+            log_line(home_for(raw, environ), f"{agent} {event}: handled in-process: {exc}")
+        return None
+    except OSError as exc:
+        from lorelab.hooks._handle import answer
+        from lorelab.hooks._journal import log_line
+
+        log_line(home_for(raw, environ), f"{agent} {event}: server did not answer: {exc}")
+        from lorelab.hooks._agents import AGENTS
+
+        return answer(AGENTS[agent], event, None)
+
+
+def run_hook_call(event: str, agent: str, via_server: bool = False) -> None:
+    """Read the payload, answer it (through the server when one runs), print the answer."""
     raw = sys.stdin.buffer.read(PAYLOAD_READ_LIMIT)
-    out = run_hook(agent, event, raw, dict(os.environ))
+    environ = dict(os.environ)
+    out = served_answer(agent, event, raw, environ, via_server=via_server)
+    if out is None:
+        from lorelab.hooks import run_hook
+
+        out = run_hook(agent, event, raw, environ)
     if out:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
@@ -61,7 +100,7 @@ def main() -> None:
     gc.disable()
     signal.signal(signal.SIGTERM, raise_terminated)
     try:
-        _run_hook(*call)
+        run_hook_call(*call)
     except KeyboardInterrupt as exc:
         name, code = interrupted_exit_code(exc)
         sys.stderr.write(f"lorelab: interrupted by {name}\n")

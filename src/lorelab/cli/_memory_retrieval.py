@@ -34,6 +34,8 @@ def print_explain(request: Any, result: ExplainResult) -> None:
             f"fused {item.fused:.4f}  confidence {_score(item.confidence)}  {item.task}"
         )
         views.echo(f"    {item.reason}")
+        if item.recorded_by is not None:
+            views.echo(f"    recorded by token {item.recorded_by}")
 
 
 def print_validity(request: Any, result: ValidityResult) -> None:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Literal
 
 import click
 
 from lorelab.cli._common import LorelabGroup, echo_json, printable
-from lorelab.cli._entry import PAYLOAD_READ_LIMIT
 from lorelab.cli._options import json_option
 
 _AGENT_CHOICE = click.Choice(["claude-code", "codex", "gemini"])
@@ -81,12 +78,26 @@ def _change_command(name: Literal["install", "uninstall"], verb: str, help_text:
     @_scope_option
     @_PROJECT
     @json_option()
-    def command(agent: str, project_scope: bool, project_dir: Path, as_json: bool) -> None:
+    def command(
+        agent: str, project_scope: bool, project_dir: Path, as_json: bool, **via: bool
+    ) -> None:
         from lorelab.hooks import install, uninstall
 
-        change = install if name == "install" else uninstall
         scope: Literal["project", "user"] = "project" if project_scope else "user"
-        _print_result(verb, change(agent, scope, project_dir.resolve()), as_json)
+        if name == "install":
+            result = install(agent, scope, project_dir.resolve(), via_server=via["via_server"])
+        else:
+            result = uninstall(agent, scope, project_dir.resolve())
+        _print_result(verb, result, as_json)
+
+    if name == "install":
+        click.option(
+            "--via-server",
+            is_flag=True,
+            default=False,
+            help="Hooks that go through the project's running `lorelab serve` "
+            "(HOME/serve.json) and say in hooks.log when they had to run in-process.",
+        )(command)
 
 
 _change_command(
@@ -148,15 +159,19 @@ def status_command(project_dir: Path, as_json: bool) -> None:
 @click.command(name="hook")
 @click.argument("event")
 @click.option("--agent", "agent", type=_AGENT_CHOICE, default="claude-code", show_default=True)
-def hook_command(event: str, agent: str) -> None:
+@click.option(
+    "--via-server",
+    is_flag=True,
+    default=False,
+    help="Installed by `hooks install --via-server`: log why, when the project's "
+    "`lorelab serve` did not take the hook and it was handled in-process.",
+)
+def hook_command(event: str, agent: str, via_server: bool) -> None:
     """Handle one agent hook EVENT: read its JSON on stdin, answer in the agent's format.
 
     Installed by `lorelab hooks install`; never blocks the agent: it always exits 0, and a
     problem is one line in hooks.log under the memory home.
     """
-    from lorelab.hooks import run_hook
+    from lorelab.cli._entry import run_hook_call
 
-    raw = sys.stdin.buffer.read(PAYLOAD_READ_LIMIT)
-    out = run_hook(agent, event, raw, dict(os.environ))
-    if out:
-        click.echo(out)
+    run_hook_call(event, agent, via_server)

@@ -40,6 +40,10 @@ COMMANDS: Final = {
         "lorelab.cli.report:report_command",
         "Render an evaluation's receipts as one self-contained HTML page.",
     ),
+    "serve": LazyCommand(
+        "lorelab.cli.serve:serve_group",
+        "Serve the memory over MCP (streamable HTTP) with bearer tokens, for a team.",
+    ),
     "tests": LazyCommand(
         "lorelab.cli.tests:tests_group",
         "Run test suites, learn lessons from validated tests, and generate new tests.",

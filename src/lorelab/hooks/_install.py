@@ -62,9 +62,10 @@ def lorelab_argv() -> list[str]:
     return [sys.executable, "-m", "lorelab"]
 
 
-def hook_command(agent: AgentSpec, event: str) -> str:
-    """The shell command installed for ``event``."""
-    return shlex.join([*lorelab_argv(), "hook", event, "--agent", agent.name])
+def hook_command(agent: AgentSpec, event: str, *, via_server: bool = False) -> str:
+    """The shell command installed for ``event`` (``--via-server``: see ``lorelab serve``)."""
+    flag = ["--via-server"] if via_server else []
+    return shlex.join([*lorelab_argv(), "hook", event, "--agent", agent.name, *flag])
 
 
 def _is_ours(command: object, agent: AgentSpec, event: str | None = None) -> bool:
@@ -174,11 +175,12 @@ def _without_ours(data: dict[str, Any], agent: AgentSpec) -> dict[str, Any]:
     return result
 
 
-def _with_ours(data: dict[str, Any], agent: AgentSpec) -> dict[str, Any]:
+def _with_ours(data: dict[str, Any], agent: AgentSpec, *, via_server: bool) -> dict[str, Any]:
     result = _without_ours(data, agent)
     hooks = dict(result.get("hooks", {}))
     for spec in agent.events:
-        entry: dict[str, Any] = {"type": "command", "command": hook_command(agent, spec.event)}
+        command = hook_command(agent, spec.event, via_server=via_server)
+        entry: dict[str, Any] = {"type": "command", "command": command}
         if agent.named_hooks:
             entry = {"name": f"lorelab-{spec.event}", **entry}
         group: dict[str, Any] = {"hooks": [entry]}
@@ -189,13 +191,18 @@ def _with_ours(data: dict[str, Any], agent: AgentSpec) -> dict[str, Any]:
     return result
 
 
-def install(agent_name: str, scope: Scope, project: Path) -> InstallResult:
-    """Add lorelab's hooks for ``agent_name`` to its ``scope`` configuration."""
+def install(
+    agent_name: str, scope: Scope, project: Path, *, via_server: bool = False
+) -> InstallResult:
+    """Add lorelab's hooks for ``agent_name`` to its ``scope`` configuration.
+
+    ``via_server``: hooks installed with ``--via-server``, which log when the project's
+    ``lorelab serve`` did not take them (installing again replaces the other kind)."""
     agent = AGENTS[agent_name]
     path = agent.config_file(scope, project)
     before = path.read_bytes() if path.exists() else None
     data = _read_config(path)
-    updated = _with_ours(data, agent)
+    updated = _with_ours(data, agent, via_server=via_server)
     changed = updated != data
     backup = _write_config(path, updated, before) if changed else None
     return InstallResult(

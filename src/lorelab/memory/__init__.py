@@ -22,6 +22,7 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._context import RecoverResult as RecoverResult
     from lorelab.memory._dream_worker import WorkerDreamResult as WorkerDreamResult
     from lorelab.memory._dream_worker import dream_with_worker as dream_with_worker
+    from lorelab.memory._experiences import recording_as as recording_as
     from lorelab.memory._location import HOME_ENV as HOME_ENV
     from lorelab.memory._location import memory_home as memory_home
     from lorelab.memory._location import open_store as open_store
@@ -117,6 +118,7 @@ _EXPORTS: typing.Final = {
         "WorkerDreamResult",
         "dream_with_worker",
     ),
+    "lorelab.memory._experiences": ("recording_as",),
     "lorelab.memory._location": (
         "HOME_ENV",
         "memory_home",

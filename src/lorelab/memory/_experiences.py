@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import sqlite3
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any, Final
 
 from lorelab.errors import UsageError
@@ -42,6 +45,22 @@ from lorelab.memory._text import task_key, term_string
 from lorelab.memory._vectors import experience_text, insert_experience_vectors
 
 FOLD_BATCH: Final = 256
+_RECORDED_BY: Final = contextvars.ContextVar[str | None]("lorelab_recorded_by", default=None)
+
+
+@contextlib.contextmanager
+def recording_as(name: str | None) -> Iterator[None]:
+    """Experiences recorded inside this block store ``name`` as ``recorded_by``.
+
+    ``lorelab serve`` sets it to the name of the bearer token a request came with; it is not a
+    request field, so no client can claim another token's name. ``None``: no token (the CLI,
+    the stdio server, a server run with ``--no-auth``).
+    """
+    reset = _RECORDED_BY.set(name)
+    try:
+        yield
+    finally:
+        _RECORDED_BY.reset(reset)
 
 
 def experience_view(row: Row) -> Experience:
@@ -63,6 +82,7 @@ def experience_view(row: Row) -> Experience:
             host=row["host"],
             model=row["model"],
             created_at=row["created_at"],
+            recorded_by=row.get("recorded_by"),
             verification=StoredVerification(
                 command=row["verification_command"],
                 exit_code=int(row["verification_exit_code"]),
@@ -117,6 +137,7 @@ def _row(conn: sqlite3.Connection, request: RecordRequest) -> tuple[dict[str, An
         "host": red.optional(request.host),
         "model": red.optional(request.model),
         "trust": "verified" if verified else "unverified",
+        "recorded_by": _RECORDED_BY.get(),
         "procedure": dumps(list(procedure)),
         "terms": term_string([task, summary, *steps, *(c.command for c in commands), *files]),
     }

@@ -350,6 +350,24 @@ CREATE INDEX feedback_experience ON feedback (experience_id);
 )
 
 
+# ``lorelab serve``: the name of the bearer token that wrote each experience (NULL: written
+# without one, by the CLI, the stdio server or a server run with --no-auth), and the tokens
+# themselves, of which only a SHA-256 hash is kept. A revoked token stays, with when it was
+# revoked; a name can be issued again once its token is revoked.
+_SERVE_TOKENS: Final = """
+ALTER TABLE experiences ADD COLUMN recorded_by TEXT;
+CREATE TABLE serve_tokens (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    scope TEXT NOT NULL CHECK (scope IN ('read', 'write', 'admin')),
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+);
+CREATE UNIQUE INDEX serve_tokens_live_name ON serve_tokens (name) WHERE revoked_at IS NULL;
+""" + _never_deleted("serve_tokens")
+
+
 MIGRATIONS: Final = (
     Migration("0001_experiences_and_briefs", _script(_EXPERIENCES)),
     Migration("0002_skills_plans_and_health", _script(_SKILLS_AND_PLANS)),
@@ -362,6 +380,7 @@ MIGRATIONS: Final = (
     Migration("0009_valid_skill_names", _valid_skill_names),
     Migration("0010_candidate_provenance", _script(_CANDIDATE_PROVENANCE)),
     Migration("0011_vectors_validity_feedback", _script(_RETRIEVAL)),
+    Migration("0012_serve_tokens_and_recorded_by", _script(_SERVE_TOKENS)),
 )
 
 MIGRATIONS_TABLE: Final = "_lorelab_migrations"

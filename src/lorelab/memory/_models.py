@@ -495,6 +495,10 @@ class Provenance(OutputModel):
     host: str | None
     model: str | None
     created_at: str
+    recorded_by: str | None = Field(
+        default=None,
+        description="The name of the `lorelab serve` token that recorded it; null: no token.",
+    )
     verification: StoredVerification
 
 

@@ -71,6 +71,10 @@ class ExplainRequest(InputModel):
 class ExplainCandidate(OutputModel):
     id: str
     task: str
+    recorded_by: str | None = Field(
+        default=None,
+        description="The name of the `lorelab serve` token that recorded it; null: no token.",
+    )
     lexical: float = Field(description="IDF-weighted share of the task's informative terms held.")
     matched_terms: list[str]
     bm25: float | None = Field(description="SQLite BM25 (lower is better); null: no term match.")

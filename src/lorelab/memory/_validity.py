@@ -133,10 +133,13 @@ def add_feedback(db: Database, request: FeedbackRequest) -> FeedbackResult:
 
 
 def _explained(conn: sqlite3.Connection, item: Candidate) -> ExplainCandidate:
-    task = conn.execute("SELECT task FROM experiences WHERE id = ?", (item.rowid,)).fetchone()[0]
+    task, recorded_by = conn.execute(
+        "SELECT task, recorded_by FROM experiences WHERE id = ?", (item.rowid,)
+    ).fetchone()
     return ExplainCandidate(
         id=format_id("exp", item.rowid),
         task=str(task),
+        recorded_by=recorded_by,
         lexical=item.lexical,
         matched_terms=list(item.matched),
         bm25=None if item.bm25 is None else round(item.bm25, 6),

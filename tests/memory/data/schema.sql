@@ -17,6 +17,9 @@ CREATE INDEX feedback_experience ON feedback (experience_id);
 -- index plans_skill
 CREATE INDEX plans_skill ON plans (skill_id);
 
+-- index serve_tokens_live_name
+CREATE UNIQUE INDEX serve_tokens_live_name ON serve_tokens (name) WHERE revoked_at IS NULL;
+
 -- index skill_health_events_skill
 CREATE INDEX skill_health_events_skill ON skill_health_events (skill_id);
 
@@ -120,7 +123,7 @@ CREATE TABLE experiences (
     procedure TEXT NOT NULL,
     terms TEXT NOT NULL
 , validity TEXT NOT NULL DEFAULT 'trusted'
-    CHECK (validity IN ('trusted', 'superseded', 'contradicted', 'deprecated')), validity_reason TEXT);
+    CHECK (validity IN ('trusted', 'superseded', 'contradicted', 'deprecated')), validity_reason TEXT, recorded_by TEXT);
 
 -- table experiences_fts
 CREATE VIRTUAL TABLE experiences_fts USING fts5(
@@ -179,6 +182,16 @@ CREATE TABLE plans (
     passed INTEGER,
     rework_count INTEGER,
     reported_at TEXT
+);
+
+-- table serve_tokens
+CREATE TABLE serve_tokens (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    scope TEXT NOT NULL CHECK (scope IN ('read', 'write', 'admin')),
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
 );
 
 -- table skill_health_events
@@ -270,6 +283,11 @@ END;
 -- trigger plans_no_delete
 CREATE TRIGGER plans_no_delete BEFORE DELETE ON plans BEGIN
     SELECT RAISE(ABORT, 'plans are never deleted');
+END;
+
+-- trigger serve_tokens_no_delete
+CREATE TRIGGER serve_tokens_no_delete BEFORE DELETE ON serve_tokens BEGIN
+    SELECT RAISE(ABORT, 'serve tokens are never deleted');
 END;
 
 -- trigger skill_health_events_no_delete

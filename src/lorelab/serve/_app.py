@@ -1,0 +1,252 @@
+"""The HTTP application of ``lorelab serve``: MCP at ``/mcp``, hooks at ``/hooks``, ``/healthz``.
+
+Built from the official SDK's parts: its streamable HTTP session manager serves the same
+low-level server as ``lorelab mcp`` (the operations table), behind its bearer-token middleware
+(``BearerAuthBackend`` and ``RequireAuthMiddleware``: 401 without a live token). One gate of
+ours sits between them and the transport: a ``tools/call`` of a tool the token's scope does not
+cover is answered 403, with a JSON-RPC error, before the SDK reads it, so nothing runs and
+nothing is stored. Every tool call and hook runs with the token's name as ``recorded_by``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final
+
+import anyio.to_thread
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import (
+    AuthenticatedUser,
+    BearerAuthBackend,
+    RequireAuthMiddleware,
+)
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolRequestParams, CallToolResult
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from lorelab import __version__
+from lorelab.mcp._server import LorelabServer
+from lorelab.memory import recording_as
+from lorelab.serve._tokens import SCOPES, TokenBook
+from lorelab.serve._tokens import Scope as TokenScope
+
+LOG: Final = logging.getLogger("lorelab.serve")
+MAX_BODY: Final = 4 * 1024 * 1024
+"""The largest request body read (the SDK's own limit for MCP requests)."""
+FORBIDDEN: Final = -32003
+"""The JSON-RPC error code of a call the token's scope does not cover."""
+LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
+
+
+class ServedLorelab(LorelabServer):
+    """The stdio server's tools, each call run as the token that sent it."""
+
+    async def _call_tool(self, ctx: object, params: CallToolRequestParams) -> CallToolResult:
+        entry = self.operations.get(params.name)
+        if entry is None:
+            return await super()._call_tool(ctx, params)
+        name = caller_name(getattr(ctx, "request", None))
+        return await anyio.to_thread.run_sync(
+            functools.partial(self._call_as, name, entry, params.arguments or {})
+        )
+
+    def _call_as(self, name: str | None, entry: Any, arguments: dict[str, Any]) -> CallToolResult:
+        with recording_as(name):
+            return self.call(entry, arguments)
+
+    def needed_scope(self, tool: str) -> TokenScope:
+        """The scope a call of ``tool`` needs: admin for what needs the operator's consent."""
+        entry = self.operations.get(tool)
+        if entry is None or entry.read_only:
+            return "read"
+        return "admin" if entry.needs_consent else "write"
+
+
+def caller_name(request: object) -> str | None:
+    """The name of the token an HTTP request was authenticated with (``None``: no auth)."""
+    scope = getattr(request, "scope", None)
+    user = scope.get("user") if isinstance(scope, dict) else None
+    return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
+
+
+class BookVerifier:
+    """The SDK's ``TokenVerifier`` over our token book."""
+
+    def __init__(self, book: TokenBook) -> None:
+        self.book = book
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        grant = self.book.grant(token)
+        if grant is None:
+            return None
+        scopes: list[str] = list(SCOPES[: SCOPES.index(grant.scope) + 1])
+        return AccessToken(token=token, client_id=grant.name, scopes=scopes)
+
+
+def _forbidden(ident: Any, message: str) -> Response:
+    body = {"jsonrpc": "2.0", "id": ident, "error": {"code": FORBIDDEN, "message": message}}
+    return JSONResponse(body, status_code=403)
+
+
+def _calls(body: bytes) -> list[tuple[Any, str]]:
+    """The ``(id, tool)`` of every ``tools/call`` in a JSON-RPC message or batch."""
+    try:
+        parsed = json.loads(body)
+    except (ValueError, RecursionError):
+        return []  # the SDK answers a malformed body itself
+    messages = parsed if isinstance(parsed, list) else [parsed]
+    found = []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            continue
+        params = message.get("params")
+        if isinstance(params, dict) and isinstance(params.get("name"), str):
+            found.append((message.get("id"), params["name"]))
+    return found
+
+
+class ScopeGate:
+    """403 for a tool call the token's scope does not cover; every other request passes on."""
+
+    def __init__(self, app: ASGIApp, server: ServedLorelab) -> None:
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            size += len(message.get("body", b""))
+            if message["type"] != "http.request" or not message.get("more_body") or size > MAX_BODY:
+                break
+        if isinstance(user, AuthenticatedUser) and size <= MAX_BODY:
+            body = b"".join(m.get("body", b"") for m in messages)
+            granted = user.access_token.scopes
+            for ident, tool in _calls(body):
+                needed = self.server.needed_scope(tool)
+                if needed not in granted:
+                    LOG.warning("token %s (%s) refused %s", user.username, granted[-1], tool)
+                    response = _forbidden(
+                        ident,
+                        f"forbidden: token {user.username!r} has scope {granted[-1]}; "
+                        f"{tool} needs {needed}",
+                    )
+                    await response(scope, receive, send)
+                    return
+        replay = iter(messages)
+
+        async def replayed() -> Message:
+            return next(replay, None) or await receive()
+
+        await self.app(scope, replayed, send)
+
+
+HookRunner = Callable[[str, str, bytes, dict[str, str]], str]
+
+
+def _hook_endpoint(home: Path, run_hook: HookRunner) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        body = await request.body()
+        head, _, raw = body.partition(b"\n")
+        try:
+            environ = json.loads(head)
+        except ValueError:
+            environ = None
+        if not isinstance(environ, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in environ.items()
+        ):
+            return JSONResponse({"error": "the first line must be a JSON object"}, 400)
+        agent, event = request.path_params["agent"], request.path_params["event"]
+        # The server's own store: whatever home the hook's environment named.
+        environ["LORELAB_HOME"] = str(home)
+
+        def handle() -> str:
+            with recording_as(caller_name(request)):
+                return run_hook(agent, event, raw, environ)
+
+        out = await anyio.to_thread.run_sync(handle)
+        return PlainTextResponse(out)
+
+    return endpoint
+
+
+async def _healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok", "server": "lorelab", "version": __version__})
+
+
+def build_app(
+    server: ServedLorelab,
+    *,
+    home: Path,
+    book: TokenBook | None,
+    host: str,
+    run_hook: HookRunner,
+) -> Starlette:
+    """The ASGI application: tokens checked when ``book`` is given (``None``: ``--no-auth``)."""
+    security = None
+    if host in LOOPBACK:
+        # The SDK's DNS-rebinding protection for a loopback server (what its own app does).
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    manager = StreamableHTTPSessionManager(
+        app=server.lowlevel,
+        security_settings=security,
+        max_request_body_size=MAX_BODY,
+        # One JSON answer per request: no tool streams progress, and SSE costs each call more.
+        json_response=True,
+    )
+    mcp_app: ASGIApp = ScopeGate(StreamableHTTPASGIApp(manager), server)
+    hooks: ASGIApp = _asgi(_hook_endpoint(home, run_hook))
+    middleware: list[Middleware] = []
+    if book is not None:
+        mcp_app = RequireAuthMiddleware(mcp_app, ["read"])
+        # A hook may record (the Stop hook): it needs a write token, else the SDK's 403.
+        hooks = RequireAuthMiddleware(hooks, ["write"])
+        middleware = [
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(BookVerifier(book))),
+            Middleware(AuthContextMiddleware),
+        ]
+    routes = [
+        Route("/mcp", endpoint=mcp_app),
+        Route("/healthz", endpoint=_healthz, methods=["GET"]),
+        Route("/hooks/{agent}/{event}", endpoint=hooks, methods=["POST"]),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+def _asgi(endpoint: Callable[[Request], Awaitable[Response]]) -> ASGIApp:
+    """A request endpoint as a raw ASGI app (what the SDK's auth middleware wraps)."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        response = await endpoint(Request(scope, receive))
+        await response(scope, receive, send)
+
+    return app

@@ -1,0 +1,132 @@
+"""A real ``lorelab serve`` subprocess for tests, and the SDK's own HTTP client to reach it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from lorelab.memory import open_store
+from lorelab.serve import create_token
+from mcp import Client
+
+PY = sys.executable
+START_SECONDS = 120.0  # a shared, loaded machine: the bound is generous, the wait is not fixed
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A running server: its process, base URL, memory home and the token made for the test."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    home: Path
+    token: str | None
+    state: dict[str, Any]
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.url}/mcp"
+
+
+def make_token(home: Path, project: Path, name: str, scope: str) -> str:
+    store = open_store(home, project)
+    store.close()
+    return create_token(store.location, name, scope)  # type: ignore[arg-type]
+
+
+def start_server(
+    home: Path,
+    project: Path,
+    *,
+    args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    port: int = 0,
+) -> subprocess.Popen[bytes]:
+    command = [PY, "-m", "lorelab", "serve", "--home", str(home), "--project", str(project)]
+    return subprocess.Popen(
+        [*command, "--port", str(port), *args],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def wait_for_state(process: subprocess.Popen[bytes], home: Path) -> dict[str, Any]:
+    """``serve.json`` once the server wrote it (it listens by then); fails if the server died."""
+    deadline = time.monotonic() + START_SECONDS
+    path = home / "serve.json"
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            stderr = process.stderr.read().decode() if process.stderr else ""
+            raise AssertionError(f"lorelab serve exited {process.returncode}: {stderr}")
+        with contextlib.suppress(OSError, ValueError):
+            state = json.loads(path.read_text(encoding="utf-8"))
+            if state.get("pid") == process.pid:
+                return dict(state)
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError(f"lorelab serve wrote no {path} in {START_SECONDS} s")
+
+
+def stop(process: subprocess.Popen[bytes]) -> int:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+    if process.stderr:
+        process.stderr.close()
+    return process.returncode
+
+
+@contextlib.contextmanager
+def running_server(
+    home: Path,
+    project: Path,
+    *,
+    scope: str | None = "admin",
+    args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+) -> Iterator[Running]:
+    """A server for ``home``; with ``scope``, a token of that scope created for the test."""
+    token = make_token(home, project, "test-client", scope) if scope is not None else None
+    process = start_server(home, project, args=args, env=env)
+    try:
+        state = wait_for_state(process, home)
+        yield Running(process, state["url"], home, token, state)
+    finally:
+        stop(process)
+
+
+@contextlib.asynccontextmanager
+async def http_client(
+    url: str, token: str | None, *, read_timeout_seconds: float = 60, verify: Any = None
+) -> AsyncIterator[Client]:
+    """The SDK's ``Client`` over its streamable HTTP transport, with a bearer token.
+
+    ``verify``: an ``ssl.SSLContext`` for an HTTPS server (its self-signed certificate)."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    session = create_mcp_http_client(headers=headers)
+    if verify is not None:
+        session = httpx2.AsyncClient(
+            headers=headers, verify=verify, timeout=httpx2.Timeout(30, read=300)
+        )
+    async with session:
+        transport = streamable_http_client(url, http_client=session)
+        async with Client(transport, read_timeout_seconds=read_timeout_seconds) as client:
+            yield client
