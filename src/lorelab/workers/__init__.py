@@ -6,6 +6,7 @@ role models in :mod:`lorelab.workers.roles` and the role prompt in :mod:`lorelab
 The protocol fixtures (test doubles) live in :mod:`lorelab.testing`.
 """
 
+from lorelab.workers._startable import cannot_start, worker_name
 from lorelab.workers.agents import (
     SHIPPED_ADAPTERS,
     adapter_argv,
@@ -61,6 +62,7 @@ __all__ = [
     "bind_identity",
     "build_prompt",
     "call_worker",
+    "cannot_start",
     "check_bounds",
     "check_identity",
     "implementation_hashes",
@@ -70,4 +72,5 @@ __all__ = [
     "role_prompt",
     "validate_payload",
     "validate_response",
+    "worker_name",
 ]
