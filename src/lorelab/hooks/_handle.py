@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from lorelab.hooks._agents import AGENTS, AgentSpec, EventSpec
 from lorelab.hooks._journal import Journal, bounded, log_line, session_file
+from lorelab.memory._project import DEFAULT_DIRNAME, find_project
 
 PAYLOAD_LIMIT: Final = 1024 * 1024
 TRANSCRIPT_TAIL: Final = 256 * 1024
@@ -124,8 +125,10 @@ def run_hook(agent_name: str, event: str, raw: bytes, environ: dict[str, str]) -
 
 
 def _home_for(project: Path, environ: dict[str, str]) -> Path:
+    # The agent's cwd may be a subdirectory: the project's store is found as every command
+    # finds it (the nearest .lorelab above, else the repository root).
     configured = environ.get("LORELAB_HOME")
-    return Path(configured) if configured else project / ".lorelab"
+    return Path(configured) if configured else find_project(project) / DEFAULT_DIRNAME
 
 
 def _scope(session_id: str) -> str:
