@@ -9,7 +9,8 @@ The hierarchy::
     │   ├── JSONInputError            bytes that are not strict JSON (NaN, duplicate keys, ...)
     │   ├── SchemaError               JSON that does not match the expected model
     │   ├── PathError                 a relative path that is not canonical
-    │   └── OutputExistsError         an output directory or receipt that already exists
+    │   ├── OutputExistsError         an output directory or receipt that already exists
+    │   └── WorkerUnavailable         a worker, host or memory server that cannot start
     ├── OutcomeFailure                exit 1: the run completed, but an outcome failed
     │   └── ComparisonRefused         two results that must not be compared
     └── IntegrityFailure              exit 3: preflight or integrity failure
@@ -64,6 +65,11 @@ class PathError(InvalidInput):
 
 class OutputExistsError(InvalidInput):
     """An output directory or receipt already exists; lorelab never reuses or overwrites one."""
+
+
+class WorkerUnavailable(InvalidInput):
+    """A worker, conditions host or memory server cannot start as configured (its program is
+    missing, or it needs a setting that is not given); found in preflight, before any trial."""
 
 
 class OutcomeFailure(LorelabError):

@@ -21,19 +21,19 @@ from lorelab.cli._memory_commands import (
 )
 from lorelab.errors import UsageError
 from lorelab.io import validate_model
-from lorelab.memory import HOME_ENV, WorkerDreamRequest
+from lorelab.memory import HOME_ENV, WorkerDreamRequest, find_project
 
 
 def _worker_cwd(where: Where) -> Path | None:
     """The project directory a dreamer runs in, or ``None`` (a private temporary directory).
 
-    ``--project`` names it; without one, the current directory is the project only when the
-    store lives there (no ``--home``, no ``$LORELAB_HOME``).
+    ``--project`` names it; without one, the project found from the current directory is the
+    project only when the store lives there (no ``--home``, no ``$LORELAB_HOME``).
     """
     if where.project_dir is not None:
         return Path(os.path.abspath(where.project_dir))
     if where.home is None and not os.environ.get(HOME_ENV):
-        return Path.cwd()
+        return find_project()
     return None
 
 

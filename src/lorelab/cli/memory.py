@@ -9,7 +9,6 @@ a short table or text for people. The store is ``--home``, ``$LORELAB_HOME``, or
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from lorelab.cli._memory_retrieval import RETRIEVAL_COMMANDS
 from lorelab.cli._options import project_option
 from lorelab.errors import UsageError
 from lorelab.io import validate_model
-from lorelab.memory import OPERATIONS, Operation, Target, memory_home
+from lorelab.memory import OPERATIONS, Operation, Target, find_project, memory_home
 
 
 def _target(ctx: click.Context, entry: Operation[Any, Any], project_dir: str | None) -> Target:
@@ -40,7 +39,7 @@ def _target(ctx: click.Context, entry: Operation[Any, Any], project_dir: str | N
         store=lambda: store_for(ctx, create=entry.creates),
         # Reading never creates anything: a home that does not exist holds no checkpoint.
         home=lambda: memory_home(where.home, where.project_dir, create=entry.creates),
-        project_dir=lambda: Path(project_dir or where.project_dir or os.getcwd()),
+        project_dir=lambda: Path(project_dir or where.project_dir or find_project()),
     )
 
 

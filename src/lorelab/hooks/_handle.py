@@ -36,6 +36,7 @@ from lorelab.hooks._payload import (
     last_assistant_text,
     parse,
 )
+from lorelab.memory._project import DEFAULT_DIRNAME, find_project
 
 _VERIFY = re.compile(
     r"(^|[\s;&|(/])(pytest|py\.test|tox|nox|unittest|jest|vitest|mocha|ctest|rspec|phpunit"
@@ -87,8 +88,10 @@ def run_hook(agent_name: str, event: str, raw: bytes, environ: dict[str, str]) -
 
 
 def _home_for(project: Path, environ: dict[str, str]) -> Path:
+    # The agent's cwd may be a subdirectory: the project's store is found as every command
+    # finds it (the nearest .lorelab above, else the repository root).
     configured = environ.get("LORELAB_HOME")
-    return Path(configured) if configured else project / ".lorelab"
+    return Path(configured) if configured else find_project(project) / DEFAULT_DIRNAME
 
 
 def _process_cwd() -> Path | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from lorelab.errors import InputFileError
 from lorelab.mcp._server import ALLOW_CHECKS_ENV, INSTRUCTIONS, SERVER_NAME, build_server
 from lorelab.mcp._stdio import LOG
-from lorelab.memory import open_store
+from lorelab.memory import find_project, open_store
 
 __all__ = ["ALLOW_CHECKS_ENV", "INSTRUCTIONS", "SERVER_NAME", "build_server", "serve"]
 
@@ -39,7 +39,8 @@ def serve(
     _log_to_stderr()
     if allow_checks is None:
         allow_checks = os.environ.get(ALLOW_CHECKS_ENV) == "1"
-    project_dir = Path(project) if project is not None else Path.cwd()
+    # Run in a subdirectory, the server serves the project's store, as every command does.
+    project_dir = Path(project) if project is not None else find_project()
     if not project_dir.is_dir():
         # Checked at start, not at the first candidate check: it is the tree checks copy.
         raise InputFileError(

@@ -64,6 +64,7 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._operations import OPERATIONS as OPERATIONS
     from lorelab.memory._operations import Operation as Operation
     from lorelab.memory._operations import Target as Target
+    from lorelab.memory._project import find_project as find_project
     from lorelab.memory._protocol import MemoryStore as MemoryStore
     from lorelab.memory._redact import redact as redact
     from lorelab.memory._relevance import DEFAULT_POLICY as DEFAULT_POLICY
@@ -212,6 +213,7 @@ _EXPORTS: typing.Final = {
         "ValidityRequest",
         "ValidityResult",
     ),
+    "lorelab.memory._project": ("find_project",),
     "lorelab.memory._sqlite": ("SqliteMemoryStore",),
     "lorelab.memory._text": ("unique_terms",),
 }

@@ -1,4 +1,5 @@
-"""Where the memory store lives: ``$LORELAB_HOME/memory.db``, else ``.lorelab/memory.db``."""
+"""Where the memory store lives: ``$LORELAB_HOME/memory.db``, else ``.lorelab/memory.db`` in
+the project (given, or found from the current directory as git finds a repository)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from pathlib import Path
 from typing import Final
 
 from lorelab.errors import InputFileError, UsageError
+from lorelab.memory._project import DEFAULT_DIRNAME, find_project
 from lorelab.memory._sqlite import SqliteMemoryStore
 
 STORE_FILENAME: Final = "memory.db"
-DEFAULT_DIRNAME: Final = ".lorelab"
 HOME_ENV: Final = "LORELAB_HOME"
 
 
@@ -23,7 +24,8 @@ def store_path(
 ) -> Path:
     """The store file: ``home`` if given, else ``$LORELAB_HOME``, else ``<project>/.lorelab``.
 
-    ``project`` defaults to the current directory.
+    ``project`` defaults to the project the current directory belongs to (:func:`find_project`:
+    the nearest ``.lorelab`` above, else the repository root, else the directory itself).
     """
     env = os.environ if environ is None else environ
     if home is not None:
@@ -31,7 +33,7 @@ def store_path(
     elif env.get(HOME_ENV):
         base = Path(env[HOME_ENV])
     else:
-        base = Path(project if project is not None else Path.cwd()) / DEFAULT_DIRNAME
+        base = Path(project if project is not None else find_project()) / DEFAULT_DIRNAME
     try:
         mode = base.stat().st_mode
     except (FileNotFoundError, NotADirectoryError):
@@ -57,7 +59,7 @@ def memory_home(
     """
     path = store_path(home, project)
     if create and home is None and not os.environ.get(HOME_ENV):
-        project_dir = Path(project) if project is not None else Path.cwd()
+        project_dir = Path(project) if project is not None else find_project()
         if not project_dir.is_dir():
             raise InputFileError(
                 f"project directory {project_dir}: does not exist or is not a directory; "

@@ -6,6 +6,7 @@ role models in :mod:`lorelab.workers.roles` and the role prompt in :mod:`lorelab
 The protocol fixtures (test doubles) live in :mod:`lorelab.testing`.
 """
 
+from lorelab.workers._startable import cannot_start, worker_name
 from lorelab.workers.agents import (
     SHIPPED_ADAPTERS,
     EndpointOptions,
@@ -66,6 +67,7 @@ __all__ = [
     "bind_identity",
     "build_prompt",
     "call_worker",
+    "cannot_start",
     "check_bounds",
     "check_endpoints",
     "check_identity",
@@ -78,4 +80,5 @@ __all__ = [
     "validate_payload",
     "validate_response",
     "with_endpoint",
+    "worker_name",
 ]

@@ -35,6 +35,8 @@ class ToolSpec:
     option: str
     variable: str
     default: str
+    consent: str | None = None
+    """A variable the tool refuses to run without (Pynguin's own safety switch), if any."""
 
     @property
     def dest(self) -> str:
@@ -47,7 +49,7 @@ AGENT_TOOLS: Final[dict[str, ToolSpec]] = {
     "lorelab.workers.adapters.codex": ToolSpec("codex", "--bin", "LORELAB_CODEX_BIN", "codex"),
     "lorelab.workers.adapters.gemini": ToolSpec("gemini", "--bin", "LORELAB_GEMINI_BIN", "gemini"),
     "lorelab.workers.adapters.pynguin": ToolSpec(
-        "pynguin", "--pynguin", "LORELAB_PYNGUIN", "pynguin"
+        "pynguin", "--pynguin", "LORELAB_PYNGUIN", "pynguin", consent="PYNGUIN_DANGER_AWARE"
     ),
 }
 

@@ -322,3 +322,43 @@ def test_the_project_snapshot_leaves_out_a_virtual_environment_inside_the_projec
     (project / ".venv" / "bin" / "python").symlink_to("/usr/bin/python3")
     snapshot = take_snapshot(project)
     assert snapshot.paths() == ["src/m.py"]
+
+
+def _run_example(tmp_path: Path, *args: str):
+    output = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval", "conditions", "run",
+            "--manifest", str(EXAMPLE / "conditions.json"),
+            "--output", str(output),
+            "--memory-home", str(tmp_path / "home"),
+            *args,
+        ],
+    )  # fmt: skip
+    return result, output
+
+
+def test_a_host_whose_agent_cli_is_not_installed_is_refused_with_exit_2_before_any_run(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.delenv("LORELAB_CLAUDE_BIN", raising=False)
+    result, output = _run_example(tmp_path, "--host", "claude")
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert "the host claude cannot start: cannot find claude on PATH" in line
+    assert "LORELAB_CLAUDE_BIN" in line
+    assert not output.exists()
+
+
+def test_a_memory_server_whose_program_is_missing_is_refused_with_exit_2_before_any_run(tmp_path):
+    result, output = _run_example(
+        tmp_path, "--host", "fixture-host", "--memory-argv", '["no-such-memory-server-xyz"]'
+    )
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert "the memory server no-such-memory-server-xyz" in line
+    assert "cannot start" in line
+    assert "--memory-argv" in line
+    assert not output.exists()

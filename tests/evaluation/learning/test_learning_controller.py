@@ -351,10 +351,10 @@ def test_defect_that_passes_its_expected_case_fails_ground_truth_and_no_worker_r
     assert json.loads((output / "controller.json").read_text())["outcome"] == "ground-truth-failed"
 
 
-def test_unresolvable_worker_fails_preflight_with_exit_3_and_receipts(tmp_path):
+def test_unresolvable_worker_fails_preflight_with_exit_2_and_receipts(tmp_path):
     output = tmp_path / "out"
     outcome = run_learning(_request(_one_spec(), ["no-such-worker-binary-xyz"]), output)
-    assert outcome.exit_code == 3
+    assert outcome.exit_code == 2
     preflight = json.loads((output / "preflight.json").read_text())
     assert preflight["ok"] is False
     controller = json.loads((output / "controller.json").read_text())
@@ -505,7 +505,7 @@ def test_the_controllers_elapsed_time_counts_from_the_commands_entry(tmp_path):
     entered = time.perf_counter() - 3600  # an hour spent before the run began
     output = tmp_path / "out"
     request = _request(_one_spec(), ["no-such-worker-binary-xyz"], started=entered)
-    assert run_learning(request, output).exit_code == 3
+    assert run_learning(request, output).exit_code == 2
     controller = json.loads((output / "controller.json").read_text())
     assert controller["elapsedMs"] >= 3_600_000
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
-from lorelab.errors import InvalidInput, UsageError
+from lorelab.errors import InvalidInput, UsageError, WorkerUnavailable
 from lorelab.evaluation.learning import get_dataset
 from lorelab.evaluation.learning.controller import LearningRequest, resolve_settings, run_learning
 from lorelab.evaluation.learning.manifest import LearningManifest
@@ -19,6 +19,7 @@ from lorelab.evaluation.learning.roles import (
     RoleAssignment,
     adapter_name,
     bind_roles,
+    check_startable,
     identity_digest,
     worker_kind,
 )
@@ -304,3 +305,71 @@ def test_a_bad_role_worker_is_refused_naming_its_option(tmp_path, flag):
     assert flag in result.output
     assert "Traceback" not in result.output
     assert not Path(tmp_path / "out").exists()
+
+
+# --- workers that cannot start -------------------------------------------------------------
+
+
+def _cli_learning(tmp_path: Path, *args: str) -> tuple[int, str, Path]:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["eval", "learning", "--dataset", "default", "--output", str(out), *args]
+    )
+    return result.exit_code, result.stderr, out
+
+
+def test_an_agent_cli_that_is_not_installed_stops_the_run_before_any_trial_with_exit_2(
+    tmp_path, monkeypatch
+):
+    # The claude adapter binds, but the claude it would launch is nowhere on PATH.
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.delenv("LORELAB_CLAUDE_BIN", raising=False)
+    code, stderr, out = _cli_learning(tmp_path, "--agent", "claude")
+    assert code == 2
+    [line] = stderr.strip().splitlines()
+    assert "the architect, author and reviewer worker claude cannot start" in line
+    assert "LORELAB_CLAUDE_BIN" in line
+    preflight = json.loads((out / "preflight.json").read_text())
+    assert preflight["ok"] is False
+    assert "cannot find claude on PATH" in preflight["error"]
+    assert not (out / "trials").exists()
+
+
+def test_a_tool_named_by_its_variable_that_does_not_exist_is_named_with_the_variable(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("LORELAB_CLAUDE_BIN", str(tmp_path / "no-claude"))
+    outcome = run_learning(_request(agent=tuple(adapter_argv("claude"))), tmp_path / "out")
+    assert outcome.exit_code == 2
+    assert f"LORELAB_CLAUDE_BIN={tmp_path / 'no-claude'} names no executable" in outcome.message
+
+
+def _standin_pynguin(tmp_path: Path) -> Path:
+    pynguin = tmp_path / "pynguin"
+    pynguin.write_text("#!/bin/sh\nexit 0\n")
+    pynguin.chmod(0o755)
+    return pynguin
+
+
+def test_pynguin_without_its_consent_variable_stops_the_run_in_preflight_naming_the_fix(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("LORELAB_PYNGUIN", str(_standin_pynguin(tmp_path)))
+    monkeypatch.delenv("PYNGUIN_DANGER_AWARE", raising=False)
+    code, stderr, out = _cli_learning(
+        tmp_path, "--agent", "pynguin", "--architect-agent", "static", "--reviewer-agent", "static"
+    )
+    assert code == 2
+    [line] = stderr.strip().splitlines()
+    assert "the author worker pynguin cannot start" in line
+    assert "set PYNGUIN_DANGER_AWARE=1" in line
+    assert not (out / "trials").exists()
+
+
+def test_pynguin_is_startable_exactly_when_its_consent_variable_is_set(tmp_path, monkeypatch):
+    monkeypatch.setenv("LORELAB_PYNGUIN", str(_standin_pynguin(tmp_path)))
+    assignment = RoleAssignment.of(PYNGUIN, architect=STATIC, reviewer=STATIC)
+    identities = bind_roles(assignment, cwd=tmp_path, operator_identity=None)
+    check_startable(assignment, identities, {"PYNGUIN_DANGER_AWARE": "1"})
+    with pytest.raises(WorkerUnavailable, match="author worker pynguin"):
+        check_startable(assignment, identities, {})

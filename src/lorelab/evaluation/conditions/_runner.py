@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from lorelab._model import PROTOCOL_FIXTURE, timestamp
-from lorelab.errors import IntegrityFailure, LorelabError, PreflightError, UsageError
+from lorelab.errors import (
+    IntegrityFailure,
+    LorelabError,
+    PreflightError,
+    UsageError,
+    WorkerUnavailable,
+)
 from lorelab.evaluation.conditions._async import run_async
 from lorelab.evaluation.conditions._distributed import run_phase
 from lorelab.evaluation.conditions._dream import RUNNER_CHECKS, RunnerChecks, run_dream
@@ -66,11 +72,13 @@ from lorelab.workers import (
     WorkerIdentity,
     adapter_argv,
     bind_identity,
+    cannot_start,
     check_endpoints,
     is_fixture_agent,
     require_endpoint_use,
     resolve_agent,
     with_endpoint,
+    worker_name,
 )
 
 FixtureKind = Literal["protocol-fixture"]
@@ -361,6 +369,9 @@ def _bind_host(
 ) -> WorkerIdentity:
     """Bind the host's identity in ``cwd``; refuse an argv asking for another model."""
     identity = bind_identity(argv, cwd=cwd, operator_identity=options.identity, env=env)
+    problem = cannot_start(identity, env)
+    if problem is not None:
+        raise WorkerUnavailable(f"the host {worker_name(argv)} cannot start: {problem}")
     # No run starts against an endpoint that cannot be reached (no key sent, no completion).
     check_endpoints([argv])
     requested = identity.model.requested
@@ -370,6 +381,23 @@ def _bind_host(
             f"host.model {manifest.host.model!r}"
         )
     return identity
+
+
+def check_memory_startable(argv: list[str], profile: MemoryProfile) -> None:
+    """Refuse a memory server whose program cannot be found (exit 2, before any receipt).
+
+    A bare name is looked up on this process's PATH (the server inherits it); a relative path
+    with a ``/`` resolves against the server's cwd and is left to the start itself.
+    """
+    program = argv[0]
+    if "/" in program and not os.path.isabs(program):
+        return
+    if shutil.which(program) is None:
+        where = "is not an executable file" if os.path.isabs(program) else "is not on PATH"
+        raise WorkerUnavailable(
+            f"the memory server {program} (profile {profile.name}) cannot start: {program} "
+            f"{where}; install it, or give its full argv with --memory-argv"
+        )
 
 
 def _run_logged(ctx: RunContext, mem: _Memory) -> None:
@@ -388,8 +416,9 @@ def _run_logged(ctx: RunContext, mem: _Memory) -> None:
 def run_conditions(options: RunOptions) -> RunSummary:
     """Run every task x condition of the manifest; write receipts and the runs file.
 
-    Refusals before anything runs: bad manifest, host or memory options (exit 2); a host
-    that cannot be bound or a memory that cannot be reached (exit 3). Exit code in the
+    Refusals before anything runs: bad manifest, host or memory options, a host or memory
+    server that cannot start (exit 2); a host that cannot be bound or a memory that cannot be
+    reached (exit 3). Exit code in the
     summary: 0 when every run completed (whatever its outcome), 1 when a run could not
     complete as declared (a host call, a memory operation or the run's worker failed, or the
     host claimed another model; such runs stay in the record), 3 when an identity changed.
@@ -413,6 +442,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
         if not (options.memory_argv or manifest.memory.argv) and home is not None:
             memory_argv = lorelab_server_argv(home, clean)
         identity = _bind_host(argv, preflight_copy, options, manifest, env)
+        check_memory_startable(memory_argv, profile)
         log = RunLog.start(options.output)
         log.write(MANIFEST_FILE, ManifestReceipt(sha256=manifest_sha, manifest=manifest))
         mem = _Memory(

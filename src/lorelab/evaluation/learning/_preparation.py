@@ -3,12 +3,13 @@ frozen store (shared preparation), and check every fixture's labels (ground trut
 
 from __future__ import annotations
 
+import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import lorelab
-from lorelab.errors import LorelabError
+from lorelab.errors import LorelabError, PreflightError, WorkerUnavailable
 from lorelab.evaluation.learning._state import POOL_WORKERS, LearningRun
 from lorelab.evaluation.learning.manifest import Fixture, LearningManifest
 from lorelab.evaluation.learning.records import (
@@ -19,7 +20,7 @@ from lorelab.evaluation.learning.records import (
     ScheduledTrial,
     SharedPreparation,
 )
-from lorelab.evaluation.learning.roles import bind_roles
+from lorelab.evaluation.learning.roles import bind_roles, check_startable
 from lorelab.io import canonical_bytes, sha256_bytes
 from lorelab.memory import LessonsRequest, SnapshotRequest, open_store
 from lorelab.runners import Execution, ProcessScope, assess
@@ -67,10 +68,12 @@ def write_manifest(run: LearningRun, plan: list[ScheduledTrial], error: str | No
     run.log.write("manifest.json", run.manifest_receipt)
 
 
-def preflight(run: LearningRun, plan: list[ScheduledTrial]) -> str | None:
-    """Bind every role's worker identity in a cwd shaped like the first trial's; None when ok.
+def preflight(run: LearningRun, plan: list[ScheduledTrial]) -> LorelabError | None:
+    """Bind every role's worker identity in a cwd shaped like the first trial's, and check
+    that every worker can start; None when ok.
 
-    Roles that share a worker share one binding; ``workerIdentity`` stays the author's.
+    Roles that share a worker share one binding; ``workerIdentity`` stays the author's. A
+    worker that cannot start is a :class:`WorkerUnavailable` (exit 2); its identity is kept.
     """
     first = run.fixture(plan[0].specification)
     with RunRoot(run.scratch) as root:
@@ -80,9 +83,13 @@ def preflight(run: LearningRun, plan: list[ScheduledTrial]) -> str | None:
                 run.request.roles, cwd=cwd, operator_identity=run.request.operator_identity
             )
         except LorelabError as exc:
-            return str(exc)
+            return exc
+    try:
+        check_startable(run.request.roles, run.identities, os.environ)
+    except WorkerUnavailable as exc:
+        return exc
     if run.manifest.runner == "node" and shutil.which("node") is None:
-        return "the manifest's runner is node, but node is not on PATH"
+        return PreflightError("the manifest's runner is node, but node is not on PATH")
     return None
 
 

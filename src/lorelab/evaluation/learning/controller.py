@@ -198,13 +198,15 @@ def _prepare(run: LearningRun, plan: list[ScheduledTrial]) -> LearningOutcome | 
     """Preflight, shared preparation and ground truth; an outcome when the run stops there."""
     phases = run.phases
     with _timed() as elapsed:
-        error = preflight(run, plan)
+        failure = preflight(run, plan)
+        error = str(failure) if failure is not None else None
         write_manifest(run, plan, error)
         phases.setup_ms = elapsed()
     run.log.write("preflight.json", PreflightReceipt(ok=error is None, error=error))
-    if error is not None:
+    if failure is not None:
         phases.outcome = "preflight-failed"
-        return LearningOutcome(3, f"preflight failed: {error}", None)
+        # A worker that cannot start is bad configuration (exit 2); a binding failure is 3.
+        return LearningOutcome(failure.exit_code, f"preflight failed: {error}", None)
     with _timed() as elapsed:
         shared_preparation(run)
         phases.shared_preparation_ms = elapsed()

@@ -9,20 +9,22 @@ summary names those roles.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Generic, Literal, TypeVar
 
 from lorelab._model import RecordModel
-from lorelab.errors import LorelabError
+from lorelab.errors import LorelabError, WorkerUnavailable
 from lorelab.io import canonical_bytes, sha256_bytes
 from lorelab.workers import (
     SHIPPED_ADAPTERS,
     WorkerIdentity,
     bind_identity,
+    cannot_start,
     check_identity,
     is_fixture_agent,
+    worker_name,
 )
 
 TestRole = Literal["architect", "author", "reviewer"]
@@ -184,6 +186,25 @@ def model_changes(assignment: RoleAssignment, receipts: Sequence[Any]) -> list[s
                 f"trial named {model!r}"
             )
     return changes
+
+
+def check_startable(
+    assignment: RoleAssignment, identities: PerRole[WorkerIdentity], env: Mapping[str, str]
+) -> None:
+    """Raise :class:`WorkerUnavailable` for the first worker that cannot start in ``env``,
+    naming its roles, the worker and the fix (one line)."""
+    checked: set[tuple[str, ...]] = set()
+    for role, argv in assignment.items():
+        if argv in checked:
+            continue
+        checked.add(argv)
+        problem = cannot_start(identities.get(role), env)
+        if problem is not None:
+            roles = [r for r, a in assignment.items() if a == argv]
+            named = " and ".join([", ".join(roles[:-1]), roles[-1]] if len(roles) > 1 else roles)
+            raise WorkerUnavailable(
+                f"the {named} worker {worker_name(argv)} cannot start: {problem}"
+            )
 
 
 def check_roles(identities: PerRole[WorkerIdentity], *, cwd: Path) -> list[str]:

@@ -45,7 +45,7 @@ from lorelab.workers.roles import AuthorPayload, count_test_cases
 
 TOOL: Final = AGENT_TOOLS["lorelab.workers.adapters.pynguin"]
 VARIABLE: Final = TOOL.variable
-DANGER: Final = "PYNGUIN_DANGER_AWARE"
+DANGER: Final = TOOL.consent or "PYNGUIN_DANGER_AWARE"
 DEFAULT_ITERATIONS: Final = 40
 DEFAULT_SEED: Final = 20240601
 # Pynguin iterates sets of strings: a fixed hash seed is part of a repeatable search.
