@@ -17,7 +17,9 @@ from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, call_work
 
 DATA = Path(__file__).resolve().parents[1] / "workers" / "data" / "openai"
 # The real capture when it exists; otherwise a hand-written stand-in labelled synthetic.
-RECORDING = DATA / "llama_cpp.json" if (DATA / "llama_cpp.json").exists() else DATA / "synthetic.json"
+RECORDING = (
+    DATA / "llama_cpp.json" if (DATA / "llama_cpp.json").exists() else DATA / "synthetic.json"
+)
 
 
 def recording() -> dict[str, Any]:
