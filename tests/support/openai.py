@@ -15,7 +15,11 @@ from typing import Any
 from lorelab.testing.openai_server import Reply
 from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, call_worker
 
-RECORDING = Path(__file__).resolve().parents[1] / "workers" / "data" / "openai" / "llama_cpp.json"
+DATA = Path(__file__).resolve().parents[1] / "workers" / "data" / "openai"
+# The real capture when it exists; otherwise a hand-written stand-in labelled synthetic.
+RECORDING = (
+    DATA / "llama_cpp.json" if (DATA / "llama_cpp.json").exists() else DATA / "synthetic.json"
+)
 
 
 def recording() -> dict[str, Any]:

@@ -149,16 +149,9 @@ def learning_group(
         raise UsageError("lorelab eval learning: --output and --agent are required to run")
     started = time.perf_counter()
     manifest, label = read_manifest_input(manifest_path, dataset)
-    main_agent = tuple(with_endpoint(resolve_agent(agent), endpoint))
-    role_agents = [
-        _role_agent(value, flag, endpoint)
-        for value, flag in (
-            (architect_agent, "--architect-agent"),
-            (author_agent, "--author-agent"),
-            (reviewer_agent, "--reviewer-agent"),
-        )
-    ]
-    require_endpoint_use([main_agent, *[a for a in role_agents if a is not None]], endpoint)
+    main_agent, role_agents = _agents(
+        agent, (architect_agent, author_agent, reviewer_agent), endpoint
+    )
     request = LearningRequest(
         manifest=manifest,
         dataset=label,
@@ -193,6 +186,20 @@ def learning_group(
             _print_summary(outcome.summary)
     click.echo(f"lorelab: {outcome.message} (receipts in {output})", err=True)
     exit_with(outcome.exit_code)
+
+
+def _agents(
+    agent: str, roles: tuple[str | None, str | None, str | None], endpoint: EndpointOptions
+) -> tuple[tuple[str, ...], list[tuple[str, ...] | None]]:
+    """The main worker's argv and each role's own (None: the main one), endpoint options
+    appended to every openai worker (refused when no worker is openai)."""
+    main_agent = tuple(with_endpoint(resolve_agent(agent), endpoint))
+    flags = ("--architect-agent", "--author-agent", "--reviewer-agent")
+    role_agents = [
+        _role_agent(value, flag, endpoint) for value, flag in zip(roles, flags, strict=True)
+    ]
+    require_endpoint_use([main_agent, *[a for a in role_agents if a is not None]], endpoint)
+    return main_agent, role_agents
 
 
 def _role_agent(value: str | None, flag: str, endpoint: EndpointOptions) -> tuple[str, ...] | None:

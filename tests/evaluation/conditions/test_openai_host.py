@@ -161,13 +161,14 @@ def test_the_real_servers_host_answer_is_applied_edit_by_edit(project):
     assert set(recorded) == {"summary", "edits"}
 
 
-def test_relevant_files_put_named_files_first_and_stay_within_the_byte_bound(project):
+def test_relevant_files_are_the_named_ones_best_first_within_the_byte_bound(project):
     (project / "src" / "other.py").write_text("x = 1\n" * 10)
-    files = relevant_files(
-        project, ["fix src/clamp.py"], max_files=8, max_bytes=len(BUGGY) + len(TEST)
-    )
+    texts = ["fix clamp", "FAILED tests/test_clamp.py::test_upper - src/clamp.py:2"]
+    files = relevant_files(project, texts, max_files=8, max_bytes=len(BUGGY) + len(TEST))
     assert [f.path for f in files] == ["src/clamp.py", "tests/test_clamp.py"]
-    assert all(not f.path.startswith(".lorelab") for f in files)
+    assert relevant_files(project, texts, max_files=8, max_bytes=len(BUGGY)) == files[:1]
+    unnamed = relevant_files(project, ["nothing named"], max_files=8, max_bytes=10_000)
+    assert [f.path for f in unnamed] == ["src/clamp.py", "src/other.py", "tests/test_clamp.py"]
 
 
 def test_host_endpoint_options_are_appended_to_the_openai_argv_only():

@@ -94,13 +94,14 @@ def test_the_json_schema_dialect_that_llama_cpp_refuses_fails_the_call_with_its_
 
 def test_an_answer_over_the_output_bound_fails_the_call_without_being_cut(trial):
     item = exchange("architect", "llama-cpp")
-    size = len(answer_text(item).encode("utf-8"))
-    with ReplayServer([Reply.recorded(item)]) as server:
+    answer = json.loads(answer_text(item))
+    answer["cases"][0]["intent"] = "x" * 1500
+    with ReplayServer([with_content(item, json.dumps(answer))]) as server:
         result = call(
             openai_argv(server.base_url),
             architect_payload(),
             trial,
-            bounds=WorkerBounds(timeout_ms=30_000, max_output_bytes=size - 1),
+            bounds=WorkerBounds(timeout_ms=30_000, max_output_bytes=1024),
         )
     assert result.receipt.failure == "nonzero-exit"
     assert "answer-too-large" in result.receipt.failure_detail

@@ -4,8 +4,9 @@ One host call (``lorelab.openai-host/1``):
 
 1. Collect the relevant files of the working directory (the disposable copy), bounded in count
    and bytes: the files the task, the guidance or the last verification output name, best
-   named first (only when they name none, the project's files in path order). Dot-directories (``.git``, ``.lorelab``), ``__pycache__``,
-   ``node_modules``, binary and oversized files are never read.
+   named first (only when they name none, the project's files in path order).
+   Dot-directories (``.git``, ``.lorelab``), ``__pycache__``, ``node_modules``, binary and
+   oversized files are never read.
 2. Ask for ``{"summary", "edits": [{"path", "search", "replace"}]}``, with the task, the
    guidance the payload carries (none in the baseline condition: the runner sends none) and the
    last verification output.
