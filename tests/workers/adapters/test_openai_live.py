@@ -21,11 +21,22 @@ import sys
 import time
 from pathlib import Path
 
+import os
+
 import pytest
 
 from tests.support.llama_server import MODEL_ALIAS, llama_server, llama_venv
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
+# Opt-in for now: the server build has not yet completed once on this project's CI machine, so
+# the run is not yet part of CI (LORELAB_TEST_LLAMA_LIVE=1 runs it; see docs/workers.md).
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(3000),
+    pytest.mark.skipif(
+        os.environ.get("LORELAB_TEST_LLAMA_LIVE") != "1",
+        reason="the llama.cpp end-to-end run is opt-in: set LORELAB_TEST_LLAMA_LIVE=1",
+    ),
+]
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "conditions"
 SUBSET_TASKS = 10
 
