@@ -205,3 +205,18 @@ def test_an_mjs_test_file_without_package_json_selects_node(project):
     assert report["runner"] == "node"
     assert report["runnerChosenBy"] == "node test file test/a.test.mjs found"
     assert report["runs"][0]["cases"][0]["id"] == "test/a.test.mjs::ok"
+
+
+def test_a_failing_suite_s_escape_and_bidi_characters_are_printed_escaped(tmp_path):
+    # Issue 31 item 17: `lorelab tests run` printed a test's raw ESC and bidi controls.
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_loud.py").write_text(
+        "def test_loud():\n"
+        "    print('\\x1b]0;pwned\\x07 \\u202eevil')\n"
+        "    assert False, '\\x1b[2J cleared'\n"
+    )
+    result = CliRunner().invoke(app, ["tests", "run", str(tmp_path), "--stability-runs", "2"])
+    assert result.exit_code == 1, result.output
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in result.output
+    assert "\\x1b" in result.output

@@ -62,7 +62,11 @@ class LorelabGroup(click.Group):
         except click.UsageError as exc:
             raise _one_line(exc) from None
         except LorelabError as exc:
-            click.echo(f"lorelab: error: {exc}", err=True)
+            # Error messages quote input (task ids, paths): its control characters go escaped.
+            # Imported here: start-up (a hook, `memory prepare`) must not pay for lorelab.io.
+            from lorelab.io import escape_control
+
+            click.echo(f"lorelab: error: {escape_control(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt as exc:
             # Ctrl-C or SIGTERM: cleanup already ran on the way up; say so and use the

@@ -37,7 +37,7 @@ from lorelab.cli._options import (
     worker_timeout_option,
 )
 from lorelab.errors import InputFileError, OutputExistsError, UsageError
-from lorelab.io import create_output_dir, probe_sandbox, read_bounded
+from lorelab.io import create_output_dir, escape_control, probe_sandbox, read_bounded
 from lorelab.memory import Lesson, LessonRequest, LessonsRequest, open_store, store_path
 from lorelab.runners import SuiteCheck, check_suite
 from lorelab.testgen import (
@@ -89,10 +89,11 @@ def _print_table(path: Path, check: SuiteCheck) -> None:
     console = stdout_console()
 
     def say(text: str) -> None:
-        # Case ids and output hold brackets and colons: never read them as markup or emoji.
-        console.print(text, markup=False, emoji=False)
+        # Case ids and output hold brackets and colons: never read them as markup or emoji;
+        # a test's ESC and bidi controls are shown escaped, never sent to the terminal.
+        console.print(escape_control(text), markup=False, emoji=False)
 
-    table = Table(title=Text(f"{path} ({report.runner})"))
+    table = Table(title=Text(escape_control(f"{path} ({report.runner})")))
     for column in ("run", "classification", "exit", "ms", "passed", "failed", "error", "skipped"):
         table.add_column(column, justify="left" if column == "classification" else "right")
     for number, run in enumerate(report.runs, start=1):
@@ -185,7 +186,7 @@ def run_command(
         Path(path), runner=runner, runs=stability_runs, timeout_s=timeout_s, sandbox=sandbox
     )
     stderr_console().print(
-        f"lorelab: runner {check.report.runner} ({check.report.runner_chosen_by})",
+        escape_control(f"lorelab: runner {check.report.runner} ({check.report.runner_chosen_by})"),
         markup=False,
     )
     if sandbox and check.report.sandbox != "bubblewrap":

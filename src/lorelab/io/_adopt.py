@@ -126,8 +126,8 @@ def kill_orphans(since_ticks: int, keep: Collection[int]) -> int:
         ]
         if not orphans or orphans == previous:
             break  # none left, or only ones that cannot be reaped yet (kept as zombies)
-        previous = orphans
         count += len(set(orphans) - set(previous))
+        previous = orphans
         for pid in _below(table, orphans):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)

@@ -384,3 +384,21 @@ def test_the_readable_table_names_the_decision_and_the_limits(tmp_path):
     assert "decision for dreaming: insufficient" in result.output
     assert "memory_guided" in result.output
     assert "cannot prove" in result.output
+
+
+def test_an_error_naming_a_task_id_prints_its_control_characters_escaped(write_json):
+    # Issue 31 item 18: `missing task x condition: t^[]0;pwned^G ...` reached the terminal raw.
+    hostile = "t\x1b]0;pwned\x07\u202e"
+    data = runs_of(uniform_outcomes(3, False, True))
+    for record in data["runs"]:
+        if record["task_id"] == "t2":
+            record["task_id"] = hostile
+    data["runs"] = [
+        r for r in data["runs"] if not (r["task_id"] == hostile and r["condition"] == "dreaming")
+    ]
+    result = CliRunner().invoke(app, ["evaluate", "--input", str(write_json(data))])
+    assert result.exit_code == 2, result.output
+    assert "\x1b" not in result.stderr
+    assert "\x07" not in result.stderr
+    assert "\u202e" not in result.stderr
+    assert "missing task x condition: t\\x1b]0;pwned\\x07\\u202e x dreaming" in result.stderr
