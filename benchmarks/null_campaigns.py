@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lorelab.evaluation.learning.records import Arm, RoleWorkerBinding, TrialRecord
+from lorelab.evaluation.learning.records import Arm, ControlArm, RoleWorkerBinding, TrialRecord
 from lorelab.evaluation.learning.roles import PerRole
 from lorelab.evaluation.learning.summary import compare_arms
 
@@ -98,9 +98,15 @@ def _detections(rng: random.Random, p: float) -> int:
 
 
 def campaign_records(
-    rng: random.Random, specifications: Sequence[str], repetitions: int, q: float | None
+    rng: random.Random,
+    specifications: Sequence[str],
+    repetitions: int,
+    q: float | None,
+    *,
+    placebo: bool = False,
 ) -> list[TrialRecord]:
-    """One campaign's trials: both arms from one difficulty per specification, plus q."""
+    """One campaign's trials: both arms (and the placebo arm with ``placebo``) from one
+    difficulty per specification, plus q in the memory arm."""
     records = []
     for spec in specifications:
         p = rng.uniform(LOW, HIGH)
@@ -111,13 +117,19 @@ def campaign_records(
                 memory = min(DEFECTS, memory + 1)
             records.append(_trial(spec, repetition, "memory", memory))
             records.append(_trial(spec, repetition, "no-memory", plain))
+            if placebo:
+                records.append(_trial(spec, repetition, "placebo", _detections(rng, p)))
     return records
 
 
 def label_of(
-    records: Sequence[TrialRecord], specifications: Sequence[str], repetitions: int
+    records: Sequence[TrialRecord],
+    specifications: Sequence[str],
+    repetitions: int,
+    control: ControlArm = "no-memory",
 ) -> str:
-    """The label the real summary code gives ``records`` (a live run with lessons)."""
+    """The label the real summary code gives ``records`` (a live run with lessons), memory
+    against ``control``."""
     paired = compare_arms(
         specifications,
         records,
@@ -126,8 +138,52 @@ def label_of(
         frozen_lessons=1,
         repetitions=repetitions,
         resamples=SIMULATION_RESAMPLES,
+        control=control,
     )
     return paired.label
+
+
+def simulate_placebo(
+    specifications: int, repetitions: int, campaigns: int, *, seed: int = 0
+) -> tuple[Rates, Rates]:
+    """Null label rates of both comparisons of a three-arm run (memory against no-memory,
+    memory against placebo), every arm drawn alike."""
+    rng = random.Random(seed)
+    specs = [f"spec-{index}" for index in range(specifications)]
+    labels: dict[ControlArm, Counter[str]] = {"no-memory": Counter(), "placebo": Counter()}
+    for _ in range(campaigns):
+        records = campaign_records(rng, specs, repetitions, None, placebo=True)
+        for control, counter in labels.items():
+            counter[label_of(records, specs, repetitions, control)] += 1
+    return tuple(  # type: ignore[return-value]
+        Rates(
+            specifications,
+            repetitions,
+            None,
+            campaigns,
+            labels[control]["positive"] / campaigns,
+            labels[control]["negative"] / campaigns,
+        )
+        for control in ("no-memory", "placebo")
+    )
+
+
+def _placebo_table(campaigns: int, seed: int) -> list[Rates]:
+    print(f"## Null with a placebo arm: {campaigns} campaigns each, 3 repetitions, 3 arms alike\n")
+    print("| specifications | comparison | positive | negative | at most 5% |")
+    print("|---|---|---|---|---|")
+    rows = []
+    for specs in NULL_SPECS:
+        pair = simulate_placebo(specs, 3, campaigns, seed=seed + 7 * specs)
+        for name, rates in zip(("memory vs no-memory", "memory vs placebo"), pair, strict=True):
+            ok = rates.positive <= LIMIT and rates.negative <= LIMIT
+            print(
+                f"| {specs} | {name} | {rates.positive:.2%} | {rates.negative:.2%} | "
+                f"{'yes' if ok else 'NO'} |"
+            )
+            rows.append(rates)
+    print()
+    return rows
 
 
 def simulate(
@@ -193,9 +249,17 @@ def main() -> None:
         "--q", type=float, nargs="+", default=list(POWER_Q), help="Planted effects to tabulate."
     )
     parser.add_argument("--no-null", action="store_true", help="Skip the null table.")
+    parser.add_argument(
+        "--placebo-campaigns",
+        type=int,
+        default=2_000,
+        help="Null campaigns per row with a placebo arm (0: skip).",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     rows = [] if args.no_null else _null_table(args.campaigns, args.seed)
+    if args.placebo_campaigns:
+        rows += _placebo_table(args.placebo_campaigns, args.seed)
     if args.power_campaigns:
         _power_table(args.power_campaigns, args.seed, args.q)
     print(f"({time.perf_counter() - started:.0f} s)")

@@ -160,6 +160,24 @@ def _overview(run: LearningRun) -> tuple[Section, Section]:
                 ],
             )
         )
+        placebo = summary.paired_placebo
+        if placebo is not None:
+            test = placebo.sign_test
+            parts.append(
+                banner(
+                    placebo.label,
+                    f"memory against placebo: {placebo.label}",
+                    [
+                        f"why: {placebo.label_reason}",
+                        "the placebo arm gets as many lessons of about the same size, from "
+                        "other specifications' history: this comparison separates relevant "
+                        "memory from any extra input",
+                        f"sign test (exact, two-sided, ties excluded): +{test['positive']} "
+                        f"\u2212{test['negative']} ={test['ties']}, p = {test['pValue']:.4g}; "
+                        f"mean difference {fmt(placebo.effect.mean_difference, signed=True)}",
+                    ],
+                )
+            )
     rows: list[tuple[str, Cell]] = [
         ("evidence kind", summary.evidence_kind if summary else None),
         ("dataset", manifest.dataset if manifest else None),
@@ -240,16 +258,16 @@ def _spec_differences(run: LearningRun, summary: Summary) -> Html:
          Value(p.difference, signed=True), link("summary.json", href)]
         for p in specs
     ]  # fmt: skip
+    headers: tuple[str, ...] = ("specification", "memory", "no-memory", "difference", "receipt")
+    if summary.paired_placebo is not None:
+        headers = (*headers[:4], "placebo", "memory \u2212 placebo", "receipt")
+        for row, sham in zip(rows, summary.paired_placebo.specs, strict=True):
+            row[4:4] = [Value(sham.placebo_recall), Value(sham.difference, signed=True)]
     return figure(
         "spec-differences",
         bar_chart("Mean recall difference per specification", bars, domain=(-1.0, 1.0)),
         "The sign test's units: per specification, mean recall memory minus no-memory.",
-        table(
-            "spec-differences",
-            "Per specification (the sign test's units)",
-            ("specification", "memory", "no-memory", "difference", "receipt"),
-            rows,
-        ),
+        table("spec-differences", "Per specification (the sign test's units)", headers, rows),
     )
 
 
@@ -303,6 +321,7 @@ def _arms(run: LearningRun) -> Section:
             d.detected,
             Value(d.defect_recall),
             d.passing_cases,
+            d.trials_with_lesson_used,
             link("summary.json", href),
         ]
         for arm, d in summary.arms.items()
@@ -325,6 +344,7 @@ def _arms(run: LearningRun) -> Section:
                     "detected",
                     "recall",
                     "passing cases",
+                    "trials with a lesson used",
                     "receipt",
                 ),
                 rows,

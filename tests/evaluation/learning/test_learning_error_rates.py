@@ -69,3 +69,15 @@ def test_the_simulation_labels_exactly_as_a_run_summary_does():
             )
             summary = build_summary(manifest, "0" * 64, "live", settings, records, frozen_lessons=1)
             assert CAMPAIGNS.label_of(records, specs, 3) == summary.paired.label
+
+
+@pytest.mark.parametrize(("specifications", "campaigns"), [(6, 800), (12, 400)])
+def test_with_a_placebo_arm_no_comparison_is_labelled_in_over_5_percent_under_the_null(
+    specifications, campaigns
+):
+    against_no_memory, against_placebo = CAMPAIGNS.simulate_placebo(
+        specifications, 3, campaigns, seed=specifications
+    )
+    for rates in (against_no_memory, against_placebo):
+        assert rates.positive <= 0.05
+        assert rates.negative <= 0.05

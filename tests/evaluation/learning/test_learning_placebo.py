@@ -132,3 +132,21 @@ def test_without_the_placebo_arm_the_summary_has_no_second_comparison():
     summary = build_summary(MANIFEST, "0" * 64, "live", _settings(3), records, frozen_lessons=2)
     assert summary.paired_placebo is None
     assert set(summary.arms) == {"memory", "no-memory"}
+
+
+def test_only_re_escape_history_tests_behaviour_the_current_version_changed(tmp_path):
+    from lorelab.runners import PytestRunner
+
+    current = {entry.path: entry for f in EVOLUTION.fixtures for entry in f.files}
+    runner = PytestRunner(plugin_autoload=False)
+    failing: set[str] = set()
+    for item in EVOLUTION.history:
+        project = tmp_path / item.id
+        for entry in [*(current[e.path] for e in item.files), *item.tests]:
+            target = project / entry.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(entry.content, encoding="utf-8")
+        execution = runner.run(project, timeout_s=120.0)
+        assert execution.cases, item.id
+        failing |= {case.id.split("::")[0] for case in execution.cases if case.status != "passed"}
+    assert failing == {"tests/test_re_escape.py"}
