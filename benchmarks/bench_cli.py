@@ -11,6 +11,8 @@ on a shared machine the CPU ratio is the steadier figure. Targets (on wall time,
 - ``lorelab --version`` and ``lorelab --help``: at most 10x the baseline;
 - ``lorelab memory prepare`` on a one-item store, and every ``lorelab hook EVENT`` handler: at
   most 20x the baseline;
+- ``lorelab hook UserPromptSubmit (via server)``: the same hook with a ``lorelab serve`` running
+  for its store (the hooks' fast path), at most 5x the baseline; the in-process row beside it;
 - ``lorelab mcp``, from spawn to the tools listed by the MCP SDK's own client: at most 0.8 s.
   Beside it, a reference without target: the import of the SDK's server modules, the way
   ``lorelab mcp`` imports them, timed inside a fresh process: the SDK's part of that start.
@@ -38,7 +40,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 PROGRAM = [sys.executable, "-m", "lorelab"]
-TARGETS = {"version": 10.0, "help": 10.0, "memory prepare": 20.0}
+VIA_SERVER = "hook UserPromptSubmit (via server)"
+TARGETS = {"version": 10.0, "help": 10.0, "memory prepare": 20.0, VIA_SERVER: 5.0}
 HOOK_TARGET = 20.0
 MCP_TARGET_S = 0.8
 SDK_IMPORT = (
@@ -196,6 +199,26 @@ def _stop_that_records(project: Path, env: dict[str, str], session: str) -> tupl
     return _time_process([*PROGRAM, "hook", "Stop"], env, stop)
 
 
+def _start_server(home: Path, project: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A ``lorelab serve`` for ``home``, once its ``serve.json`` (the hooks' fast path) exists."""
+    server = subprocess.Popen(
+        [*PROGRAM, "serve", "--home", str(home), "--project", str(project), "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            if json.loads((home / "serve.json").read_text()).get("pid") == server.pid:
+                return server
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    server.kill()
+    raise SystemExit("lorelab serve did not start")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="processes per figure (median)")
@@ -229,15 +252,30 @@ def main(argv: list[str] | None = None) -> int:
             cases["hook Stop (records)"] = lambda: _stop_that_records(
                 project, hook_env, f"bench-record-{next(sessions)}"
             )
+        server = None
+        if "hook UserPromptSubmit" in cases:
+            served_home = root / "served-home"
+            _one_item_store(served_home, {**env, "LORELAB_HOME": str(served_home)})
+            server = _start_server(served_home, project, env)
+            served_env = {**hook_env, "LORELAB_HOME": str(served_home)}
+            prompt = _hook_cases(project)["UserPromptSubmit"]
+            cases[VIA_SERVER] = lambda: _time_process(
+                [*PROGRAM, "hook", "UserPromptSubmit"], served_env, prompt
+            )
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         mcp_samples: list[float] = []
         sdk_samples: list[float] = []
         load_before = os.getloadavg()
-        for _ in range(args.runs):
-            for name, run in cases.items():
-                samples[name].append(run())
-            mcp_samples.append(_mcp_spawn_to_tools(home))
-            sdk_samples.append(_sdk_import_s(env))
+        try:
+            for _ in range(args.runs):
+                for name, run in cases.items():
+                    samples[name].append(run())
+                mcp_samples.append(_mcp_spawn_to_tools(home))
+                sdk_samples.append(_sdk_import_s(env))
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait(timeout=60)
         load_after = os.getloadavg()
 
     baseline = statistics.median(wall for wall, _ in samples["python -c pass"])

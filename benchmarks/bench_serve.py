@@ -212,6 +212,19 @@ async def closed_loop(
         return load.summary(time.perf_counter() - began)
 
 
+def _terminate(process: subprocess.Popen[bytes]) -> float | None:
+    """SIGTERM, and the seconds the server took to exit (``None``: killed after 120 s)."""
+    began = time.perf_counter()
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=30)
+        return None
+    return round(time.perf_counter() - began, 2)
+
+
 def fault(home: Path, project: Path, token: str, tasks: list[str], args: argparse.Namespace):
     process, url = _start(home, project)
     load = Load(tasks, args.seed + 2)
@@ -248,8 +261,7 @@ def fault(home: Path, project: Path, token: str, tasks: list[str], args: argpars
         finally:
             conn.close()
     finally:
-        again.send_signal(signal.SIGTERM)
-        again.wait(timeout=60)
+        _terminate(again)
     return {
         "killedBySignal": killed_by,
         "acknowledgedRecords": len(load.acknowledged),
@@ -280,14 +292,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 args.rate,
                 args.duration,
             )
+            print(json.dumps({"openLoop": opened}), file=sys.stderr, flush=True)
             closed = anyio.run(
                 lambda: closed_loop(
                     url, token, Load(tasks, args.seed + 1), args.clients, args.closed_duration
                 )
             )
+            print(json.dumps({"openLoop": opened, "closedLoop": closed}), file=sys.stderr)
         finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=60)
+            graceful_s = _terminate(process)
         faulted = fault(home, project, token, tasks, args) if args.fault_duration > 0 else None
         load_after = os.getloadavg()
     p95 = opened["prepare"]["p95S"]
@@ -301,6 +314,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "mix": {"prepare": 0.8, "record": 0.2},
         "loadAverageBefore": [round(v, 2) for v in load_before],
         "loadAverageAfter": [round(v, 2) for v in load_after],
+        "shutdownAfterSigtermS": graceful_s,
         "openLoop": {"ratePerSecond": args.rate, **opened},
         "closedLoop": closed,
         "fault": faulted,

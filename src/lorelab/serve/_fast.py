@@ -89,8 +89,12 @@ def _request(state: dict[str, Any], path: str, body: bytes) -> tuple[int, bytes]
     if scheme == "https":
         import ssl
 
-        context = ssl.create_default_context(cafile=state.get("tls_cafile"))
-        sock = context.wrap_socket(sock, server_hostname=host)
+        try:
+            context = ssl.create_default_context(cafile=state.get("tls_cafile"))
+            sock = context.wrap_socket(sock, server_hostname=host)
+        except (OSError, ValueError) as exc:  # nothing was sent: the hook runs in-process
+            sock.close()
+            raise NotHandled(f"no TLS session with {state['url']}: {exc}") from None
     token = state.get("token")
     head = [
         f"POST {path} HTTP/1.1",
