@@ -500,8 +500,19 @@ def test_scan_is_quiet_on_stderr_when_stdout_is_not_a_terminal(tmp_path):
         check=False,
     )
     assert proc.returncode == 1, proc.stderr
-    assert proc.stderr == ""
+    # No progress, only the one line that says why the scan exits 1.
+    assert proc.stderr == (
+        "lorelab: 2 of 3 sessions re-ran a command that had failed before a boundary, and it "
+        "failed again (2 repeated failures)\n"
+    )
     assert "total (3 sessions)" in proc.stdout
+
+
+def test_a_scan_that_exits_1_says_why_on_screen(tmp_path):
+    result = CliRunner().invoke(app, ["eval", "context", "scan", str(SESSIONS)])
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("lorelab: 2 of 3 sessions re-ran a command")
 
 
 def test_fixtures_still_score_without_naming_the_run_subcommand(tmp_path):
