@@ -1,6 +1,7 @@
 """lorelab evaluate: reading a runs file as the protocol writes it, and the decision rule."""
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -384,3 +385,16 @@ def test_the_readable_table_names_the_decision_and_the_limits(tmp_path):
     assert "decision for dreaming: insufficient" in result.output
     assert "memory_guided" in result.output
     assert "cannot prove" in result.output
+
+
+def test_the_report_tables_cut_no_header_at_80_columns():
+    data = Path(__file__).parents[2] / "report" / "data" / "conditions"
+    manifest = Path(__file__).parents[3] / "examples" / "conditions" / "conditions.json"
+    result = CliRunner().invoke(
+        app,
+        ["evaluate", "--input", str(data / "beta2_runs.json"), "--manifest", str(manifest)],
+        env={"COLUMNS": "80"},
+    )
+    tables = result.output.split("What this protocol cannot prove")[0]
+    assert "\u2026" not in tables
+    assert "failures" in tables
