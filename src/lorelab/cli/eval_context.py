@@ -357,7 +357,8 @@ def scan_command(
         echo_json(result.receipt)
     else:
         _scan_table(result)
-    if result.exit_code == 1:
+    if result.exit_code == 1 and not as_json:
+        # --json carries the totals that say why; a person gets them in one line.
         click.echo(f"lorelab: {_scan_failed(result)}", err=True)
     exit_with(result.exit_code)
 

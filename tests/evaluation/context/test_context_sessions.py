@@ -477,7 +477,7 @@ def test_scan_json_has_the_documented_keys_and_a_table_with_totals(tmp_path):
         assert {"sessionId", "compactions", "restarts", "handoffs", "repeatedFailures",
                 "rerunsPassed"} <= set(session)  # fmt: skip
     table = cli("scan", SESSIONS)
-    lines = table.output.splitlines()
+    lines = table.stdout.splitlines()  # stderr holds the line that says why it exits 1
     assert lines[0].split()[:7] == ["session", "agent", "compactions", "restarts", "handoffs",
                                     "repeatedFailures", "rerunsPassed"]  # fmt: skip
     assert lines[-1].startswith("total (3 sessions)")
