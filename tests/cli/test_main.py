@@ -186,3 +186,30 @@ def test_eval_conditions_report_is_the_evaluate_command(tmp_path):
     assert old.exit_code == new.exit_code == 1, old.output
     assert json.loads(new.stdout) == json.loads(old.stdout)
     assert json.loads(new.stdout)["conditions"]
+
+
+def test_a_mistyped_top_level_command_gets_a_suggestion_in_one_line():
+    result = CliRunner().invoke(app, ["memroy", "list"])
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "No such command 'memroy'. Did you mean 'memory'?" in line
+
+
+def test_a_mistyped_subcommand_gets_a_suggestion_too():
+    result = CliRunner().invoke(app, ["memory", "prepar", "x"])
+    assert result.exit_code == 2
+    assert "Did you mean 'prepare'?" in result.stderr
+
+
+def test_dash_capital_v_prints_the_version():
+    result = CliRunner().invoke(app, ["-V"])
+    assert result.exit_code == 0
+    assert result.output.startswith("lorelab, version ")
+
+
+@pytest.mark.parametrize("group", [[], ["memory"], ["eval"], ["tests"], ["hooks"]])
+def test_help_never_cuts_a_command_summary_mid_sentence(group):
+    result = CliRunner().invoke(app, [*group, "--help"], terminal_width=80)
+    assert result.exit_code == 0
+    commands = result.output.split("Commands:", 1)[1]
+    assert "..." not in commands

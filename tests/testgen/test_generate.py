@@ -1,4 +1,5 @@
 import json
+import sys
 import textwrap
 
 import pytest
@@ -268,11 +269,36 @@ def test_order_dependent_pair_is_caught_by_the_reverse_run(project, tmp_path):
 
 def test_existing_test_file_is_never_overwritten(project, tmp_path):
     (project / "tests").mkdir()
-    (project / "tests" / "test_clip.py").write_text("# mine\n")
-    agent = scripted_worker(tmp_path, files=[("tests/test_clip.py", PASSING_TEST)])
+    (project / "tests" / "test_clip_extra.py").write_text("# mine\n")
+    agent = scripted_worker(tmp_path, files=[("tests/test_clip_extra.py", PASSING_TEST)])
     result = generate_for_project(_options(project, tmp_path, agent))
     assert not result.validation.valid
     assert "already exists" in result.validation.path_violations[0]
+    assert (project / "tests" / "test_clip_extra.py").read_text() == "# mine\n"
+
+
+def test_an_existing_test_file_for_the_source_is_refused_before_any_worker_call(project, tmp_path):
+    (project / "tests").mkdir()
+    (project / "tests" / "test_clip.py").write_text("# mine\n")
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    counting = tmp_path / "counting_worker.py"
+    counting.write_text(
+        "import sys, uuid\nfrom pathlib import Path\n"
+        f"Path({str(calls)!r}, uuid.uuid4().hex).write_text('called')\n"
+        "from lorelab.testing.fixture import main\nmain()\n"
+    )
+    (tmp_path / "requirements.txt").write_text(REQUIREMENTS)
+    result = CliRunner().invoke(
+        app,
+        ["tests", "generate", str(project), "--requirements", str(tmp_path / "requirements.txt"),
+         "--source", "src/clip.py", "--agent", json.dumps([sys.executable, str(counting)])],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert "tests/test_clip.py already exists" in line
+    assert "no worker was called" in line
+    assert list(calls.iterdir()) == []
     assert (project / "tests" / "test_clip.py").read_text() == "# mine\n"
 
 

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+FULL_SENTENCE = 10_000
+"""A short-help limit no summary reaches: the command list shows each first sentence whole."""
+
+
 class OneLineUsageError(click.UsageError):
     """A usage error shown as one line (``lorelab: error: ...``) instead of click's three."""
 
@@ -75,6 +79,34 @@ class LorelabGroup(click.Group):
             click.echo(f"lorelab: interrupted by {name}", err=True)
             ctx.exit(code)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib  # only a mistyped command pays for it
+
+            visible = [
+                command
+                for command in self.list_commands(ctx)
+                if command not in self.commands or not self.commands[command].hidden
+            ]
+            close = difflib.get_close_matches(name, visible, n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise OneLineUsageError(f"No such command {name!r}.{hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The whole first sentence of each command's help: the list wraps, it never cuts one.
+        rows = [
+            (name, command.get_short_help_str(FULL_SENTENCE))
+            for name in self.list_commands(ctx)
+            if (command := self.get_command(ctx, name)) is not None and not command.hidden
+        ]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 class LazyCommand(NamedTuple):
     """A subcommand imported on first use: ``"module:attribute"`` and its one-line help.
@@ -105,9 +137,7 @@ class LazyGroup(LorelabGroup):
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        limit = (
-            formatter.width - 6 - max((len(name) for name in self.list_commands(ctx)), default=0)
-        )
+        limit = FULL_SENTENCE
         rows = []
         for name in self.list_commands(ctx):
             if name in self.commands:

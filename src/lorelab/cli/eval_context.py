@@ -357,4 +357,22 @@ def scan_command(
         echo_json(result.receipt)
     else:
         _scan_table(result)
+    if result.exit_code == 1 and not as_json:
+        # --json carries the totals that say why; a person gets them in one line.
+        click.echo(f"lorelab: {_scan_failed(result)}", err=True)
     exit_with(result.exit_code)
+
+
+def _scan_failed(result: ScanResult) -> str:
+    """Why a scan exits 1, in one line: sessions that repeated a failure, files refused."""
+    totals = result.receipt.totals
+    reasons: list[str] = []
+    if totals.repeated_failures:
+        sessions = sum(1 for row in result.receipt.sessions if row.repeated_failures)
+        reasons.append(
+            f"{sessions} of {totals.sessions} sessions re-ran a command that had failed before a "
+            f"boundary, and it failed again ({totals.repeated_failures} repeated failures)"
+        )
+    if totals.refused:
+        reasons.append(f"{totals.refused} files could not be read (see refused in the receipt)")
+    return "; ".join(reasons)

@@ -70,6 +70,7 @@ def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.option(
+    "-V",
     "--version",
     is_flag=True,
     expose_value=False,

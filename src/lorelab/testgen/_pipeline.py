@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from lorelab._model import RunnerName
+from lorelab.errors import OutputExistsError
 from lorelab.memory import open_store, store_path
 from lorelab.runners import is_test_file
 from lorelab.testgen._apply import apply_tests
@@ -62,6 +63,35 @@ def _recall(options: GenerateOptions) -> Recall | None:
         store.close()
 
 
+def canonical_destination(runner: RunnerName, source: str) -> str | None:
+    """Where tests of ``source`` go by convention (``tests/test_<m>.py``, ``test/<m>.test.js``);
+    None for a file of another language."""
+    stem = PurePosixPath(source).stem
+    if runner == "pytest" and source.endswith(".py"):
+        return f"tests/test_{stem}.py"
+    if runner == "node" and source.endswith(".js"):
+        return f"test/{stem}.test.js"
+    return None
+
+
+def refuse_taken_destinations(
+    project: Path, runner: RunnerName, files: Sequence[FileEntry], sources: Sequence[FileEntry]
+) -> None:
+    """Refuse, before any worker call, when a source's conventional test file already exists:
+    generated tests are never written over a file, so the calls could only be refused."""
+    present = {entry.path for entry in files}
+    taken = [
+        path
+        for entry in sources
+        if (path := canonical_destination(runner, entry.path)) is not None and path in present
+    ]
+    if taken:
+        raise OutputExistsError(
+            f"{project}: {', '.join(taken)} already exists; generated tests never overwrite a "
+            "file, so no worker was called (remove it, or generate into a fresh copy)"
+        )
+
+
 def _result(
     options: GenerateOptions,
     recall: Recall | None,
@@ -85,6 +115,7 @@ def generate_for_project(options: GenerateOptions) -> GenerateResult:
     project_files = read_project(options.project)
     files = list(project_files.files)
     sources = select_sources(options.project, files, options.sources)
+    refuse_taken_destinations(options.project, options.runner, files, sources)
     recall = _recall(options)
     with RunRoot() as root:
         worker_cwd = root.create_project("worker", files)

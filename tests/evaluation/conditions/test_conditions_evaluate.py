@@ -1,6 +1,7 @@
 """lorelab evaluate: reading a runs file as the protocol writes it, and the decision rule."""
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -402,3 +403,16 @@ def test_an_error_naming_a_task_id_prints_its_control_characters_escaped(write_j
     assert "\x07" not in result.stderr
     assert "\u202e" not in result.stderr
     assert "missing task x condition: t\\x1b]0;pwned\\x07\\u202e x dreaming" in result.stderr
+
+
+def test_the_report_tables_cut_no_header_at_80_columns():
+    data = Path(__file__).parents[2] / "report" / "data" / "conditions"
+    manifest = Path(__file__).parents[3] / "examples" / "conditions" / "conditions.json"
+    result = CliRunner().invoke(
+        app,
+        ["evaluate", "--input", str(data / "beta2_runs.json"), "--manifest", str(manifest)],
+        env={"COLUMNS": "80"},
+    )
+    tables = result.output.split("What this protocol cannot prove")[0]
+    assert "\u2026" not in tables
+    assert "failures" in tables

@@ -477,7 +477,7 @@ def test_scan_json_has_the_documented_keys_and_a_table_with_totals(tmp_path):
         assert {"sessionId", "compactions", "restarts", "handoffs", "repeatedFailures",
                 "rerunsPassed"} <= set(session)  # fmt: skip
     table = cli("scan", SESSIONS)
-    lines = table.output.splitlines()
+    lines = table.stdout.splitlines()  # stderr holds the line that says why it exits 1
     assert lines[0].split()[:7] == ["session", "agent", "compactions", "restarts", "handoffs",
                                     "repeatedFailures", "rerunsPassed"]  # fmt: skip
     assert lines[-1].startswith("total (3 sessions)")
@@ -500,8 +500,19 @@ def test_scan_is_quiet_on_stderr_when_stdout_is_not_a_terminal(tmp_path):
         check=False,
     )
     assert proc.returncode == 1, proc.stderr
-    assert proc.stderr == ""
+    # No progress, only the one line that says why the scan exits 1.
+    assert proc.stderr == (
+        "lorelab: 2 of 3 sessions re-ran a command that had failed before a boundary, and it "
+        "failed again (2 repeated failures)\n"
+    )
     assert "total (3 sessions)" in proc.stdout
+
+
+def test_a_scan_that_exits_1_says_why_on_screen(tmp_path):
+    result = CliRunner().invoke(app, ["eval", "context", "scan", str(SESSIONS)])
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("lorelab: 2 of 3 sessions re-ran a command")
 
 
 def test_fixtures_still_score_without_naming_the_run_subcommand(tmp_path):
