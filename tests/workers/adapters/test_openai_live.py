@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-import os
 
 import pytest
 
