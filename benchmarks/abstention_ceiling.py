@@ -187,12 +187,46 @@ def figures(data: dict[str, Any], embed: Embed, split: str) -> dict[str, Any]:
     }
 
 
+def frontier(data: dict[str, Any], embed: Embed, split: str = "dev") -> dict[str, Any]:
+    """Served recall@3 against silence on unrelated tasks, for every threshold on the best
+    similarity (serve the three most similar when the best reaches it): the frontier that
+    issue 29 compares models on, on the dev split only."""
+    experiences = data["experiences"]
+    tasks = [t for t in data["tasks"] if t["split"] == split and t["kind"] != "hard-negative"]
+    stored = embed([e["task"] for e in experiences])
+    asked = embed([t["text"] for t in tasks])
+    rows: list[tuple[str, float, bool]] = []
+    for task, vector in zip(tasks, asked, strict=True):
+        usable = [
+            i for i, e in enumerate(experiences) if e.get("project") in (task.get("project"), None)
+        ]
+        ranked = sorted((float(vector @ stored[i]), experiences[i]["key"]) for i in usable)[::-1]
+        best = ranked[0][0] if ranked else -1.0
+        hit = any(key in task["relevant"] for _, key in ranked[:3])
+        rows.append((task["kind"], best, hit))
+    para = [r for r in rows if r[0] == "paraphrase"]
+    unrelated = [r for r in rows if r[0] == "unrelated"]
+    points = []
+    for threshold in sorted({round(best, 3) for _, best, _ in rows}):
+        recall = sum(best >= threshold and hit for _, best, hit in para) / len(para)
+        silence = sum(best < threshold for _, best, _ in unrelated) / len(unrelated)
+        points.append((threshold, round(recall, 4), round(silence, 4)))
+    at = {
+        level: max((r for _, r, s in points if s >= level), default=0.0)
+        for level in (0.9, 0.95, 1.0)
+    }
+    return {"split": split, "recall_at_3_at_unrelated_silence": at}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--minilm", type=Path, help="directory of all-MiniLM-L6-v2 (safetensors, tokenizer.json)"
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--frontier", action="store_true", help="dev frontier: recall@3 vs unrelated silence"
+    )
     args = parser.parse_args(argv)
     data = json.loads(SET.read_text(encoding="utf-8"))
     models: dict[str, Embed] = {"wordllama-l2_supercat_256": wordllama()}
@@ -201,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.minilm}: no model.safetensors there", file=sys.stderr)
             return 2
         models["all-MiniLM-L6-v2"] = minilm(args.minilm)
+    if args.frontier:
+        found = {name: frontier(data, embed) for name, embed in models.items()}
+        print(json.dumps(found, indent=2))
+        return 0
     rows = [
         {"model": name, **figures(data, embed, split)}
         for name, embed in models.items()

@@ -26,7 +26,6 @@ import argparse
 import json
 import math
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -44,8 +43,14 @@ from lorelab.memory import (
 )
 
 SET = Path(__file__).resolve().parent / "data" / "retrieval_heldout.json"
-SILENCE_TARGET = 0.95
-WRONG_FIRST_TARGET = 0.02
+# The operating point's stated utility per served item (docs/memory.md): (gain when the item
+# addresses the task, cost when it does not). A wrong match is an instruction that misleads:
+# it costs three times what a right one gains. A related item is context: it gains half as
+# much and costs a quarter (the reading), so the cost ratio is 3:1 for a match, 1:2 for related.
+UTILITY = {"match": (1.0, 3.0), "related": (0.5, 0.25)}
+# Constraints on the dev operating point.
+SILENCE_UNRELATED = 0.90
+MATCH_PRECISION = 0.85
 
 
 def _record(item: dict[str, Any]) -> RecordRequest:
@@ -62,45 +67,138 @@ def _record(item: dict[str, Any]) -> RecordRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class Graded:
+    """One graded candidate (the first trusted ones of a task): its confidence and truth."""
+
+    key: str
+    relevant: bool
+    confidence: float | None
+    tier: str | None
+    signals: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
-    """One task: the keys its brief served, in order, and the explained ranking's keys."""
+    """One task: what its brief served (key, tier) in order, the ranking, the graded items."""
 
     task: dict[str, Any]
-    served: list[str]
+    served: list[tuple[str, str]]
     ranked: list[str]
-    top_signals: dict[str, float] | None
+    graded: list[Graded]
+    best_semantic: float | None
+
+
+def _share(count: int, total: int) -> float | None:
+    return round(count / total, 4) if total else None
+
+
+def _served_figures(outcomes: list[Outcome]) -> dict[str, Any]:
+    """Item counts and precision per tier, and the stated utility (docs/memory.md)."""
+    counts = {"match": [0, 0], "related": [0, 0]}
+    for o in outcomes:
+        for key, tier in o.served:
+            counts[tier][0] += 1
+            counts[tier][1] += key in o.task["relevant"]
+    utility = sum(
+        UTILITY[tier][0] * right - UTILITY[tier][1] * (total - right)
+        for tier, (total, right) in counts.items()
+    )
+    return {
+        "match_items": counts["match"][0],
+        "match_precision": _share(counts["match"][1], counts["match"][0]),
+        "related_items": counts["related"][0],
+        "related_precision": _share(counts["related"][1], counts["related"][0]),
+        "utility": round(utility, 4),
+    }
 
 
 def _figures(outcomes: list[Outcome]) -> dict[str, Any]:
     para = [o for o in outcomes if o.task["kind"] == "paraphrase"]
-    negatives = [o for o in outcomes if o.task["kind"] != "paraphrase"]
+    unrelated = [o for o in outcomes if o.task["kind"] == "unrelated"]
+    hard = [o for o in outcomes if o.task["kind"] == "hard-negative"]
+    negatives = unrelated + hard
 
     def first(keys: list[str], relevant: list[str]) -> int | None:
         return next((i for i, key in enumerate(keys) if key in relevant), None)
 
-    def share(count: int, total: int) -> float | None:
-        return round(count / total, 4) if total else None
+    def no_match(group: list[Outcome]) -> float | None:
+        return _share(sum(all(t != "match" for _, t in o.served) for o in group), len(group))
 
-    served_first = [first(o.served, o.task["relevant"]) for o in para]
+    served_first = [first([k for k, _ in o.served], o.task["relevant"]) for o in para]
+    match_first = [
+        first([k for k, t in o.served if t == "match"], o.task["relevant"]) for o in para
+    ]
     ranked_first = [first(o.ranked, o.task["relevant"]) for o in para]
     return {
         "paraphrases": len(para),
-        "negatives": len(negatives),
-        "recall_at_1": share(sum(r == 0 for r in served_first), len(para)),
-        "recall_at_3": share(sum(r is not None and r < 3 for r in served_first), len(para)),
-        "mrr": share(sum(0 if r is None else 1 / (r + 1) for r in served_first), len(para)),  # type: ignore[arg-type]
-        "silence": share(sum(not o.served for o in negatives), len(negatives)),
-        "wrong_first": share(
+        "unrelated": len(unrelated),
+        "hard_negatives": len(hard),
+        "recall_at_1": _share(sum(r == 0 for r in served_first), len(para)),
+        "recall_at_3": _share(sum(r is not None and r < 3 for r in served_first), len(para)),
+        "match_recall_at_3": _share(sum(r is not None and r < 3 for r in match_first), len(para)),
+        "mrr": _share(sum(0 if r is None else 1 / (r + 1) for r in served_first), len(para)),  # type: ignore[arg-type]
+        "silence_unrelated": _share(sum(not o.served for o in unrelated), len(unrelated)),
+        "silence_hard_negatives": _share(sum(not o.served for o in hard), len(hard)),
+        "silence": _share(sum(not o.served for o in negatives), len(negatives)),
+        "no_match_unrelated": no_match(unrelated),
+        "no_match_hard_negatives": no_match(hard),
+        **_served_figures(outcomes),
+        "wrong_first": _share(
             sum(bool(o.served) and r != 0 for o, r in zip(para, served_first, strict=True)),
             len(para),
         ),
-        "ranking_recall_at_3": share(sum(r is not None and r < 3 for r in ranked_first), len(para)),
-        "ranking_mrr": share(sum(0 if r is None else 1 / (r + 1) for r in ranked_first), len(para)),  # type: ignore[arg-type]
+        "ranking_recall_at_3": _share(
+            sum(r is not None and r < 3 for r in ranked_first), len(para)
+        ),
+        "ranking_mrr": _share(
+            sum(0 if r is None else 1 / (r + 1) for r in ranked_first), len(para)
+        ),  # type: ignore[arg-type]
         "false_briefs": [o.task["id"] for o in negatives if o.served],
-        "wrong_first_tasks": [
-            o.task["id"] for o, r in zip(para, served_first, strict=True) if o.served and r != 0
+        "matches_on_negatives": [
+            o.task["id"] for o in negatives if any(t == "match" for _, t in o.served)
         ],
     }
+
+
+def calibration(outcomes: list[Outcome], served_only: bool = False) -> dict[str, Any]:
+    """Reliability table (10 bins of width 0.1) and expected calibration error of the
+    confidence over the graded items (or only the served ones)."""
+    items = [
+        g
+        for o in outcomes
+        for g in o.graded
+        if g.confidence is not None and (g.tier is not None or not served_only)
+    ]
+    rows = []
+    error = 0.0
+    for low in range(10):
+        inside = [
+            g
+            for g in items
+            if low / 10 <= g.confidence < (low + 1) / 10 or (low == 9 and g.confidence == 1.0)  # type: ignore[operator]
+        ]
+        if not inside:
+            rows.append(
+                {
+                    "bin": f"{low / 10:.1f}-{(low + 1) / 10:.1f}",
+                    "items": 0,
+                    "mean_confidence": None,
+                    "share_relevant": None,
+                }
+            )
+            continue
+        mean = sum(g.confidence for g in inside) / len(inside)  # type: ignore[misc]
+        share = sum(g.relevant for g in inside) / len(inside)
+        error += len(inside) / len(items) * abs(mean - share)
+        rows.append(
+            {
+                "bin": f"{low / 10:.1f}-{(low + 1) / 10:.1f}",
+                "items": len(inside),
+                "mean_confidence": round(mean, 3),
+                "share_relevant": round(share, 3),
+            }
+        )
+    return {"items": len(items), "ece": round(error, 4) if items else None, "bins": rows}
 
 
 def _run(
@@ -121,21 +219,31 @@ def _run(
             project = task["project"] if use_project else None
             brief = store.prepare(PrepareRequest(task=task["text"], project=project))
             explained = store.explain(ExplainRequest(task=task["text"], project=project))
-            top = next((c for c in explained.candidates if c.validity == "trusted"), None)
-            signals = None
-            if top is not None and top.semantic is not None:
-                signals = {
-                    "semantic": top.semantic,
-                    "lexical": top.lexical,
-                    "agreement": top.agreement or 0.0,
-                    "margin": top.margin or 0.0,
-                }
+            trusted = [c for c in explained.candidates if c.validity == "trusted"]
+            graded = [
+                Graded(
+                    key=key_of[c.id],
+                    relevant=key_of[c.id] in task["relevant"],
+                    confidence=c.confidence,
+                    tier=c.tier,
+                    signals={
+                        "semantic": c.semantic or 0.0,
+                        "lexical": c.lexical,
+                        "agreement": c.agreement or 0.0,
+                        "margin": c.margin or 0.0,
+                        "first": 1.0 if position == 0 else 0.0,
+                    },
+                )
+                for position, c in enumerate(trusted[: policy.served])
+            ]
+            semantics = [c.semantic for c in trusted if c.semantic is not None]
             outcomes.append(
                 Outcome(
                     task=task,
-                    served=[key_of[e.id] for e in brief.experiences],
+                    served=[(key_of[e.id], e.tier) for e in brief.experiences],
                     ranked=[key_of[c.id] for c in explained.candidates],
-                    top_signals=signals,
+                    graded=graded,
+                    best_semantic=max(semantics) if semantics else None,
                 )
             )
     return outcomes
@@ -143,7 +251,7 @@ def _run(
 
 # ---------------------------------------------------------------------------- fitting on dev
 
-FEATURES = ("semantic", "lexical", "agreement", "margin")
+FEATURES = ("semantic", "lexical", "agreement", "margin", "first")
 
 
 def _logistic(rows: list[list[float]], labels: list[int]) -> tuple[list[float], float]:
@@ -170,101 +278,117 @@ def _logistic(rows: list[list[float]], labels: list[int]) -> tuple[list[float], 
     return [float(v) for v in raw], float(bias)
 
 
-def _confidence(weights: list[float], bias: float, signals: dict[str, float]) -> float:
-    value = bias + sum(w * signals[name] for w, name in zip(weights, FEATURES, strict=True))
-    return 1 / (1 + math.exp(-value))
-
-
-def _at_threshold(
-    outcomes: list[Outcome], confidence: Callable[[Outcome], float | None], threshold: float
-) -> dict[str, Any]:
-    served = []
+def _simulate(
+    outcomes: list[Outcome], weights: list[float], bias: float, point: tuple[float, float, float]
+) -> list[Outcome]:
+    """The outcomes as the rule (weights, bias) would serve them at (gate, related, match)."""
+    gate, related, match = point
+    simulated = []
     for o in outcomes:
-        c = confidence(o)
-        keep = c is not None and c >= threshold
-        served.append(replace(o, served=o.ranked[:3] if keep else []))
-    return _figures(served)
+        graded = []
+        for g in o.graded:
+            value = bias + sum(w * g.signals[n] for w, n in zip(weights, FEATURES, strict=True))
+            confidence = 1 / (1 + math.exp(-value))
+            open_ = o.best_semantic is not None and o.best_semantic >= gate
+            tier = None
+            if open_ and confidence >= related:
+                tier = "match" if confidence >= match else "related"
+            graded.append(replace(g, confidence=confidence, tier=tier))
+        served = sorted(
+            ((g.key, g.tier, g.confidence) for g in graded if g.tier),
+            key=lambda item: (item[1] != "match", -(item[2] or 0.0)),
+        )
+        simulated.append(replace(o, graded=graded, served=[(k, t) for k, t, _ in served]))  # type: ignore[misc]
+    return simulated
 
 
 def fit(data: dict[str, Any], use_project: bool) -> dict[str, Any]:
-    """Fit the abstention rule on the dev split only, and choose its threshold there."""
+    """Fit the confidence on the dev split only, and choose the operating point there."""
     outcomes = _run(data, DEFAULT_POLICY, {"dev"}, use_project)
-    usable = [o for o in outcomes if o.top_signals is not None]
-    rows = [[o.top_signals[name] for name in FEATURES] for o in usable]  # type: ignore[index]
-    labels = [
-        int(o.task["kind"] == "paraphrase" and o.ranked[0] in o.task["relevant"]) for o in usable
-    ]
-    weights, bias = _logistic(rows, labels)
-
-    def confidence(o: Outcome) -> float | None:
-        return None if o.top_signals is None else _confidence(weights, bias, o.top_signals)
-
-    grid = sorted({round(c, 4) for o in usable if (c := confidence(o)) is not None})
-    sweep = [{"threshold": t, **_at_threshold(outcomes, confidence, t)} for t in grid]
-    feasible = [
-        p
-        for p in sweep
-        if p["silence"] >= SILENCE_TARGET and p["wrong_first"] <= WRONG_FIRST_TARGET
-    ]
-    rule = "highest dev recall@3 with dev silence >= 0.95 and wrong-first <= 0.02"
-    if not feasible:
-        feasible = [p for p in sweep if p["silence"] >= SILENCE_TARGET]
-        rule = "highest dev recall@3 with dev silence >= 0.95 (wrong-first target not reachable)"
-    chosen = max(feasible, key=lambda p: (p["recall_at_3"], -p["threshold"]))
-    negatives = [o.top_signals for o in usable if o.task["kind"] != "paraphrase"]
+    items = [g for o in outcomes for g in o.graded]
+    weights, bias = _logistic(
+        [[g.signals[name] for name in FEATURES] for g in items], [int(g.relevant) for g in items]
+    )
+    gates = sorted({round(o.best_semantic, 2) for o in outcomes if o.best_semantic is not None})
+    steps = [round(0.025 * i, 3) for i in range(1, 40)]
+    best: tuple[tuple[float, float], tuple[float, float, float], dict[str, Any]] | None = None
+    for gate in [0.0, *gates]:
+        for related in steps:
+            for match in [s for s in steps if s >= related] + [1.01]:
+                figures = _figures(_simulate(outcomes, weights, bias, (gate, related, match)))
+                precision = figures["match_precision"]
+                if figures["silence_unrelated"] < SILENCE_UNRELATED:
+                    break
+                if precision is not None and precision < MATCH_PRECISION:
+                    continue
+                score = (figures["utility"], figures["recall_at_3"])
+                if best is None or score > best[0]:
+                    best = (score, (gate, related, match), figures)
+    if best is None:
+        raise SystemExit("no operating point meets the dev constraints")
+    (gate, related, match), chosen = best[1], best[2]
+    simulated = _simulate(outcomes, weights, bias, best[1])
     return {
-        # Strictly above every must-be-silent dev task's best candidate, rounded up.
-        "strong_semantic": math.floor(max(s["semantic"] for s in negatives) * 100 + 1) / 100,  # type: ignore[index]
-        "strong_lexical": math.floor(max(s["lexical"] for s in negatives) * 100 + 1) / 100,  # type: ignore[index]
         "split": "dev",
         "weights": dict(zip(FEATURES, [round(w, 4) for w in weights], strict=True)),
         "bias": round(bias, 4),
-        "threshold_rule": rule,
-        "threshold": chosen["threshold"],
-        "dev_at_threshold": {k: v for k, v in chosen.items() if k != "threshold"},
-        "dev_sweep": [
-            {k: p[k] for k in ("threshold", "recall_at_3", "silence", "wrong_first")} for p in sweep
-        ],
+        "utility": {tier: {"right": g, "wrong": -c} for tier, (g, c) in UTILITY.items()},
+        "rule": (
+            f"highest dev utility with dev unrelated silence >= {SILENCE_UNRELATED} and dev "
+            f"match precision >= {MATCH_PRECISION}"
+        ),
+        "min_similarity": gate,
+        "related": related,
+        "match": match,
+        "dev_at_point": {k: chosen[k] for k in REPORTED},
+        "dev_calibration": calibration(simulated),
     }
 
 
 # ---------------------------------------------------------------------------- report
 
+REPORTED = (
+    "recall_at_1",
+    "recall_at_3",
+    "match_recall_at_3",
+    "mrr",
+    "silence_unrelated",
+    "silence_hard_negatives",
+    "no_match_unrelated",
+    "no_match_hard_negatives",
+    "match_items",
+    "match_precision",
+    "related_items",
+    "related_precision",
+    "utility",
+    "wrong_first",
+    "ranking_recall_at_3",
+    "ranking_mrr",
+)
+
 
 def report(data: dict[str, Any], splits: list[str], use_project: bool) -> dict[str, Any]:
+    g = DEFAULT_POLICY.grading
     figures: dict[str, Any] = {
         "set": str(SET.relative_to(SET.parent.parent.parent)),
         "synthetic": "written by hand for this benchmark, blind to the ranking code",
         "briefed_with_project": use_project,
         "tuned_on": "dev",
-        "abstention": {
-            "semantic": DEFAULT_POLICY.abstention.semantic,
-            "lexical": DEFAULT_POLICY.abstention.lexical,
-            "agreement": DEFAULT_POLICY.abstention.agreement,
-            "margin": DEFAULT_POLICY.abstention.margin,
-            "bias": DEFAULT_POLICY.abstention.bias,
-            "threshold": DEFAULT_POLICY.abstention.threshold,
-            "strong_semantic": DEFAULT_POLICY.abstention.strong_semantic,
-            "strong_lexical": DEFAULT_POLICY.abstention.strong_lexical,
+        "grading": {
+            name: getattr(g, name)
+            for name in (*FEATURES, "bias", "min_similarity", "related", "match")
         },
     }
     keyword = replace(DEFAULT_POLICY, hybrid=False)
     for split in splits:
-        hybrid = _figures(_run(data, DEFAULT_POLICY, {split}, use_project))
-        lexical = _figures(_run(data, keyword, {split}, use_project))
-        figures[split] = {"hybrid": hybrid, "keyword_only": lexical}
+        outcomes = _run(data, DEFAULT_POLICY, {split}, use_project)
+        figures[split] = {
+            "hybrid": _figures(outcomes),
+            "keyword_only": _figures(_run(data, keyword, {split}, use_project)),
+            "calibration": calibration(outcomes),
+            "calibration_served": calibration(outcomes, served_only=True),
+        }
     return figures
-
-
-_ROWS = (
-    "recall_at_1",
-    "recall_at_3",
-    "mrr",
-    "silence",
-    "wrong_first",
-    "ranking_recall_at_3",
-    "ranking_mrr",
-)
 
 
 def _print(figures: dict[str, Any], splits: list[str]) -> None:
@@ -273,12 +397,23 @@ def _print(figures: dict[str, Any], splits: list[str]) -> None:
     for split in splits:
         label = "TEST (report these)" if split == "test" else "dev (tuned on: not a result)"
         h, k = figures[split]["hybrid"], figures[split]["keyword_only"]
-        print(f"\n{label}: {h['paraphrases']} paraphrases, {h['negatives']} must-be-silent tasks")
-        print(f"{'figure':<22}{'hybrid':>10}{'keyword-only':>14}")
-        for row in _ROWS:
-            print(f"{row:<22}{h[row]!s:>10}{k[row]!s:>14}")
-        print(f"false briefs (hybrid): {h['false_briefs']}")
-        print(f"wrong first (hybrid): {h['wrong_first_tasks']}")
+        print(
+            f"\n{label}: {h['paraphrases']} paraphrases, {h['hard_negatives']} hard negatives, "
+            f"{h['unrelated']} unrelated tasks"
+        )
+        print(f"{'figure':<26}{'graded':>10}{'keyword-only':>14}")
+        for row in REPORTED:
+            print(f"{row:<26}{h[row]!s:>10}{k[row]!s:>14}")
+        print(f"briefs on must-be-silent tasks: {h['false_briefs']}")
+        print(f"match items on must-be-silent tasks: {h['matches_on_negatives']}")
+        for name in ("calibration", "calibration_served"):
+            cal = figures[split][name]
+            print(f"\n{name} ({cal['items']} items): ECE {cal['ece']}")
+            print(f"{'confidence':<12}{'items':>6}{'mean conf':>11}{'relevant':>10}")
+            for b in cal["bins"]:
+                print(
+                    f"{b['bin']:<12}{b['items']:>6}{b['mean_confidence']!s:>11}{b['share_relevant']!s:>10}"
+                )
 
 
 def main() -> None:

@@ -77,7 +77,8 @@ def test_a_weak_match_gets_an_empty_brief_that_says_the_evidence_is_too_weak(sto
     brief = store.prepare(PrepareRequest(task="Add a dark mode toggle to the settings page"))
     assert brief.empty
     assert brief.experiences == []
-    assert "the evidence is too weak" in (brief.reason or "")
+    # Nothing stored is as similar as the grading's floor: no item is graded worth serving.
+    assert "nothing stored is about this task" in (brief.reason or "")
 
 
 def test_explain_lists_every_candidate_with_lexical_semantic_and_fused_scores(store):
@@ -86,7 +87,8 @@ def test_explain_lists_every_candidate_with_lexical_semantic_and_fused_scores(st
     before = store.list_items(ListRequest(kind="brief")).total
     result = store.explain(ExplainRequest(task=REPEAT, project="payments-api"))
     assert result.mode == "hybrid"
-    assert result.threshold == DEFAULT_POLICY.abstention.threshold
+    assert result.threshold == DEFAULT_POLICY.grading.related
+    assert result.match_threshold == DEFAULT_POLICY.grading.match
     assert {c.id for c in result.candidates} == {"exp-1", "exp-2"}
     first = result.candidates[0]
     assert first.id == "exp-1"
@@ -98,7 +100,8 @@ def test_explain_lists_every_candidate_with_lexical_semantic_and_fused_scores(st
     assert first.matched_terms
     assert first.fused >= result.candidates[1].fused
     assert first.confidence is not None
-    assert first.reason.startswith("served: ")
+    assert first.reason.startswith("served as match: ")
+    assert first.tier == "match"
     assert all(c.reason for c in result.candidates)
     # Explaining records no brief.
     assert store.list_items(ListRequest(kind="brief")).total == before

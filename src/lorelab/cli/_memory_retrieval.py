@@ -25,13 +25,18 @@ def _score(value: float | None) -> str:
 def print_explain(request: Any, result: ExplainResult) -> None:
     views.echo(
         f"{result.mode} retrieval"
-        + (f", serving threshold {result.threshold}" if result.threshold is not None else "")
+        + (
+            f", related at confidence >= {result.threshold}, match at >= {result.match_threshold}"
+            if result.threshold is not None
+            else ""
+        )
         + (f": empty brief ({result.reason})" if result.empty else "")
     )
     for item in result.candidates:
         views.echo(
             f"{item.id}  lexical {_score(item.lexical)}  semantic {_score(item.semantic)}  "
-            f"fused {item.fused:.4f}  confidence {_score(item.confidence)}  {item.task}"
+            f"fused {item.fused:.4f}  confidence {_score(item.confidence)}  "
+            f"{item.tier or '-'}  {item.task}"
         )
         views.echo(f"    {item.reason}")
         if item.recorded_by is not None:

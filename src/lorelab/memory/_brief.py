@@ -1,8 +1,11 @@
 """Rendering a brief as text within a token budget (estimated as ceil(UTF-8 bytes / 4)).
 
-Items are offered in priority order (experiences by score, then Skills, then commands to
-avoid); an item is kept only if the whole text stays within the budget with it, otherwise it
-is counted as omitted. Nothing relevant means no text at all.
+Items are offered in priority order (``match`` experiences, then ``related`` ones, each by
+confidence, then Skills, then commands to avoid); an item is kept only if the whole text stays
+within the budget with it, otherwise it is counted as omitted. Nothing relevant means no text
+at all. A ``match`` is the same problem as the task and is worded as what worked; a
+``related`` item is another problem in the same area, shown compact and marked as context:
+it is never worded as an instruction.
 """
 
 from __future__ import annotations
@@ -15,7 +18,13 @@ from lorelab._model import estimate_tokens
 from lorelab.memory._models import AvoidCommand, BriefExperience, BriefSkill
 
 SUMMARY_CHARS: Final = 700
+RELATED_CHARS: Final = 160
 HEADER: Final = "lorelab memory brief: verified memories relevant to this task (ids in brackets)"
+MATCH_HEADING: Final = "Matches (the same problem as this task; what worked before):"
+RELATED_HEADING: Final = (
+    "Related (the same area, a different problem; background context only, not steps for "
+    "this task):"
+)
 
 
 def _clip(text: str, limit: int = SUMMARY_CHARS) -> str:
@@ -23,9 +32,19 @@ def _clip(text: str, limit: int = SUMMARY_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def _confidence(item: BriefExperience) -> str:
+    return "" if item.confidence is None else f", confidence {item.confidence:.2f}"
+
+
 def _experience_line(item: BriefExperience) -> str:
+    if item.tier == "related":
+        return (
+            f"- [{item.id}] (related{_confidence(item)}) Past task: "
+            f"{_clip(item.task, RELATED_CHARS)} Its outcome: {_clip(item.summary, RELATED_CHARS)} "
+            f"(checked by `{item.verification_command}`)"
+        )
     return (
-        f"- [{item.id}] (score {item.score:.2f}) Task: {_clip(item.task, 300)} "
+        f"- [{item.id}] (match{_confidence(item)}) Task: {_clip(item.task, 300)} "
         f"What worked: {_clip(item.summary)} Verified by: `{item.verification_command}`"
     )
 
@@ -61,9 +80,11 @@ def _compose(
     if not (experiences or skills or avoid):
         return ""
     lines = [HEADER]
-    if experiences:
-        lines.append("Relevant verified experiences:")
-        lines.extend(_experience_line(item) for item in experiences)
+    for tier, heading in (("match", MATCH_HEADING), ("related", RELATED_HEADING)):
+        tiered = [item for item in experiences if item.tier == tier]
+        if tiered:
+            lines.append(heading)
+            lines.extend(_experience_line(item) for item in tiered)
     if skills:
         lines.append("Skills (verified procedures):")
         lines.extend(_skill_line(item) for item in skills)

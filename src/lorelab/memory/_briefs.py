@@ -86,16 +86,22 @@ def _experiences(
     for item in ranking.served[:MAX_BRIEF_EXPERIENCES]:
         row = one(conn, "experiences", item.rowid)
         exp_id = format_id("exp", item.rowid)
+        confidence = None if item.confidence is None else round(item.confidence, 6)
         experiences.append(
             BriefExperience(
                 id=exp_id,
-                score=round(item.confidence if item.confidence is not None else item.lexical, 6),
+                # The keyword floor (no vectors) grades nothing: what clears it is a match.
+                tier=item.tier or "match",
+                confidence=confidence,
+                score=confidence if confidence is not None else item.lexical,
                 task=row["task"],
                 summary=row["summary"],
                 verification_command=row["verification_command"],
             )
         )
-        avoid += _avoid(row, exp_id, seen)
+        if item.tier != "related":
+            # Commands to avoid are advice: only a match (the same problem) gives any.
+            avoid += _avoid(row, exp_id, seen)
     return experiences, avoid, ranking.empty_reason
 
 

@@ -1,4 +1,4 @@
-"""Hybrid ranking and calibrated abstention: the rule that decides what a brief serves.
+"""Hybrid ranking and graded, calibrated briefs: the rule that decides what a brief serves.
 
 **Ranking.** Candidates come from two rankings of the verified experiences a brief may use:
 lexical (FTS5 BM25 over the index terms) and semantic (cosine similarity of the bundled
@@ -6,15 +6,18 @@ embedding model's vectors). They are fused by reciprocal rank fusion,
 ``fused = 1/(k + rank_lexical) + 1/(k + rank_semantic)`` with ``k = 60`` (a ranking an item
 is absent from adds nothing), then scaled by the item's feedback (:func:`feedback_effect`).
 
-**Abstention.** The best candidate's evidence is four signals: its semantic similarity
-(cosine), its lexical coverage (the IDF-weighted share of the task's informative terms it
-holds), agreement (1 when it is first in both rankings) and its margin (its cosine minus the
-best cosine of any other candidate). A logistic model turns them into a confidence in [0, 1]
-(plus the item's feedback on the logit); the brief serves the first ``served`` candidates only
-when that confidence reaches the threshold, or when the best candidate's evidence is *strong*:
-semantic similarity and lexical coverage both above anything a must-be-silent dev task
-reached. Otherwise the brief is empty. The weights and the
-threshold were fitted on the dev split of the held-out retrieval set only
+**Grading.** Each of the first ``served`` trusted candidates has five signals: its semantic
+similarity (cosine), its lexical coverage (the IDF-weighted share of the task's informative
+terms it holds), agreement (1 when it is first in both rankings), its margin (its cosine minus
+the best cosine of any other candidate that is not a near-duplicate of it) and first (1 for
+the first trusted candidate). A logistic model turns them into a *confidence*: a calibrated
+probability that the item addresses the task (plus the item's feedback on the logit). An item
+whose confidence reaches ``match`` is served as a ``match`` (the same problem: follow it);
+one that reaches only ``related`` is served as ``related`` (the same area, another problem:
+context, not instructions); below ``related`` it is not served. A task none of whose
+candidates reaches ``related``, or whose most similar trusted candidate is less similar than
+``min_similarity``, gets an empty brief. The weights were fitted, and the two
+thresholds chosen by a stated utility, on the dev split of the held-out retrieval set only
 (``benchmarks/retrieval_quality.py --fit``); its test split is reported, never tuned on.
 """
 
@@ -23,36 +26,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
-
-@dataclass(frozen=True, slots=True)
-class Abstention:
-    """A logistic rule over the four signals (raw-scale weights) and its serving threshold."""
-
-    bias: float
-    semantic: float
-    lexical: float
-    agreement: float
-    margin: float
-    threshold: float
-    strong_semantic: float
-    strong_lexical: float
-    """Evidence above every must-be-silent dev task on both signals at once (a near-repeat of
-    stored work) is served whatever the logistic confidence says: the dev split holds no such
-    task, so the fitted weights say nothing about that regime."""
-
-    def strong(self, signals: Signals) -> bool:
-        return signals.semantic >= self.strong_semantic and signals.lexical >= self.strong_lexical
-
-    def logit(self, signals: Signals) -> float:
-        return (
-            self.bias
-            + self.semantic * signals.semantic
-            + self.lexical * signals.lexical
-            + self.agreement * signals.agreement
-            + self.margin * signals.margin
-        )
+Tier = Literal["match", "related"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +39,44 @@ class Signals:
     lexical: float
     agreement: float
     margin: float
+    first: float
+
+
+@dataclass(frozen=True, slots=True)
+class Grading:
+    """A logistic model over the five signals (raw-scale weights) and the two tier thresholds."""
+
+    bias: float
+    semantic: float
+    lexical: float
+    agreement: float
+    margin: float
+    first: float
+    min_similarity: float
+    """Nothing is served unless some trusted candidate is at least this similar to the task:
+    a task about nothing stored gets an empty brief, however its candidates rank."""
+    match: float
+    """Confidence at or above which an item is served as a ``match``."""
+    related: float
+    """Confidence at or above which (and below ``match``) an item is served as ``related``."""
+
+    def logit(self, signals: Signals) -> float:
+        return (
+            self.bias
+            + self.semantic * signals.semantic
+            + self.lexical * signals.lexical
+            + self.agreement * signals.agreement
+            + self.margin * signals.margin
+            + self.first * signals.first
+        )
+
+    def tier(self, confidence: float) -> Tier | None:
+        """The tier an item of this confidence is served as; None: not served."""
+        if confidence >= self.match:
+            return "match"
+        if confidence >= self.related:
+            return "related"
+        return None
 
 
 def sigmoid(value: float) -> float:
@@ -72,18 +86,18 @@ def sigmoid(value: float) -> float:
     return exp / (1.0 + exp)
 
 
-# Fitted on the dev split only (`python benchmarks/retrieval_quality.py --fit`): weights kept
-# non-negative; the threshold is the one with the highest dev recall@3 among those giving dev
-# silence >= 0.95 and wrong-first <= 0.02. See docs/memory.md for the figures.
-DEFAULT_ABSTENTION: Final = Abstention(
-    bias=-1.1249,
+# Fitted on the dev split only (`python benchmarks/retrieval_quality.py --fit`); the
+# thresholds maximise the dev utility stated in docs/memory.md. See there for the figures.
+DEFAULT_GRADING: Final = Grading(
+    bias=-2.1195,
     semantic=0.0,
     lexical=0.0,
-    agreement=2.0992,
-    margin=0.6041,
-    threshold=0.7523,
-    strong_semantic=0.63,
-    strong_lexical=0.53,
+    agreement=1.7461,
+    margin=4.1587,
+    first=0.9628,
+    min_similarity=0.24,
+    match=0.875,
+    related=0.2,
 )
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import Field, field_validator
 
 from lorelab._model import InputModel, OutputModel
+from lorelab.memory._retrieval_models import CONFIDENCE_DOC, TIER_DOC, Tier
 from lorelab.memory._skill_names import SKILL_DESCRIPTION_MAX, check_skill_name
 from lorelab.workspace import FileEntry
 
@@ -171,10 +172,9 @@ class BriefExperience(OutputModel):
     """A relevant verified experience in a brief."""
 
     id: str
-    score: float = Field(
-        description="Relevance in [0, 1]: the hybrid rule's confidence (a store without vectors: "
-        "IDF-weighted coverage of task terms)."
-    )
+    tier: Tier = Field(description=TIER_DOC)
+    confidence: float | None = Field(description=CONFIDENCE_DOC)
+    score: float = Field(description="The confidence (no vectors: keyword coverage), in [0, 1].")
     task: str
     summary: str
     verification_command: str

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from lorelab.memory._hybrid import DEFAULT_ABSTENTION, Abstention
+from lorelab.memory._hybrid import DEFAULT_GRADING, Grading
 from lorelab.memory._text import fts_query, unique_terms
 
 
@@ -43,7 +43,7 @@ class RelevancePolicy:
     candidates: int = 500
     scan_limit: int = 2000
     hybrid: bool = True
-    """Rank experiences by BM25 and embeddings fused, served by the abstention rule; False: the
+    """Rank experiences by BM25 and embeddings fused, served by the grading rule; False: the
     keyword-only floor above (also what a store without vectors falls back to)."""
     rrf_k: int = 60
     lexical_candidates: int = 50
@@ -52,15 +52,11 @@ class RelevancePolicy:
     shortlist: int = 1000
     """Semantic scan: above this many usable vectors, a coarse prefix scan shortlists them."""
     served: int = 3
-    """At most this many experiences are served when the rule serves."""
-    follow_gap: float = 0.1
-    """After the first, a candidate is served only if its similarity is within this of the
-    first's, or its lexical coverage reaches the rule's strong level (fixed, not tuned): one
-    confident match does not carry unrelated ones along."""
+    """At most this many experiences (the first trusted candidates) are graded and served."""
     duplicate_similarity: float = 0.95
     """Candidates whose vectors are at least this similar are near-duplicates: neither counts
     as the other's rival in the margin signal (fixed, not tuned)."""
-    abstention: Abstention = DEFAULT_ABSTENTION
+    grading: Grading = DEFAULT_GRADING
 
 
 DEFAULT_POLICY: Final = RelevancePolicy()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field
 
@@ -10,6 +10,14 @@ from lorelab._model import InputModel, OutputModel
 
 ValidityState = Literal["trusted", "superseded", "contradicted", "deprecated"]
 Rating = Literal["helpful", "ignored", "misleading", "harmful"]
+Tier = Literal["match", "related"]
+TIER_DOC: Final = (
+    "match: the same problem as this task (follow it); related: the same component or area, "
+    "another problem (context, not instructions)."
+)
+CONFIDENCE_DOC: Final = (
+    "Calibrated probability in [0, 1] that the item addresses the task; null without vectors."
+)
 
 
 class ValidityRequest(InputModel):
@@ -81,9 +89,10 @@ class ExplainCandidate(OutputModel):
     semantic: float | None = Field(description="Cosine similarity; null: no stored vector.")
     fused: float = Field(description="Reciprocal rank fusion score, times the feedback factor.")
     confidence: float | None = Field(
-        description="The abstention rule's confidence; null if "
-        "withheld before it applies, or keyword-only retrieval."
+        description=CONFIDENCE_DOC + " Null for a candidate that was not graded (withheld, or "
+        "not among the first trusted candidates) and in keyword-only retrieval."
     )
+    tier: Tier | None = Field(description=TIER_DOC + " Null: not served.")
     agreement: float | None
     margin: float | None
     validity: ValidityState
@@ -100,7 +109,8 @@ class ExplainResult(OutputModel):
         description="hybrid: BM25 and embeddings; lexical: keyword floor only (no vectors yet: "
         "run lorelab memory reindex)."
     )
-    threshold: float | None
+    threshold: float | None = Field(description="The related threshold (the serving one).")
+    match_threshold: float | None = Field(description="The match threshold; null: lexical.")
     empty: bool
     reason: str | None
     candidates: list[ExplainCandidate]

@@ -10,7 +10,16 @@ from typing import Final, Literal
 from lorelab.memory import _embedding, _numpy
 from lorelab.memory._db import counts, n_docs
 from lorelab.memory._experiences import fold_term_counts
-from lorelab.memory._hybrid import Feedback, Signals, feedback_effect, fuse, ranks, sigmoid
+from lorelab.memory._hybrid import (
+    Feedback,
+    Grading,
+    Signals,
+    Tier,
+    feedback_effect,
+    fuse,
+    ranks,
+    sigmoid,
+)
 from lorelab.memory._models import RelevanceFloor
 from lorelab.memory._relevance import (
     QueryTerms,
@@ -59,6 +68,8 @@ class Candidate:
     served: bool = False
     reason: str = ""
     signals: Signals | None = None
+    tier: Tier | None = None
+    """How it is served: ``match`` (the same problem), ``related`` (context); None: not served."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +82,9 @@ class Ranking:
 
     @property
     def served(self) -> list[Candidate]:
-        return [item for item in self.candidates if item.served]
+        """The served candidates, ``match`` items first, each tier by confidence."""
+        chosen = [item for item in self.candidates if item.served]
+        return sorted(chosen, key=lambda item: (item.tier != "match", -(item.confidence or 0.0)))
 
 
 # Verified experiences (of ?2 or of no project) by BM25, best first, at most ?3: FTS5 yields
@@ -219,7 +232,7 @@ def _confidences(
     lexical_ranks: dict[int, int],
     semantic_ranks: dict[int, int],
 ) -> tuple[dict[int, Signals], dict[int, float]]:
-    """Each usable candidate's signals and confidence.
+    """The signals and confidence of each of the first ``served`` usable candidates.
 
     The margin is over the most similar *other* candidate that is not a near-duplicate of
     it: the same fix recorded twice is corroboration, not a rival.
@@ -231,7 +244,7 @@ def _confidences(
     )
     signals: dict[int, Signals] = {}
     confidences: dict[int, float] = {}
-    for item in usable:
+    for position, item in enumerate(usable[: policy.served]):
         agree = lexical_ranks.get(item.rowid) == 1 and semantic_ranks.get(item.rowid) == 1
         rival = next(
             (
@@ -248,84 +261,78 @@ def _confidences(
             lexical=item.lexical,
             agreement=1.0 if agree else 0.0,
             margin=semantic - (rival or 0.0),
+            first=1.0 if position == 0 else 0.0,
         )
         shift = feedback_effect(item.feedback)[1]
-        confidences[item.rowid] = sigmoid(policy.abstention.logit(signals[item.rowid]) + shift)
+        confidences[item.rowid] = sigmoid(policy.grading.logit(signals[item.rowid]) + shift)
     return signals, confidences
 
 
 def rank_experiences(
     conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
 ) -> Ranking:
-    """Every candidate experience for ``task``, best first, each marked served or withheld."""
+    """Every candidate experience for ``task``, best first, each graded, served or withheld."""
     if not policy.hybrid or not has_vectors(conn):
         return _lexical_ranking(conn, policy, task, project)
     found, lexical_ranks, semantic_ranks = _candidates(conn, policy, task, project)
     found.sort(key=lambda item: (-item.fused, -item.rowid))
     usable = [item for item in found if _withheld_reason(item) is None]
-    rule = policy.abstention
     signals, confidences = _confidences(conn, policy, usable, lexical_ranks, semantic_ranks)
-    top = usable[0] if usable else None
-    confident = top is not None and (
-        confidences[top.rowid] >= rule.threshold or rule.strong(signals[top.rowid])
-    )
-    serving = _following(top, usable[: policy.served], policy) if confident else set()
-    best = confidences[top.rowid] if top is not None else 0.0
-    why_served = f"the first candidate's confidence {best:.3f} >= {rule.threshold}"
-    if top is not None and best < rule.threshold:
-        why_served = (
-            f"strong evidence: similarity >= {rule.strong_semantic} and lexical coverage "
-            f">= {rule.strong_lexical}"
-        )
+    rule = policy.grading
+    nearest = max((item.semantic for item in usable if item.semantic is not None), default=None)
+    gated = nearest is None or nearest < rule.min_similarity
+    tiers = {rowid: None if gated else rule.tier(value) for rowid, value in confidences.items()}
     result: list[Candidate] = []
     for item in found:
         withheld = _withheld_reason(item)
         confidence = confidences.get(item.rowid)
+        tier = tiers.get(item.rowid)
         if withheld is not None:
             reason = withheld
-        elif item.rowid in serving:
-            reason = f"served: {why_served}"
-        elif confident:
+        elif confidence is None:
+            reason = f"withheld: not among the first {policy.served} trusted candidates"
+        elif gated:
             reason = (
-                f"withheld: not among the first {policy.served} trusted candidates within "
-                f"{policy.follow_gap} similarity of the first or at the strong lexical level"
+                f"withheld: no trusted candidate is {rule.min_similarity} similar to the task "
+                f"(the most similar: {nearest or 0.0:.3f})"
+            )
+        elif tier == "match":
+            reason = f"served as match: confidence {confidence:.3f} >= {rule.match}"
+        elif tier == "related":
+            reason = (
+                f"served as related: confidence {confidence:.3f} >= {rule.related} "
+                f"(below {rule.match} for a match)"
             )
         else:
-            reason = f"withheld: the first candidate's confidence {best:.3f} < {rule.threshold}"
-        served = item.rowid in serving
+            reason = f"withheld: confidence {confidence:.3f} < {rule.related}"
         result.append(
             replace(
                 item,
                 confidence=confidence,
-                served=served,
+                served=tier is not None,
+                tier=tier,
                 reason=reason,
                 signals=signals.get(item.rowid),
             )
         )
-    empty = None if serving else _empty_reason(top, confidences, rule.threshold)
+    best = max(confidences.values(), default=None)
+    empty = None
+    if not any(t is not None for t in tiers.values()):
+        empty = _empty_reason(best, rule, nearest if gated else None)
     return Ranking("hybrid", result, empty)
 
 
-def _following(top: Candidate | None, first: list[Candidate], policy: RelevancePolicy) -> set[int]:
-    """The first candidate, and those after it whose similarity is within ``follow_gap`` of it
-    or whose lexical coverage reaches the strong level."""
-    if top is None:
-        return set()
-    floor = (top.semantic or 0.0) - policy.follow_gap
-    strong = policy.abstention.strong_lexical
-    return {top.rowid} | {
-        item.rowid
-        for item in first
-        if (item.semantic is not None and item.semantic >= floor) or item.lexical >= strong
-    }
-
-
-def _empty_reason(top: Candidate | None, confidences: dict[int, float], threshold: float) -> str:
-    if top is None:
+def _empty_reason(best: float | None, rule: Grading, nearest: float | None) -> str:
+    if best is None:
         return "no verified, trusted experience is a candidate for this task"
+    if nearest is not None:
+        return (
+            f"nothing stored is about this task: the most similar trusted experience's "
+            f"similarity {nearest:.3f} is below {rule.min_similarity}"
+        )
     return (
-        f"the evidence is too weak: the best candidate's confidence "
-        f"{confidences[top.rowid]:.3f} is below {threshold}"
+        f"the evidence is too weak: the best candidate's confidence {best:.3f} is below "
+        f"{rule.related} (related) and {rule.match} (match)"
     )
 
 

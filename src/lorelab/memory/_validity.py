@@ -146,6 +146,7 @@ def _explained(conn: sqlite3.Connection, item: Candidate) -> ExplainCandidate:
         semantic=None if item.semantic is None else round(item.semantic, 6),
         fused=item.fused,
         confidence=None if item.confidence is None else round(item.confidence, 6),
+        tier=item.tier,
         agreement=None if item.signals is None else item.signals.agreement,
         margin=None if item.signals is None else round(item.signals.margin, 6),
         validity=item.validity,  # type: ignore[arg-type]
@@ -162,11 +163,13 @@ def explain(db: Database, policy: RelevancePolicy, request: ExplainRequest) -> E
 
     def read(conn: sqlite3.Connection) -> ExplainResult:
         ranking = rank_experiences(conn, policy, task, project)
+        hybrid = ranking.mode == "hybrid"
         return ExplainResult(
             task=task,
             project=project,
             mode=ranking.mode,
-            threshold=policy.abstention.threshold if ranking.mode == "hybrid" else None,
+            threshold=policy.grading.related if hybrid else None,
+            match_threshold=policy.grading.match if hybrid else None,
             empty=not ranking.served,
             reason=ranking.empty_reason,
             candidates=[_explained(conn, item) for item in ranking.candidates],

@@ -228,10 +228,11 @@ class ServedCheck:
 
     @property
     def unchecked_served(self) -> bool | None:
-        """True when an unverified or unchecked item was served; ``None`` when unknown."""
+        """True when an unverified or unchecked item was served; False when every served
+        item was checked, or nothing was served; ``None`` when unknown."""
         if self.unchecked:
             return True
-        return False if self.checked else None
+        return False if self.checked or not self.items else None
 
 
 async def _skill_problem(memory: MemoryUnderTest, item: Mapping[str, Any]) -> str | None:

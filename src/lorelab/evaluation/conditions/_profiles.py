@@ -13,6 +13,7 @@ and ``memcoder`` (MemCoder 0.3.3b1's MCP server, built from its captured ``tools
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -141,6 +142,18 @@ LORELAB_PROFILE: Final = MemoryProfile(
     # same store (``lorelab memory --home HOME lock set|clear``).
     lock_via_lorelab_cli=True,
 )
+
+
+def when_to_use(arguments: Mapping[str, Any]) -> str:
+    """When a Skill applies, in its own words: an explicit ``when_to_use``, else the lead of
+    its description (up to the first colon or full stop), the part that names the problem.
+    The rest of a description is the procedure, which MemCoder would match no task to."""
+    explicit = _text(arguments.get("when_to_use"))
+    if explicit:
+        return explicit
+    description = _text(arguments.get("description"))
+    lead = re.split(r":\s|\.\s|\.$", description, maxsplit=1)[0].strip()
+    return lead or description
 
 
 def _text(value: Any) -> str:
@@ -293,7 +306,7 @@ class MemCoderProfile(MemoryProfile):
             name = name.replace("-", " ").replace("_", " ")
         return {
             "name": name,
-            "when_to_use": _text(arguments.get("description")),
+            "when_to_use": when_to_use(arguments),
             "inputs": ["the task description"],
             "steps": steps,
             "verification": verification,
