@@ -89,12 +89,15 @@ def _check_depth(text: str, source: str, max_depth: int) -> None:
             depth -= 1
 
 
-def loads_strict(data: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any:
+def loads_strict(
+    data: bytes, source: str, *, max_depth: int = MAX_DEPTH, control_in_strings: bool = False
+) -> Any:
     """Parse ``data`` as strict JSON; any problem is a :class:`JSONInputError` naming ``source``.
 
     Refused: bytes that are not UTF-8 (a BOM included), NaN and Infinity, duplicate keys in an
     object, numbers beyond the float range, nesting deeper than ``max_depth``, lone surrogates,
-    and anything ``json`` rejects.
+    and anything ``json`` rejects. ``control_in_strings`` lets raw control characters (a raw
+    newline) stand inside strings, as a model's grammar-constrained answer may have them.
     """
     try:
         text = data.decode("utf-8")
@@ -105,7 +108,11 @@ def loads_strict(data: bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any
     _check_depth(text, source, max_depth)
     try:
         value = json.loads(
-            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_finite
+            text,
+            strict=not control_in_strings,
+            object_pairs_hook=_pairs,
+            parse_constant=_constant,
+            parse_float=_finite,
         )
     except _Duplicate as exc:
         raise JSONInputError(f"{source}: duplicate key {json.dumps(str(exc))}") from None

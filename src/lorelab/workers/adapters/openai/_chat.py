@@ -12,12 +12,13 @@ newlines into strings), then validated against the role's model by the caller.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from lorelab.errors import JSONInputError
+from lorelab.io import loads_strict
 from lorelab.workers.adapters._agent import AdapterFailure, as_count, usage_or_none
 from lorelab.workers.adapters.openai._http import Endpoint, HttpFailure, request
 from lorelab.workers.roles import Usage
@@ -207,30 +208,6 @@ def complete(
     return read_completion(reply.status, reply.body, reply.overflow, limit)
 
 
-class _Duplicate(ValueError):
-    pass
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _Duplicate(key)
-        result[key] = value
-    return result
-
-
-def _constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError("a number out of range")
-    return value
-
-
 def parse_answer(text: str, completion: Completion, *, fenced: bool) -> dict[str, Any]:
     """The one JSON object of an answer: strict JSON (no duplicate keys, NaN or trailing text),
     except raw control characters inside strings; with ``fenced``, one fenced block too."""
@@ -242,18 +219,9 @@ def parse_answer(text: str, completion: Completion, *, fenced: bool) -> dict[str
     problem = "empty answer"
     for candidate in candidates:
         try:
-            value = json.loads(
-                candidate,
-                strict=False,
-                object_pairs_hook=_pairs,
-                parse_constant=_constant,
-                parse_float=_finite,
-            )
-        except _Duplicate as exc:
-            problem = f"duplicate key {str(exc)!r}"
-            continue
-        except ValueError as exc:
-            problem = str(exc)[:200]
+            value = loads_strict(candidate.encode("utf-8"), "answer", control_in_strings=True)
+        except JSONInputError as exc:
+            problem = str(exc).removeprefix("answer: ")[:200]
             continue
         if isinstance(value, dict):
             return value
