@@ -17,9 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["hook", "Stop"], ("Stop", "claude-code")),
-        (["hook", "Stop", "--agent", "codex"], ("Stop", "codex")),
-        (["hook", "AfterTool", "--agent", "gemini"], ("AfterTool", "gemini")),
+        (["hook", "Stop"], ("Stop", "claude-code", False)),
+        (["hook", "Stop", "--agent", "codex"], ("Stop", "codex", False)),
+            (["hook", "Stop", "--agent", "codex", "--via-server"], ("Stop", "codex", True)),
+        (["hook", "AfterTool", "--agent", "gemini"], ("AfterTool", "gemini", False)),
         # Everything else is click's: help, an unknown agent (a usage error), other shapes.
         (["hook", "--help"], None),
         (["hook", "Stop", "--agent", "nobody"], None),

@@ -482,7 +482,7 @@ def test_a_program_that_kills_its_launcher_leaves_no_daemon_behind(tmp_path, san
 
 def test_after_a_killed_launcher_other_children_of_this_process_are_left_alone(tmp_path):
     # The orphans are found among this process's children; one it started itself is not one.
-    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(900)"])
     token = _token()
     try:
         run_process(

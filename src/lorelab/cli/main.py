@@ -42,7 +42,7 @@ COMMANDS: Final = {
     ),
     "serve": LazyCommand(
         "lorelab.cli.serve:serve_group",
-        "Serve the memory over MCP (streamable HTTP) with bearer tokens, for a team.",
+        "Serve the memory over MCP (streamable HTTP) at /mcp, with bearer tokens.",
     ),
     "tests": LazyCommand(
         "lorelab.cli.tests:tests_group",

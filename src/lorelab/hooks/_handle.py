@@ -107,7 +107,7 @@ def _log_home(project: Path | None, environ: dict[str, str]) -> Path | None:
         return Path(environ["LORELAB_HOME"])
     if project is None or is_no_project(project):
         return None
-    return project / ".lorelab"
+    return find_project(project) / DEFAULT_DIRNAME
 
 
 def _log_to(home: Path | None, message: str) -> None:
