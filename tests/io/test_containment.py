@@ -483,6 +483,9 @@ def test_a_program_that_kills_its_launcher_leaves_no_daemon_behind(tmp_path, san
 def test_after_a_killed_launcher_other_children_of_this_process_are_left_alone(tmp_path):
     # The orphans are found among this process's children; one it started itself is not one.
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(900)"])
+    # Start times are in clock ticks (10 ms): a child started in the run's first tick counts
+    # as the run's (the documented limit), so the bystander must be older than that tick.
+    time.sleep(0.05)
     token = _token()
     try:
         run_process(
