@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
     [
         (["hook", "Stop"], ("Stop", "claude-code", False)),
         (["hook", "Stop", "--agent", "codex"], ("Stop", "codex", False)),
-            (["hook", "Stop", "--agent", "codex", "--via-server"], ("Stop", "codex", True)),
+        (["hook", "Stop", "--agent", "codex", "--via-server"], ("Stop", "codex", True)),
         (["hook", "AfterTool", "--agent", "gemini"], ("AfterTool", "gemini", False)),
         # Everything else is click's: help, an unknown agent (a usage error), other shapes.
         (["hook", "--help"], None),
