@@ -63,25 +63,6 @@ def start_ticks(pid: int) -> int | None:
         return None
 
 
-def _table() -> dict[int, tuple[int, int]]:
-    """Every visible process with its parent and start time."""
-    table: dict[int, tuple[int, int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return table
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-            table[int(name)] = (int(fields[1]), int(fields[19]))
-        except (OSError, IndexError, ValueError):
-            continue
-    return table
-
-
 def _below(table: dict[int, tuple[int, int]], roots: list[int]) -> list[int]:
     children: dict[int, list[int]] = {}
     for pid, (parent, _) in table.items():
@@ -118,7 +99,7 @@ def kill_orphans(since_ticks: int, keep: Collection[int]) -> int:
     count = 0
     previous: list[int] = []
     for _ in range(_MAX_ROUNDS):
-        table = _table()
+        table = _reaper.process_table()
         orphans = [
             pid
             for pid, (parent, started) in table.items()

@@ -66,9 +66,9 @@ def subreaper_supported() -> bool:
     return bool(prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value), 0, 0, 0) == 0)
 
 
-def _parents() -> dict[int, int]:
-    """Every visible process and its parent, read from /proc."""
-    table: dict[int, int] = {}
+def process_table() -> dict[int, tuple[int, int]]:
+    """Every visible process with its parent and start time (clock ticks), read from /proc."""
+    table: dict[int, tuple[int, int]] = {}
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -79,16 +79,16 @@ def _parents() -> dict[int, int]:
         try:
             with open(f"/proc/{name}/stat", "rb") as handle:
                 fields = handle.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+            table[int(name)] = (int(fields[1]), int(fields[19]))
+        except (OSError, IndexError, ValueError):
             continue
-        table[int(name)] = int(fields[1])
     return table
 
 
 def descendants(root: int) -> list[int]:
     """The processes below ``root`` in the process tree, found through /proc."""
     children: dict[int, list[int]] = {}
-    for pid, parent in _parents().items():
+    for pid, (parent, _started) in process_table().items():
         children.setdefault(parent, []).append(pid)
     found: list[int] = []
     stack = list(children.get(root, []))
