@@ -31,15 +31,18 @@ def _scan_with_a_huge_string(tmp_path: Path) -> Path:
 def test_a_30_mb_string_in_a_receipt_gives_a_small_page_in_bounded_memory(tmp_path):
     out = _scan_with_a_huge_string(tmp_path)
     page = tmp_path / "report.html"
-    # The child's peak resident memory, read by the child itself (ru_maxrss is in KiB).
+    # The child's peak resident memory, read by the child itself from /proc/self/status (VmHWM,
+    # in KiB). Not ru_maxrss: Linux carries it across execve, so a child started from a large
+    # process (a pytest worker late in a run) reports its parent's peak as its own.
     code = (
-        "import resource, sys\n"
+        "import sys\n"
         "from lorelab.cli.main import main\n"
         "sys.argv = ['lorelab', 'report', sys.argv[1], '--output', sys.argv[2]]\n"
         "try:\n"
         "    main()\n"
         "finally:\n"
-        "    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "    status = open('/proc/self/status').read().split('VmHWM:')[1]\n"
+        "    peak = int(status.split()[0])\n"
         "    print('peak-kib', peak, file=sys.stderr)\n"
     )
     done = subprocess.run(
