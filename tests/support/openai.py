@@ -16,10 +16,7 @@ from lorelab.testing.openai_server import Reply
 from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, call_worker
 
 DATA = Path(__file__).resolve().parents[1] / "workers" / "data" / "openai"
-# The real capture when it exists; otherwise a hand-written stand-in labelled synthetic.
-RECORDING = (
-    DATA / "llama_cpp.json" if (DATA / "llama_cpp.json").exists() else DATA / "synthetic.json"
-)
+RECORDING = DATA / "llama_cpp.json"
 
 
 def recording() -> dict[str, Any]:
@@ -49,6 +46,17 @@ def with_content(item: dict[str, Any], content: str, *, model: str | None = None
     if model is not None:
         body["model"] = model
     return Reply.json(body)
+
+
+def distinct_architect(model: str | None = None) -> tuple[Reply, dict[str, Any]]:
+    """The recorded architect reply with its cases renamed ``case-0``, ``case-1``, ...: the real
+    model's answer repeats a case name, which the role refuses. Returns the reply and the
+    answer it carries."""
+    item = exchange("architect", "llama-cpp")
+    answer: dict[str, Any] = json.loads(answer_text(item), strict=False)
+    for number, case in enumerate(answer["cases"]):
+        case["name"] = f"case-{number}"
+    return with_content(item, json.dumps(answer), model=model), answer
 
 
 def openai_argv(base_url: str, *extra: str, dialect: str = "llama-cpp") -> list[str]:

@@ -15,7 +15,7 @@ from lorelab.evaluation.learning.controller import LearningRequest, run_learning
 from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.testing.openai_server import ReplayServer, Reply
 from lorelab.workers import WorkerBounds
-from tests.support.openai import exchange, openai_argv, with_content
+from tests.support.openai import distinct_architect, exchange, openai_argv, with_content
 
 PLANTED_KEY = "sk-planted-0123456789abcdefFEDCBA9876543210"
 NORMALIZE_TEST = (
@@ -52,7 +52,7 @@ def _good_trial(model: str | None = None) -> list[Reply]:
     author = json.dumps({"files": [{"path": "tests/test_normalize.py", "content": NORMALIZE_TEST}]})
     approve = json.dumps({"verdict": "approve", "reasons": []})
     return [
-        Reply.recorded(exchange("architect", "llama-cpp"), model=model),
+        distinct_architect(model)[0],
         with_content(exchange("author", "llama-cpp"), author, model=model),
         with_content(exchange("reviewer", "llama-cpp"), approve, model=model),
     ]
@@ -128,7 +128,7 @@ def test_endpoint_options_for_a_worker_that_is_not_openai_are_refused(tmp_path):
 
 def test_a_500_mid_run_fails_that_trial_and_keeps_it_in_the_record(tmp_path):
     refused = exchange("architect", "json_schema")
-    replies = [*_good_trial(), Reply.recorded(exchange("architect", "llama-cpp"))]
+    replies = [*_good_trial(), distinct_architect()[0]]
     replies.append(Reply.recorded(refused))
     out = tmp_path / "out"
     with ReplayServer(replies) as server:
