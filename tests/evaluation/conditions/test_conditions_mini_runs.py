@@ -87,6 +87,27 @@ def test_the_declared_model_reaches_the_fixture_host_and_its_claim_is_recorded(r
             assert record["own_solutions_served"] == []
 
 
+def test_each_memory_run_records_the_tiers_of_what_was_served_as_the_receipt_shows(run_a):
+    assert run_a["done"].returncode == 0, run_a["done"].stderr
+    graded = 0
+    for record in _records(run_a["output"]):
+        if record["condition"] == "baseline":
+            assert "served_tiers" not in record
+            continue
+        receipt = json.loads((run_a["output"] / record["receipt"]).read_text())
+        items = receipt["guidance"]["servedItems"]
+        tiers = [item["tier"] for item in items if "tier" in item]
+        assert all(tier in ("match", "related") for tier in tiers)
+        assert all(0 <= item["confidence"] <= 1 for item in items if "tier" in item)
+        if tiers:
+            graded += 1
+            expected = {"match": tiers.count("match"), "related": tiers.count("related")}
+            assert record["served_tiers"] == expected
+        else:
+            assert "served_tiers" not in record
+    assert graded > 0
+
+
 @pytest.fixture(scope="module")
 def finalized_a(run_a):
     assert run_a["done"].returncode == 0, run_a["done"].stderr

@@ -227,6 +227,15 @@ class ServedCheck:
     items: list[dict[str, Any]] = field(default_factory=list)
 
     @property
+    def tiers(self) -> dict[str, int] | None:
+        """How many served items the memory graded ``match`` and ``related``; None when it
+        graded none of them (a memory without tiers, or nothing served)."""
+        graded = [str(item["tier"]) for item in self.items if item.get("tier") is not None]
+        if not graded:
+            return None
+        return {tier: graded.count(tier) for tier in ("match", "related")}
+
+    @property
     def unchecked_served(self) -> bool | None:
         """True when an unverified or unchecked item was served; False when every served
         item was checked, or nothing was served; ``None`` when unknown."""
@@ -276,6 +285,10 @@ async def check_served(
     for served in dict.fromkeys(served_ids):
         detail: dict[str, Any] = {"id": served}
         item: Mapping[str, Any] = brief_items.get(served, {})
+        # The grade the memory served the item with (lorelab's graded briefs), as served.
+        for key in ("tier", "confidence"):
+            if item.get(key) is not None:
+                detail[key] = item[key]
         problem: str | None = None
         if can_show:
             try:

@@ -397,6 +397,8 @@ def _record(
         extra["retrieval_relevant"] = bool(named)
         extra["unchecked_items_served"] = seen.served.unchecked_served
         extra["own_solutions_served"] = list(seen.served.own_solutions)
+        if seen.served.tiers is not None:
+            extra["served_tiers"] = seen.served.tiers
     failed_calls = [guidance.failed_call] if guidance.failed_call else []
     if condition == "dreaming":
         dream = ctx.dream or DreamOutcome(supported=False)

@@ -263,6 +263,7 @@ class ConditionRun(_OmitUnset, OutputModel):
         "memory_calls_failed",
         "unchecked_items_served",
         "own_solutions_served",
+        "served_tiers",
         "dream_candidate_ids",
         "dream_checks",
         "dream_promoted_ids",
@@ -304,6 +305,8 @@ class ConditionRun(_OmitUnset, OutputModel):
     receipt: str
     unchecked_items_served: bool | None = None
     own_solutions_served: list[str] | None = None
+    # How many served items the memory graded match / related; left out when it graded none.
+    served_tiers: dict[Literal["match", "related"], int] | None = None
     dream_candidate_ids: list[str] | None = None
     dream_checks: list[DreamCheck] | None = None
     dream_promoted_ids: list[str] | None = None
