@@ -5,8 +5,8 @@ SmolLM2-135M-Instruct answers; most of its tests are rejected and count zero. Wh
 shows is that a run with a real language model completes and is recorded honestly (label
 ``live``, the endpoint, the model name and the model file's SHA-256 bound), not a score.
 
-The conditions example runs on a subset: the first ten of its thirteen tasks (the fewest a
-manifest may declare: both seed tasks, three others, five holdouts) under all four conditions,
+The conditions example runs on a subset: ten of its thirteen tasks (the fewest a manifest may
+declare: both seed tasks, two others, six holdouts) under all four conditions,
 with a rework budget of 0 (one host call per run) and completions of at most 256 tokens, so
 the test fits CI's time on two cores: each completion of the 135M model takes seconds there,
 and all 13 tasks with the example's rework budget would be up to 104 host calls.
@@ -60,7 +60,15 @@ def _sha256(path: Path) -> str:
 
 def _subset_manifest(tmp_path: Path) -> Path:
     manifest = json.loads((EXAMPLE / "conditions.json").read_text())
-    manifest["tasks"] = manifest["tasks"][:SUBSET_TASKS]
+    # Both seed tasks, the first two other non-holdouts and the first six holdouts (the fewest
+    # the protocol accepts), in the example's order.
+    tasks = manifest["tasks"]
+    seeds = {seed["taskId"] for seed in manifest["seeds"]}
+    others = [t["id"] for t in tasks if not t["holdout"] and t["id"] not in seeds][:2]
+    holdouts = [t["id"] for t in tasks if t["holdout"]][:6]
+    keep = seeds | set(others) | set(holdouts)
+    manifest["tasks"] = [t for t in tasks if t["id"] in keep]
+    assert len(manifest["tasks"]) == SUBSET_TASKS
     manifest["reworkBudget"] = 0
     manifest["project"] = {"path": str(EXAMPLE / "project")}
     path = tmp_path / "conditions-subset.json"
