@@ -174,6 +174,7 @@ def test_help_lists_the_command_without_importing_the_report_package(argv):
     ("directory", "files"),
     [
         ("learning", {"manifest.json": ManifestReceipt, "summary.json": Summary}),
+        ("learning-failed", {"manifest.json": ManifestReceipt, "summary.json": Summary}),
         (
             "conditions",
             {
@@ -189,10 +190,9 @@ def test_the_recorded_runs_still_parse_with_the_current_models(directory, files)
     for name, model in files.items():
         parsed = read_model(DATA / directory / name, model, "fixture")
         assert model.model_validate(parsed.to_json()) == parsed  # and round-trip
-    unit = TrialRecord if directory == "learning" else RunReceipt
-    for path in sorted(
-        (DATA / directory / ("trials" if directory == "learning" else "runs")).iterdir()
-    ):
+    learning = directory.startswith("learning")
+    unit = TrialRecord if learning else RunReceipt
+    for path in sorted((DATA / directory / ("trials" if learning else "runs")).iterdir()):
         read_model(path, unit, "fixture")
 
 
