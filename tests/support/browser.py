@@ -104,7 +104,8 @@ _LAYOUT = """JSON.stringify([...document.querySelectorAll('figure[data-figure]')
   const svg = f.querySelector('svg');
   if (!svg) return {name: f.dataset.figure, svgWidth: 0, figureWidth: 0, problems: []};
   const box = svg.getBoundingClientRect(), tol = 0.5, problems = [];
-  const texts = [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()]);
+  const texts = [...svg.querySelectorAll('text')]
+    .map(t => [t.textContent, t.getBoundingClientRect()]);
   for (const [text, r] of texts) {
     if (r.left < box.left - tol || r.right > box.right + tol || r.top < box.top - tol ||
         r.bottom > box.bottom + tol) problems.push(`clipped: ${text}`);
@@ -119,10 +120,12 @@ _LAYOUT = """JSON.stringify([...document.querySelectorAll('figure[data-figure]')
     const r = c.getBoundingClientRect(), cx = (r.left + r.right) / 2, cy = (r.top + r.bottom) / 2;
     const radius = r.width / 2;
     let own = 0, shown = 0;
-    for (let x = r.left + 0.5; x < r.right; x += 1) for (let y = r.top + 0.5; y < r.bottom; y += 1) {
-      if ((x - cx) ** 2 + (y - cy) ** 2 > (radius - 0.5) ** 2) continue;
-      own += 1;
-      if (document.elementFromPoint(x, y) === c) shown += 1;
+    for (let x = r.left + 0.5; x < r.right; x += 1) {
+      for (let y = r.top + 0.5; y < r.bottom; y += 1) {
+        if ((x - cx) ** 2 + (y - cy) ** 2 > (radius - 0.5) ** 2) continue;
+        own += 1;
+        if (document.elementFromPoint(x, y) === c) shown += 1;
+      }
     }
     const title = c.querySelector('title');
     if (own && shown / own < 0.25) problems.push(`hidden: ${title ? title.textContent : 'dot'}`);

@@ -47,11 +47,28 @@ class ConditionsRun:
                 return self.receipts.href(path)
         return None
 
+    def completed(self) -> dict[str, bool]:
+        """Per condition: whether any of its runs has a real outcome (see :func:`failure`)."""
+        done: dict[str, bool] = {}
+        for _, run in self.runs:
+            done[run.condition] = done.get(run.condition, False) or failure(run) is None
+        return done
+
     def task_ids(self) -> list[str]:
         """Task ids in the manifest's order, else in the receipts'."""
         if self.manifest is not None:
             return [task.id for task in self.manifest.manifest.tasks]
         return list(dict.fromkeys(run.task_id for _, run in self.runs))
+
+
+def failure(run: RunReceipt) -> str | None:
+    """Why a run has no real outcome (its host or a memory call failed); None when it has one."""
+    record = run.record
+    if record.host_failure:
+        return record.notes or f"host failure: {record.host_failure}"
+    if record.memory_calls_failed:
+        return f"memory calls failed: {', '.join(record.memory_calls_failed)}"
+    return None
 
 
 def _evaluate(run: ConditionsRun) -> ConditionsReport | None:
