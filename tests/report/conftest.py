@@ -58,3 +58,9 @@ def failed_dir(tmp_path) -> Path:
     """A copy of a recorded learning run whose every trial failed for one cause (the worker
     printed no JSON)."""
     return copy_capture("learning-failed", tmp_path)
+
+
+@pytest.fixture
+def conditions_failed_dir(tmp_path) -> Path:
+    """A copy of a recorded four-condition run whose every host call failed for one cause."""
+    return copy_capture("conditions-failed", tmp_path)

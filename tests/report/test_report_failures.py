@@ -27,7 +27,8 @@ def test_a_run_whose_every_trial_failed_says_so_first_with_its_one_cause(failed_
     page = _page(failed_dir)
     main = page.html.split("<main>", 1)[1]
     first = re.search(r'<div class="banner ([^"]+)"[^>]*><p class="banner-title">([^<]+)', main)
-    assert first and first.groups() == ("banner-missing", "No trial qualified: 6 of 6 (6 failed)")
+    assert first is not None
+    assert first.groups() == ("banner-missing", "No trial qualified: 6 of 6 (6 failed)")
     assert main.index("No trial qualified") < main.index("label: ")
     assert f"one cause, in every one of them: {CAUSE}" in page.text
 
@@ -97,3 +98,33 @@ def test_the_baselines_relevance_says_nothing_was_retrieved_and_stays_null(condi
         "no retrieval (baseline)",
         "null",
     )
+
+
+HOST_CAUSE = "host call failed (invalid-json): worker stdout: invalid JSON at line 1 column 1"
+
+
+def test_a_run_whose_every_host_call_failed_says_so_first_and_draws_no_bars(
+    conditions_failed_dir,
+):
+    page = _page(conditions_failed_dir)
+    main = page.html.split("<main>", 1)[1]
+    first = re.search(r'<div class="banner ([^"]+)"[^>]*><p class="banner-title">([^<]+)', main)
+    assert first is not None
+    assert first.groups() == ("banner-missing", "No run completed: 52 of 52 runs failed")
+    assert f"one cause, in every one of them: {HOST_CAUSE}" in page.text
+    for name in ("pass-rate", "rework", "guidance"):
+        svg = _svg(page, name)
+        assert "<rect" not in svg, name
+        assert svg.count("no run completed") == 4, name
+    dots = re.findall(r"<circle [^>]*><title>", _svg(page, "paired"))
+    assert len(dots) == 3 * 8 * 2  # three panels of eight holdouts, two ends each
+    assert all('fill="#ffffff"' in dot for dot in dots)
+    # The table keeps the evaluated numbers: every run failed, the pass rate is 0.
+    assert [c.number() for c in page.table("pass-rate").column("pass rate")] == [0.0] * 4
+
+
+def test_a_run_whose_runs_all_completed_has_no_failure_banner(conditions_dir):
+    page = _page(conditions_dir)
+    assert "runs failed</p>" not in page.html
+    assert "no run completed" not in page.text
+    assert 'fill="#ffffff"' not in _svg(page, "paired")

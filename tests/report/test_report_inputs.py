@@ -183,6 +183,14 @@ def test_help_lists_the_command_without_importing_the_report_package(argv):
                 "run.json": RunFinished,
             },
         ),
+        (
+            "conditions-failed",
+            {
+                "manifest.json": ConditionsManifestReceipt,
+                "preflight.json": PreflightReceipt,
+                "run.json": RunFinished,
+            },
+        ),
         ("conditions-aborted", {"aborted.json": RunAborted}),
     ],
 )

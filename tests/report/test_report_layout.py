@@ -10,7 +10,15 @@ from tests.support.report_page import lorelab
 
 pytestmark = pytest.mark.slow
 
-PAGES = ["learning_dir", "conditions_dir", "context_dir", "scan_dir", "aborted_dir", "failed_dir"]
+PAGES = [
+    "learning_dir",
+    "conditions_dir",
+    "context_dir",
+    "scan_dir",
+    "aborted_dir",
+    "failed_dir",
+    "conditions_failed_dir",
+]
 # A matrix is as wide as its columns need; every other chart spans its figure.
 MATRICES = {"detection", "failures", "boundaries"}
 

@@ -218,7 +218,7 @@ def _rework_text(rework: int | None) -> str:
     return "rework unknown" if rework is None else f"{rework} rework"
 
 
-def _slopes(report: ConditionsReport) -> tuple[list[SlopePanel], list[str]]:
+def _slopes(run: ConditionsRun, report: ConditionsReport) -> tuple[list[SlopePanel], list[str]]:
     counts = [t.baseline_rework for p in report.paired for t in p.tasks] + [
         t.condition_rework for p in report.paired for t in p.tasks
     ]
@@ -245,6 +245,8 @@ def _slopes(report: ConditionsReport) -> tuple[list[SlopePanel], list[str]]:
                     f"({_rework_text(t.baseline_rework)}) \u2192 {p.condition} "
                     f"{'passed' if t.condition_passed else 'failed'} "
                     f"({_rework_text(t.condition_rework)})",
+                    run.failed(t.task_id, "baseline"),
+                    run.failed(t.task_id, p.condition),
                 )
                 for t in p.tasks
             ],
@@ -262,7 +264,7 @@ SUMMARY_HEADERS = ("condition", "holdouts", "pass-rate delta", "rework delta",
 
 
 def _paired(run: ConditionsRun, report: ConditionsReport) -> Section:
-    panels, levels = _slopes(report)
+    panels, levels = _slopes(run, report)
     rows: list[list[Cell]] = [
         [
             p.condition,
@@ -304,7 +306,9 @@ def _paired(run: ConditionsRun, report: ConditionsReport) -> Section:
                         "Holdouts: baseline to each condition", panels, levels, left="baseline"
                     ),
                     "Each line is one holdout task from its baseline outcome to the condition's "
-                    "(top is best); green: better, red: worse, grey: tie.",
+                    "(top is best), the lines of a level spread apart so that each shows; green: "
+                    "better, red: worse, grey: tie; a hollow dot: the host or memory failed, the "
+                    "run counts as the protocol scores it.",
                     table(
                         "paired",
                         "Per holdout, against baseline",

@@ -193,7 +193,9 @@ def bar_chart(
         y = 12 + index * ROW_H
         svg.label(label_w - 8, y + 12, bar.label, label_w - 12)
         if bar.value is None:
-            svg.text(zero + 6, y + 12, bar.text, fill=NEUTRAL, font_style="italic")
+            # A white halo keeps the grid lines from striking the words through.
+            svg.text(zero + 6, y + 12, bar.text, fill=NEUTRAL, font_style="italic",
+                     stroke="#ffffff", stroke_width="4", paint_order="stroke")  # fmt: skip
             continue
         start, end = sorted((zero, zero + bar.value * scale))
         svg.add(
@@ -370,6 +372,9 @@ class SlopeLine:
     right: int
     sign: int
     tooltip: str
+    left_void: bool = False
+    right_void: bool = False
+    """A side that has no real outcome (its host failed): drawn as a hollow dot."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,15 +392,20 @@ def slope_chart(
     """Panels of slopes from ``left`` to each panel's condition on an ordinal scale
     (``levels[0]`` at the top is the best outcome), side by side across the width."""
     label_w = _label_room(levels, 11)
-    top, step = 44, 40
+    # Every line of a panel at its own height (4.5 px apart, less past 22 lines), so that equal
+    # lines show every dot; a level's step leaves room for the spread.
+    most = max((len(panel.lines) for panel in panels), default=1)
+    apart = min(4.5, 96 / max(most - 1, 1))
+    half = apart * (most - 1) / 2
+    top, step = 34 + half, max(40.0, 2 * half + 24)
     panel_w = (WIDTH - label_w - 10) / max(len(panels), 1)
-    height = top + step * max(len(levels) - 1, 1) + 36
+    height = top + step * max(len(levels) - 1, 1) + half + 32
     svg = Svg(WIDTH, height, title)
     for i, level in enumerate(levels):
         y = top + i * step
         svg.label(label_w - 8, y + 4, level, label_w - 12, size=11)
         svg.add("line", x1=label_w, y1=float(y), x2=svg.width - 10, y2=float(y), stroke=GRID)
-    dots: list[tuple[str, float, float, str]] = []
+    dots: list[tuple[str, float, float, str, bool]] = []
     for p, panel in enumerate(panels):
         xa = label_w + p * panel_w + 60
         xb = label_w + (p + 1) * panel_w - 60
@@ -404,16 +414,18 @@ def slope_chart(
         svg.text(xb, height - 12, panel.right, anchor="middle", size=10)
         count = len(panel.lines)
         for i, line in enumerate(panel.lines):
-            nudge = (i - (count - 1) / 2) * 2.5
+            nudge = (i - (count - 1) / 2) * apart
             ya = top + line.left * step + nudge
             yb = top + line.right * step + nudge
             color = SIGN_COLOR[line.sign]
             svg.add("line", line.tooltip, x1=xa, y1=ya, x2=xb, y2=yb, stroke=color,
                     stroke_width="2.5", stroke_opacity="0.8")  # fmt: skip
-            dots += [(line.tooltip, xa, ya, color), (line.tooltip, xb, yb, color)]
+            dots += [(line.tooltip, xa, ya, color, line.left_void),
+                     (line.tooltip, xb, yb, color, line.right_void)]  # fmt: skip
     # The dots after every line, so that no later line covers an earlier dot.
-    for tooltip, cx, cy, color in dots:
-        svg.add("circle", tooltip, cx=cx, cy=cy, r="4", fill=color)
+    for tooltip, cx, cy, color, void in dots:
+        svg.add("circle", tooltip, cx=cx, cy=cy, r="4", fill="#ffffff" if void else color,
+                stroke=color if void else None, stroke_width="1.5" if void else None)  # fmt: skip
     return svg.render()
 
 
