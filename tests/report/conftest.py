@@ -51,3 +51,16 @@ def scan_dir(tmp_path_factory) -> Path:
     """A fresh scan of the example sessions (two repeated failures: exit 1)."""
     args = ["eval", "context", "scan", str(EXAMPLES / "context" / "sessions")]
     return _run(args, tmp_path_factory.mktemp("scan") / "out", 1)
+
+
+@pytest.fixture
+def failed_dir(tmp_path) -> Path:
+    """A copy of a recorded learning run whose every trial failed for one cause (the worker
+    printed no JSON)."""
+    return copy_capture("learning-failed", tmp_path)
+
+
+@pytest.fixture
+def conditions_failed_dir(tmp_path) -> Path:
+    """A copy of a recorded four-condition run whose every host call failed for one cause."""
+    return copy_capture("conditions-failed", tmp_path)

@@ -174,8 +174,17 @@ def test_help_lists_the_command_without_importing_the_report_package(argv):
     ("directory", "files"),
     [
         ("learning", {"manifest.json": ManifestReceipt, "summary.json": Summary}),
+        ("learning-failed", {"manifest.json": ManifestReceipt, "summary.json": Summary}),
         (
             "conditions",
+            {
+                "manifest.json": ConditionsManifestReceipt,
+                "preflight.json": PreflightReceipt,
+                "run.json": RunFinished,
+            },
+        ),
+        (
+            "conditions-failed",
             {
                 "manifest.json": ConditionsManifestReceipt,
                 "preflight.json": PreflightReceipt,
@@ -189,10 +198,9 @@ def test_the_recorded_runs_still_parse_with_the_current_models(directory, files)
     for name, model in files.items():
         parsed = read_model(DATA / directory / name, model, "fixture")
         assert model.model_validate(parsed.to_json()) == parsed  # and round-trip
-    unit = TrialRecord if directory == "learning" else RunReceipt
-    for path in sorted(
-        (DATA / directory / ("trials" if directory == "learning" else "runs")).iterdir()
-    ):
+    learning = directory.startswith("learning")
+    unit = TrialRecord if learning else RunReceipt
+    for path in sorted((DATA / directory / ("trials" if learning else "runs")).iterdir()):
         read_model(path, unit, "fixture")
 
 

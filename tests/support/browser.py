@@ -1,5 +1,6 @@
 """Headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``):
-load a page, collect console errors and exceptions, measure elements, take a screenshot.
+load a page, collect console errors and exceptions, measure elements and the layout of every
+figure's text and dots, take a screenshot.
 
 The protocol's pipe transport: commands are JSON objects terminated by NUL, written to the
 browser's fd 3; responses and events come back the same way on its fd 4
@@ -80,6 +81,9 @@ class Rendered:
     errors: list[str]
     figures: list[dict[str, float]]
     screenshot: bytes
+    layout: list[dict[str, Any]] = field(default_factory=list)
+    """Per figure: its name, the widths of its SVG and of the figure, and every layout problem
+    found (see ``_LAYOUT``)."""
 
 
 _MEASURE = """JSON.stringify([...document.querySelectorAll('figure[data-figure]')].map(f => {
@@ -87,6 +91,47 @@ _MEASURE = """JSON.stringify([...document.querySelectorAll('figure[data-figure]'
   const r = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
   return {name: f.dataset.figure, width: r.width, height: r.height,
           marks: svg ? svg.querySelectorAll('rect,circle,line').length : 0};
+}))"""
+
+
+# Measured in the page as laid out (the viewport is as tall as the document, so that every point
+# can be hit-tested). A problem is one of:
+#   clipped  a text box reaches outside its SVG's box (the SVG clips it there);
+#   overlap  two text boxes of one figure intersect by more than half a pixel each way;
+#   cut      a label was shortened with an ellipsis;
+#   hidden   under a quarter of a dot's own pixels show: something drawn later covers it.
+_LAYOUT = """JSON.stringify([...document.querySelectorAll('figure[data-figure]')].map(f => {
+  const svg = f.querySelector('svg');
+  if (!svg) return {name: f.dataset.figure, svgWidth: 0, figureWidth: 0, problems: []};
+  const box = svg.getBoundingClientRect(), tol = 0.5, problems = [];
+  const texts = [...svg.querySelectorAll('text')]
+    .map(t => [t.textContent, t.getBoundingClientRect()]);
+  for (const [text, r] of texts) {
+    if (r.left < box.left - tol || r.right > box.right + tol || r.top < box.top - tol ||
+        r.bottom > box.bottom + tol) problems.push(`clipped: ${text}`);
+    if (text.endsWith('\u2026')) problems.push(`cut: ${text}`);
+  }
+  texts.forEach(([a, p], i) => texts.slice(i + 1).forEach(([b, q]) => {
+    const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+    const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+    if (w > tol && h > tol) problems.push(`overlap: ${a} / ${b}`);
+  }));
+  for (const c of svg.querySelectorAll('circle')) {
+    const r = c.getBoundingClientRect(), cx = (r.left + r.right) / 2, cy = (r.top + r.bottom) / 2;
+    const radius = r.width / 2;
+    let own = 0, shown = 0;
+    for (let x = r.left + 0.5; x < r.right; x += 1) {
+      for (let y = r.top + 0.5; y < r.bottom; y += 1) {
+        if ((x - cx) ** 2 + (y - cy) ** 2 > (radius - 0.5) ** 2) continue;
+        own += 1;
+        if (document.elementFromPoint(x, y) === c) shown += 1;
+      }
+    }
+    const title = c.querySelector('title');
+    if (own && shown / own < 0.25) problems.push(`hidden: ${title ? title.textContent : 'dot'}`);
+  }
+  return {name: f.dataset.figure, svgWidth: box.width, figureWidth: f.getBoundingClientRect().width,
+          problems};
 }))"""
 
 
@@ -138,14 +183,22 @@ def _drive(browser: Browser, page: Path, width: int) -> Rendered:
     browser.events.clear()
     browser.send("Page.navigate", session, url=page.resolve().as_uri())
     browser.wait_for("Page.loadEventFired")
-    figures = json.loads(
-        browser.send("Runtime.evaluate", session, expression=_MEASURE, returnByValue=True)[
-            "result"
-        ]["value"]
-    )
+    figures = _evaluate(browser, session, _MEASURE)
+    # As tall as the document (bounded), so that hit-testing reaches every dot.
+    height = _evaluate(browser, session, "document.documentElement.scrollHeight")
+    browser.send("Emulation.setDeviceMetricsOverride", session, width=width,
+                 height=min(max(int(height), 900), 16_000), deviceScaleFactor=1,
+                 mobile=False)  # fmt: skip
+    layout = _evaluate(browser, session, _LAYOUT)
     shot = browser.send("Page.captureScreenshot", session, format="png", captureBeyondViewport=True)
     errors = [_error(e) for e in browser.events if _error(e)]
-    return Rendered(errors, figures, base64.b64decode(shot["data"]))
+    return Rendered(errors, figures, base64.b64decode(shot["data"]), layout)
+
+
+def _evaluate(browser: Browser, session: str, expression: str) -> Any:
+    result = browser.send("Runtime.evaluate", session, expression=expression, returnByValue=True)
+    value = result["result"]["value"]
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def _error(event: dict[str, Any]) -> str:

@@ -15,13 +15,15 @@ from lorelab.evaluation.conditions import (
     ConditionsReport,
     PreflightReceipt,
 )
-from lorelab.report._conditions_load import ConditionsRun
+from lorelab.report._conditions_load import ConditionsRun, failure
 from lorelab.report._html import (
+    NOT_RECORDED,
     Cell,
     Html,
     Section,
     Value,
     banner,
+    cause_lines,
     figure,
     fmt,
     items,
@@ -59,9 +61,41 @@ VERDICT_STATE = {
 }
 
 
+def _failed_runs(run: ConditionsRun) -> Html:
+    """At the top: how many runs failed (host or memory), and why."""
+    causes = [cause for _, r in run.runs if (cause := failure(r)) is not None]
+    if not causes:
+        return Html("")
+    total = len(run.runs)
+    every = len(causes) == total
+    head = (
+        f"No run completed: {total} of {total} runs failed"
+        if every
+        else f"{len(causes)} of {total} runs failed"
+    )
+    lines = [
+        *cause_lines(causes),
+        "a run whose host failed counts as failed, as the protocol scores it (a memory failure "
+        "is left out of the pass rate); a condition none of whose runs completed has no bar",
+    ]
+    return banner("missing" if every else "inconclusive", head, lines)
+
+
+def _no_retrieval(condition: str) -> str:
+    # The baseline has no memory: its relevance is null because nothing was retrieved.
+    return "no retrieval (baseline)" if condition == "baseline" else NOT_RECORDED
+
+
+def _bar(done: dict[str, bool], condition: str, value: float | None, text: str) -> Bar:
+    """A condition's bar; none when no run of the condition completed (its value is a score)."""
+    if not done.get(condition, True):
+        return Bar(condition, None, f"no run completed (counts {text})")
+    return Bar(condition, value, text, CONDITION_COLOR.get(condition, NEUTRAL))
+
+
 def _decision(run: ConditionsRun) -> tuple[Section, Section]:
     report = run.report
-    parts: list[Html] = []
+    parts: list[Html] = [_failed_runs(run)]
     if report is None:
         parts.append(banner("missing", "No decision: the runs could not be evaluated", []))
     else:
@@ -117,12 +151,13 @@ def _decision(run: ConditionsRun) -> tuple[Section, Section]:
 
 def _pass_rate(run: ConditionsRun, report: ConditionsReport) -> Section:
     href = run.receipts.href(run.directory / RUNS_FILE)
+    done = run.completed()
     bars = [
-        Bar(
+        _bar(
+            done,
             c.condition,
             c.pass_rate,
             f"{fmt(c.pass_rate)} ({c.passed}/{c.runs - c.memory_failures})",
-            CONDITION_COLOR.get(c.condition, NEUTRAL),
         )
         for c in report.conditions
     ]
@@ -134,7 +169,7 @@ def _pass_rate(run: ConditionsRun, report: ConditionsReport) -> Section:
             c.passed,
             Value(c.pass_rate),
             Value(c.mean_rework),
-            Value(c.retrieval_relevance_rate),
+            Value(c.retrieval_relevance_rate, unknown=_no_retrieval(c.condition)),
             Value(c.mean_guidance_tokens, 1),
             link(RUNS_FILE, href),
         ]
@@ -145,7 +180,12 @@ def _pass_rate(run: ConditionsRun, report: ConditionsReport) -> Section:
         "Pass rate per condition",
         figure(
             "pass-rate",
-            bar_chart("Pass rate per condition", bars, domain=(0.0, 1.0)),
+            bar_chart(
+                "Pass rate per condition",
+                bars,
+                domain=(0.0, 1.0),
+                axis="pass rate (runs passed / runs measured)",
+            ),
             "Runs that passed over runs measured (memory failures left out), every task.",
             table(
                 "pass-rate",
@@ -178,7 +218,7 @@ def _rework_text(rework: int | None) -> str:
     return "rework unknown" if rework is None else f"{rework} rework"
 
 
-def _slopes(report: ConditionsReport) -> tuple[list[SlopePanel], list[str]]:
+def _slopes(run: ConditionsRun, report: ConditionsReport) -> tuple[list[SlopePanel], list[str]]:
     counts = [t.baseline_rework for p in report.paired for t in p.tasks] + [
         t.condition_rework for p in report.paired for t in p.tasks
     ]
@@ -205,6 +245,8 @@ def _slopes(report: ConditionsReport) -> tuple[list[SlopePanel], list[str]]:
                     f"({_rework_text(t.baseline_rework)}) \u2192 {p.condition} "
                     f"{'passed' if t.condition_passed else 'failed'} "
                     f"({_rework_text(t.condition_rework)})",
+                    run.failed(t.task_id, "baseline"),
+                    run.failed(t.task_id, p.condition),
                 )
                 for t in p.tasks
             ],
@@ -222,7 +264,7 @@ SUMMARY_HEADERS = ("condition", "holdouts", "pass-rate delta", "rework delta",
 
 
 def _paired(run: ConditionsRun, report: ConditionsReport) -> Section:
-    panels, levels = _slopes(report)
+    panels, levels = _slopes(run, report)
     rows: list[list[Cell]] = [
         [
             p.condition,
@@ -264,7 +306,9 @@ def _paired(run: ConditionsRun, report: ConditionsReport) -> Section:
                         "Holdouts: baseline to each condition", panels, levels, left="baseline"
                     ),
                     "Each line is one holdout task from its baseline outcome to the condition's "
-                    "(top is best); green: better, red: worse, grey: tie.",
+                    "(top is best), the lines of a level spread apart so that each shows; green: "
+                    "better, red: worse, grey: tie; a hollow dot: the host or memory failed, the "
+                    "run counts as the protocol scores it.",
                     table(
                         "paired",
                         "Per holdout, against baseline",
@@ -285,17 +329,14 @@ def _paired(run: ConditionsRun, report: ConditionsReport) -> Section:
 
 def _rework_and_tokens(run: ConditionsRun, report: ConditionsReport) -> list[Section]:
     href = run.receipts.href(run.directory / RUNS_FILE)
-    color = {c.condition: CONDITION_COLOR.get(c.condition, NEUTRAL) for c in report.conditions}
-    rework = [
-        Bar(c.condition, c.mean_rework, fmt(c.mean_rework), color[c.condition])
-        for c in report.conditions
-    ]
+    done = run.completed()
+    rework = [_bar(done, c.condition, c.mean_rework, fmt(c.mean_rework)) for c in report.conditions]
     tokens = [
-        Bar(
+        _bar(
+            done,
             c.condition,
             c.mean_guidance_tokens,
             f"{fmt(c.mean_guidance_tokens, 1)} ({c.guidance_tokens_known} known)",
-            color[c.condition],
         )
         for c in report.conditions
     ]
@@ -375,9 +416,9 @@ def _transfer(run: ConditionsRun, report: ConditionsReport) -> Section:
         [
             p.condition,
             len(p.negative_transfer),
-            ", ".join(p.negative_transfer) or None,
+            ", ".join(p.negative_transfer) or "none",
             len(p.polluted),
-            ", ".join(p.polluted) or None,
+            ", ".join(p.polluted) or "none",
             Value(p.pollution_rate),
             Value(p.irrelevance_rate),
             link(RUNS_FILE, href),
@@ -505,9 +546,9 @@ def _all_runs(run: ConditionsRun) -> Section:
             r.record.passed,
             r.record.rework_count,
             r.record.guidance_tokens,
-            r.record.retrieval_relevant,
+            Value(r.record.retrieval_relevant, unknown=_no_retrieval(r.condition)),
             r.host_time_ms,
-            ", ".join(r.flags) or None,
+            ", ".join(r.flags) or "none",
         ]
         for p, r in run.runs
     ]

@@ -47,11 +47,38 @@ class ConditionsRun:
                 return self.receipts.href(path)
         return None
 
+    def failed(self, task: str, condition: str) -> bool:
+        """Whether that run's receipt says its host or a memory call failed."""
+        return any(
+            run.task_id == task and run.condition == condition and failure(run) is not None
+            for _, run in self.runs
+        )
+
+    def completed(self) -> dict[str, bool]:
+        """Per condition: whether any of its runs has a real outcome (see :func:`failure`)."""
+        done: dict[str, bool] = {}
+        for _, run in self.runs:
+            done[run.condition] = done.get(run.condition, False) or failure(run) is None
+        return done
+
     def task_ids(self) -> list[str]:
         """Task ids in the manifest's order, else in the receipts'."""
         if self.manifest is not None:
             return [task.id for task in self.manifest.manifest.tasks]
         return list(dict.fromkeys(run.task_id for _, run in self.runs))
+
+
+def failure(run: RunReceipt) -> str | None:
+    """Why a run has no real outcome (its host or a memory call failed); None when it has one."""
+    record = run.record
+    if record.host_failure:
+        # The notes join every note of the run with "; "; the runner writes the failure's as
+        # "host call failed (KIND): DETAIL".
+        said = [n for n in (record.notes or "").split("; ") if n.startswith("host call failed")]
+        return said[-1] if said else f"host call failed ({record.host_failure})"
+    if record.memory_calls_failed:
+        return f"memory calls failed: {', '.join(record.memory_calls_failed)}"
+    return None
 
 
 def _evaluate(run: ConditionsRun) -> ConditionsReport | None:

@@ -197,8 +197,8 @@ def _boundaries(receipt: ContextReceipt, href: str) -> Section:
     rows: list[list[Cell]] = [
         [
             link(r.record_id, href),
-            ", ".join(r.boundary_kinds) or None,
-            ", ".join(r.observed_boundaries) or None,
+            ", ".join(r.boundary_kinds) or "none",
+            ", ".join(r.observed_boundaries) or "none",
             r.failures.missing_boundaries,
         ]
         for r in receipt.records

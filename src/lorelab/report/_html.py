@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -72,14 +73,18 @@ def fmt(value: float | None, digits: int = 3, *, signed: bool = False) -> str:
 class Value:
     """A table cell holding a number: shown rounded, the exact value kept in ``data-value``."""
 
-    raw: float | int | None
+    raw: float | int | bool | None
     digits: int = 3
     signed: bool = False
+    unknown: str = NOT_RECORDED
+    """What a null is shown as: ``not recorded``, or why the value cannot exist."""
 
     def render(self) -> Html:
         """The ``<td>``."""
+        if isinstance(self.raw, bool):
+            return _cell(self.raw)
         exact = "null" if self.raw is None else repr(self.raw)
-        text = fmt(self.raw, self.digits, signed=self.signed)
+        text = self.unknown if self.raw is None else fmt(self.raw, self.digits, signed=self.signed)
         cls = "num unknown" if self.raw is None else "num"
         return tag("td", text, class_=cls, data_value=exact)
 
@@ -161,3 +166,15 @@ def banner(state: str, title: str, lines: Sequence[object]) -> Html:
     if lines:
         body.append(items(lines))
     return tag("div", join(body), class_=f"banner banner-{state}", role="status")
+
+
+def cause_lines(causes: Sequence[str], shown: int = 5) -> list[str]:
+    """The causes of failed units (one entry per unit) as banner lines: one line when they
+    share one cause, else the ``shown`` most common with their counts."""
+    counted = Counter(causes)
+    if len(counted) == 1:
+        return [f"one cause, in every one of them: {causes[0]}"]
+    lines = [f"{n} \u00d7 {cause}" for cause, n in counted.most_common(shown)]
+    if len(counted) > shown:
+        lines.append(f"and {len(counted) - shown} more causes (see the table below)")
+    return lines

@@ -3,17 +3,10 @@ every trial that did not count, all read from the run's typed receipts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
 from pathlib import Path
 
-from lorelab.evaluation.learning.records import (
-    ARMS,
-    ControllerReceipt,
-    LabelsReceipt,
-    ManifestReceipt,
-    Summary,
-    TrialRecord,
-)
+from lorelab.evaluation.learning.records import ARMS, Summary, TrialRecord
 from lorelab.report._html import (
     NOT_RECORDED,
     Cell,
@@ -21,6 +14,7 @@ from lorelab.report._html import (
     Section,
     Value,
     banner,
+    cause_lines,
     esc,
     figure,
     fmt,
@@ -30,7 +24,7 @@ from lorelab.report._html import (
     paragraph,
     table,
 )
-from lorelab.report._load import Receipts
+from lorelab.report._learning_load import LearningRun, load_learning
 from lorelab.report._svg import (
     MEMORY,
     NEUTRAL,
@@ -49,87 +43,34 @@ from lorelab.report._svg import (
 ARM_COLOR = {"memory": MEMORY, "no-memory": NO_MEMORY}
 ARM_SHORT = {"memory": "M", "no-memory": "N"}
 
-
-@dataclass(slots=True)
-class LearningRun:
-    """A learning output directory's receipts, as far as they exist."""
-
-    receipts: Receipts
-    manifest: ManifestReceipt | None = None
-    controller: ControllerReceipt | None = None
-    summary: Summary | None = None
-    trials: list[tuple[Path, TrialRecord]] = field(default_factory=list)
-    labels: list[tuple[Path, LabelsReceipt]] = field(default_factory=list)
-
-    @property
-    def directory(self) -> Path:
-        """The output directory."""
-        return self.receipts.directory
-
-    def trial(self, spec: str, repetition: int, arm: str) -> tuple[Path, TrialRecord] | None:
-        """The receipt of one trial, if it was written."""
-        for path, record in self.trials:
-            if (record.specification, record.repetition, record.arm) == (spec, repetition, arm):
-                return path, record
-        return None
-
-    def specifications(self) -> list[str]:
-        """Specifications in the summary's order, else the schedule's, else the trials'."""
-        if self.summary is not None:
-            return [pair.specification for pair in self.summary.paired.specs]
-        source = self.manifest.schedule if self.manifest is not None else []
-        names = [entry.specification for entry in source] or [
-            t.specification for _, t in self.trials
-        ]
-        return list(dict.fromkeys(names))
-
-    def repetitions(self) -> int:
-        """Repetitions per specification and arm, as set (else as seen)."""
-        if self.manifest is not None:
-            return self.manifest.settings.repeat
-        return max((t.repetition for _, t in self.trials), default=0)
+__all__ = ["LearningRun", "learning_sections", "learning_title", "load_learning"]
 
 
-def load_learning(receipts: Receipts) -> LearningRun:
-    """Read every receipt a learning run writes; what is missing becomes a problem."""
-    run = LearningRun(receipts)
-    run.manifest = receipts.read(
-        "manifest.json", ManifestReceipt, missing="the run stopped before its manifest"
+def _not_qualified(run: LearningRun) -> Html:
+    """At the top: how many trials did not qualify, and why (their recall is the 0 they count,
+    not a measurement)."""
+    missed = [t for _, t in run.trials if t.status != "qualified"]
+    if not missed:
+        return Html("")
+    causes = [t.reason or f"{t.status}, reason not recorded" for t in missed]
+    statuses = ", ".join(f"{n} {s}" for s, n in sorted(Counter(t.status for t in missed).items()))
+    every = len(missed) == len(run.trials)
+    head = (
+        f"No trial qualified: {len(missed)} of {len(run.trials)} ({statuses})"
+        if every
+        else f"{len(missed)} of {len(run.trials)} trials did not qualify ({statuses})"
     )
-    run.controller = receipts.read(
-        "controller.json", ControllerReceipt, missing="the run did not end normally"
+    lines = cause_lines(causes)
+    lines.append(
+        "each counts recall 0, as the protocol scores it; the figures draw such a trial as a "
+        "hollow dot, and give no bar to an arm or specification without a qualified trial"
     )
-    outcome = run.controller.outcome if run.controller is not None else "unknown"
-    run.summary = receipts.read(
-        "summary.json", Summary, missing=f"no summary was written (controller outcome: {outcome})"
-    )
-    for path in receipts.listing("trials"):
-        record = receipts.read_path(path, TrialRecord)
-        if record is not None:
-            run.trials.append((path, record))
-    run.trials.sort(key=lambda item: item[1].position)
-    for path in sorted(receipts.directory.glob("labels-*.json")):
-        labels = receipts.read_path(path, LabelsReceipt)
-        if labels is not None:
-            run.labels.append((path, labels))
-    if run.manifest is not None:
-        written = {(t.specification, t.repetition, t.arm) for _, t in run.trials}
-        absent = [
-            f"{e.position}"
-            for e in run.manifest.schedule
-            if (e.specification, e.repetition, e.arm) not in written
-        ]
-        if absent:
-            receipts.note(
-                f"trials/: {len(absent)} of {len(run.manifest.schedule)} scheduled trials have "
-                f"no receipt (positions {', '.join(absent)})"
-            )
-    return run
+    return banner("missing" if every else "inconclusive", head, lines)
 
 
 def _overview(run: LearningRun) -> tuple[Section, Section]:
     summary, manifest = run.summary, run.manifest
-    parts: list[Html] = []
+    parts: list[Html] = [_not_qualified(run)]
     if summary is None:
         outcome = run.controller.outcome if run.controller else NOT_RECORDED
         parts.append(
@@ -210,6 +151,18 @@ def _sign(difference: float) -> int:
     return 1 if difference > 0 else -1 if difference < 0 else 0
 
 
+def _void(trial: tuple[Path, TrialRecord] | None) -> bool:
+    return trial is not None and trial[1].status != "qualified"
+
+
+def _recall(trial: tuple[Path, TrialRecord] | None) -> str:
+    if trial is None:
+        return NOT_RECORDED
+    if _void(trial):
+        return f"{fmt(trial[1].recall)} ({trial[1].status}: did not qualify, counts 0)"
+    return fmt(trial[1].recall)
+
+
 def _repetitions(run: LearningRun) -> tuple[list[PairRow], list[list[Cell]]]:
     """Per specification and repetition: the two trials' recall, the sign, the receipts."""
     rows: list[PairRow] = []
@@ -221,8 +174,9 @@ def _repetitions(run: LearningRun) -> tuple[list[PairRow], list[list[Cell]]]:
             left = plain[1].recall if plain else None
             difference = right - left if right is not None and left is not None else None
             sign = _sign(difference) if difference is not None else None
-            tooltip = f"{spec} r{rep}: memory {fmt(right)}, no-memory {fmt(left)}"
-            rows.append(PairRow(f"{spec} r{rep}", left, right, sign, tooltip))
+            tooltip = f"{spec} r{rep}: memory {_recall(memory)}, no-memory {_recall(plain)}"
+            voids = (_void(plain), _void(memory))
+            rows.append(PairRow(f"{spec} r{rep}", left, right, sign, tooltip, *voids))
             links = join(
                 [
                     link("memory", run.receipts.href(memory[0])) if memory else esc("-"),
@@ -247,9 +201,12 @@ def _repetitions(run: LearningRun) -> tuple[list[PairRow], list[list[Cell]]]:
 
 def _spec_differences(run: LearningRun, summary: Summary) -> Html:
     specs = summary.paired.specs
+    measured = {t.specification for _, t in run.trials if t.status == "qualified"}
     bars = [
         Bar(p.specification, p.difference, fmt(p.difference, signed=True),
             SIGN_COLOR[_sign(p.difference)])
+        if p.specification in measured
+        else Bar(p.specification, None, f"no trial qualified (counts {fmt(p.difference)})")
         for p in specs
     ]  # fmt: skip
     href = run.receipts.href(run.directory / "summary.json")
@@ -265,7 +222,12 @@ def _spec_differences(run: LearningRun, summary: Summary) -> Html:
             row[4:4] = [Value(sham.placebo_recall), Value(sham.difference, signed=True)]
     return figure(
         "spec-differences",
-        bar_chart("Mean recall difference per specification", bars, domain=(-1.0, 1.0)),
+        bar_chart(
+            "Mean recall difference per specification",
+            bars,
+            domain=(-1.0, 1.0),
+            axis="mean recall difference, memory \u2212 no-memory",
+        ),
         "The sign test's units: per specification, mean recall memory minus no-memory.",
         table("spec-differences", "Per specification (the sign test's units)", headers, rows),
     )
@@ -274,15 +236,20 @@ def _spec_differences(run: LearningRun, summary: Summary) -> Html:
 def _paired(run: LearningRun) -> Section:
     rows, data = _repetitions(run)
     chart = paired_chart(
-        "Recall per repetition, memory vs no-memory", rows, left="no-memory", right="memory"
+        "Recall per repetition, memory vs no-memory",
+        rows,
+        left="no-memory",
+        right="memory",
+        axis="recall (detected / planted defects)",
     )
     headers = ("specification", "repetition", "memory", "no-memory", "difference", "sign",
                "receipts")  # fmt: skip
     body = [
         paragraph(
             "Each row is one specification and repetition: the memory and no-memory trials' "
-            "recall (detected / planted defects; a trial that did not qualify counts 0). The "
-            "line's colour and the mark on the right give the sign of memory minus no-memory."
+            "recall (detected / planted defects; a trial that did not qualify counts 0 and is "
+            "drawn hollow, its line dashed). The line's colour and the mark on the right give "
+            "the sign of memory minus no-memory; two equal values sit one above the other."
         ),
         figure(
             "paired",
@@ -310,6 +277,12 @@ def _arms(run: LearningRun) -> Section:
             f"{fmt(data.defect_recall)} ({data.detected}/{data.defects})",
             ARM_COLOR.get(arm, NEUTRAL),
         )
+        if data.qualified_trials
+        else Bar(
+            arm,
+            None,
+            f"no trial qualified: 0 of {data.trials} (counts {fmt(data.defect_recall)})",
+        )
         for arm, data in summary.arms.items()
     ]
     rows: list[list[Cell]] = [
@@ -331,7 +304,12 @@ def _arms(run: LearningRun) -> Section:
         "Recall per arm",
         figure(
             "recall",
-            bar_chart("Defect recall per arm", bars, domain=(0.0, 1.0)),
+            bar_chart(
+                "Defect recall per arm",
+                bars,
+                domain=(0.0, 1.0),
+                axis="recall (detected / planted defects)",
+            ),
             "Planted defects detected over planted defects, per arm (all trials).",
             table(
                 "recall",
@@ -493,7 +471,7 @@ def _not_counted(run: LearningRun) -> Section:
             t.status,
             t.complete,
             t.reason,
-            "; ".join(t.identity_checks) or None,
+            "; ".join(t.identity_checks) or "none",
         ]
         for p, t in run.trials
         if t.status != "qualified"

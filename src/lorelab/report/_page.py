@@ -35,9 +35,10 @@ background:#f3f4f6}
 .banner-info{border-color:#1f62c4;background:#eaf2fd}
 .problems{border:2px solid #c62828;border-radius:8px;padding:8px 16px;background:#fff1f0}
 .figure-block{margin:10px 0 18px}
-figure{margin:0 0 8px;max-width:100%}
+figure{margin:0 0 8px;max-width:100%;overflow-x:auto}
 figure svg{max-width:100%;height:auto;display:block}
-figcaption{color:var(--muted);font-size:12px;max-width:640px;margin-top:4px}
+figure svg.wide{width:100%;min-width:560px;max-width:1600px}
+figcaption{color:var(--muted);font-size:12px;max-width:900px;margin-top:4px}
 .data{overflow-x:auto;min-width:0}
 table[data-table=overview] td.num{text-align:left}
 table{border-collapse:collapse;font-size:12.5px;margin:6px 0 12px}

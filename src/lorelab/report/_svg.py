@@ -15,8 +15,9 @@ from typing import Final
 
 from lorelab.report._html import Html, esc, tag
 
-WIDTH: Final = 640
-LABEL_W: Final = 190
+WIDTH: Final = 1120
+"""Width of a chart's coordinate system: drawn at the width of its column, it is about 1:1 in
+a 1,400 px window."""
 ROW_H: Final = 24
 FONT: Final = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 
@@ -30,19 +31,52 @@ GRID: Final = "#d7dbe0"
 SIGN_COLOR: Final = {1: POSITIVE, -1: NEGATIVE, 0: NEUTRAL}
 SIGN_SYMBOL: Final = {1: "+", -1: "\u2212", 0: "="}
 
+_NARROW: Final = frozenset(" .,:;'|!ilIjtf()[]")
+_WIDE: Final = frozenset("mwMW@%")
+
 
 def _n(value: float) -> str:
     text = f"{value:.2f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
 
+def text_width(text: str, size: float = 12) -> float:
+    """A generous estimate of the drawn width of ``text`` at ``size`` px in a sans-serif face.
+
+    The page has no script and the server no fonts, so room for labels is reserved from this
+    estimate (wider than DejaVu Sans and the usual system faces draw); the browser test checks
+    that no label leaves its figure or meets another."""
+    return size * sum(_em(c) for c in text)
+
+
+def _em(char: str) -> float:
+    if char in _NARROW:
+        return 0.36
+    if char in _WIDE:
+        return 0.92
+    if char.isdigit():
+        return 0.64
+    return 0.72 if char.isupper() else 0.6
+
+
+def fit(text: str, room: float, size: float = 12) -> str:
+    """``text`` shortened with an ellipsis to fit ``room`` px (whole when it fits)."""
+    if text_width(text, size) <= room:
+        return text
+    while text and text_width(text + "\u2026", size) > room:
+        text = text[:-1]
+    return text + "\u2026"
+
+
 @dataclass(slots=True)
 class Svg:
-    """An ``<svg>`` under construction; ``render`` gives its markup."""
+    """An ``<svg>`` under construction; ``render`` gives its markup. A ``stretch`` chart is
+    drawn at the width of its column; otherwise at its own width (at most the column's)."""
 
     width: float
     height: float
     title: str
+    stretch: bool = True
     parts: list[str] = field(default_factory=list)
 
     def add(self, element: str, tooltip: str | None = None, **attrs: object) -> None:
@@ -63,31 +97,56 @@ class Svg:
         *,
         anchor: str = "start",
         size: int = 12,
+        tooltip: str | None = None,
         **extra: object,
     ) -> None:
-        """A text label."""
+        """A text label (with a ``<title>``, e.g. the whole of a shortened label)."""
         attrs = "".join(
             f' {k.replace("_", "-")}="{esc(v)}"' for k, v in extra.items() if v is not None
         )
+        inner = f"<title>{esc(tooltip)}</title>" if tooltip else ""
         self.parts.append(
             f'<text x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}" font-size="{size}"{attrs}>'
-            f"{esc(value)}</text>"
+            f"{inner}{esc(value)}</text>"
         )
+
+    def label(self, x: float, y: float, text: str, room: float, size: int = 12) -> None:
+        """A right-aligned row label ending at ``x``, shortened (whole in its tooltip) only when
+        it is wider than ``room``."""
+        shown = fit(text, room, size)
+        self.text(x, y, shown, anchor="end", size=size, tooltip=text if shown != text else None)
 
     def render(self) -> Html:
         """The complete ``<svg>``: scalable, with an accessible name."""
         body = "".join(self.parts)
+        # A stretched chart's size is the stylesheet's (``svg.wide``: its column's width).
+        size = (
+            'class="wide"'
+            if self.stretch
+            else f'width="{_n(self.width)}" height="{_n(self.height)}"'
+        )
         return Html(
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_n(self.width)} '
-            f'{_n(self.height)}" width="{_n(self.width)}" height="{_n(self.height)}" '
-            f'role="img" aria-label="{esc(self.title)}" font-family="{esc(FONT)}" '
-            f'fill="#1f2328"><title>{esc(self.title)}</title>{body}</svg>'
+            f'{_n(self.height)}" {size} role="img" aria-label="{esc(self.title)}" '
+            f'font-family="{esc(FONT)}" fill="#1f2328"><title>{esc(self.title)}</title>'
+            f"{body}</svg>"
         )
 
 
-def _label(svg: Svg, y: float, text: str) -> None:
-    shown = text if len(text) <= 26 else text[:25] + "\u2026"
-    svg.text(LABEL_W - 8, y + 4, shown, anchor="end")
+def _label_room(labels: Sequence[str], size: int = 12, *, most: float = 0.4 * WIDTH) -> float:
+    """Width of the label column: the widest label plus a margin, within bounds."""
+    widest = max((text_width(t, size) for t in labels), default=0.0)
+    return min(max(widest + 18, 60.0), most)
+
+
+def _axis(svg: Svg, x0: float, x1: float, y: float, ticks: Sequence[float], title: str) -> None:
+    """Tick labels at ``y`` under a horizontal scale from ``x0`` (ticks[0]) to ``x1``, and the
+    axis title under them."""
+    lo, hi = ticks[0], ticks[-1]
+    for tick in ticks:
+        x = x0 + (tick - lo) / (hi - lo) * (x1 - x0)
+        svg.text(x, y, f"{tick:g}", anchor="middle", size=11)
+    svg.text((x0 + x1) / 2, y + 18, title, anchor="middle", size=12, font_weight="600")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,24 +160,42 @@ class Bar:
 
 
 def bar_chart(
-    title: str, bars: Sequence[Bar], *, domain: tuple[float, float] | None = None
+    title: str,
+    bars: Sequence[Bar],
+    *,
+    domain: tuple[float, float] | None = None,
+    axis: str | None = None,
 ) -> Html:
-    """Horizontal bars, one per row, negative values to the left of a zero line."""
+    """Horizontal bars, one per row, negative values to the left of a zero line; with ``axis``
+    (and a ``domain``), a scale with ticks and that title under the bars."""
     known = [b.value for b in bars if b.value is not None]
     lo = min([0.0, *known]) if domain is None else domain[0]
     hi = max([0.0, *known]) if domain is None else domain[1]
     if hi == lo:
         hi = lo + 1.0
-    left, right = LABEL_W, WIDTH - 110
+    label_w = _label_room([b.label for b in bars])
+    # Room for the value labels right of the longest bar (or of the zero line).
+    room = max((text_width(b.text) for b in bars), default=0.0) + 16
+    left, right = label_w, WIDTH - room
     scale = (right - left) / (hi - lo)
     zero = left + (0 - lo) * scale
-    svg = Svg(WIDTH, 16 + ROW_H * max(len(bars), 1), title)
-    svg.add("line", x1=zero, y1=6.0, x2=zero, y2=svg.height - 4, stroke=NEUTRAL)
+    rows_h = 16 + ROW_H * max(len(bars), 1)
+    scaled = axis is not None and domain is not None
+    svg = Svg(WIDTH, rows_h + (40 if scaled else 0), title)
+    svg.add("line", x1=zero, y1=6.0, x2=zero, y2=rows_h - 4.0, stroke=NEUTRAL)
+    if scaled and axis is not None:
+        ticks = [lo + (hi - lo) * i / 4 for i in range(5)]
+        for tick in ticks:
+            x = left + (tick - lo) * scale
+            svg.add("line", x1=x, y1=6.0, x2=x, y2=rows_h - 4.0, stroke=GRID)
+        _axis(svg, left, right, rows_h + 10, ticks, axis)
     for index, bar in enumerate(bars):
         y = 12 + index * ROW_H
-        _label(svg, y + 6, bar.label)
+        svg.label(label_w - 8, y + 12, bar.label, label_w - 12)
         if bar.value is None:
-            svg.text(zero + 6, y + 10, bar.text, fill=NEUTRAL, font_style="italic")
+            # A white halo keeps the grid lines from striking the words through.
+            svg.text(zero + 6, y + 12, bar.text, fill=NEUTRAL, font_style="italic",
+                     stroke="#ffffff", stroke_width="4", paint_order="stroke")  # fmt: skip
             continue
         start, end = sorted((zero, zero + bar.value * scale))
         svg.add(
@@ -137,50 +214,72 @@ def bar_chart(
 
 @dataclass(frozen=True, slots=True)
 class PairRow:
-    """One paired unit: the two values (0..1) and the sign of right minus left."""
+    """One paired unit: the two values (0..1) and the sign of right minus left; a side that is
+    ``void`` did not qualify (its value is the score it counts, not a measurement)."""
 
     label: str
     left: float | None
     right: float | None
     sign: int | None
     tooltip: str
+    left_void: bool = False
+    right_void: bool = False
 
 
-def paired_chart(title: str, rows: Sequence[PairRow], *, left: str, right: str) -> Html:
-    """Two dots per row on a 0..1 scale, joined by a line coloured by the sign of the change."""
-    x0, x1 = LABEL_W, WIDTH - 70
-    svg = Svg(WIDTH, 58 + ROW_H * max(len(rows), 1), title)
-    svg.add("circle", cx=float(x0), cy=12.0, r="5", fill=NO_MEMORY)
-    svg.text(x0 + 10, 16, left)
-    svg.add("circle", cx=float(x0 + 130), cy=12.0, r="5", fill=MEMORY)
-    svg.text(x0 + 140, 16, right)
+DOT_R: Final = 5.0
+PAIR_ROW_H: Final = 30
+VOID: Final = "did not qualify: counts 0"
+
+
+def _legend_row(svg: Svg, x: float, y: float, entries: Sequence[tuple[str, str, bool]]) -> None:
+    """Dots with their meanings in one row from ``x``: (colour, meaning, hollow)."""
+    for color, meaning, hollow in entries:
+        fill, stroke = ("#ffffff", color) if hollow else (color, None)
+        svg.add("circle", cx=x + DOT_R, cy=y, r=_n(DOT_R), fill=fill, stroke=stroke,
+                stroke_width="2" if hollow else None)  # fmt: skip
+        svg.text(x + 2 * DOT_R + 5, y + 4, meaning)
+        x += 2 * DOT_R + 5 + text_width(meaning) + 22
+
+
+def paired_chart(title: str, rows: Sequence[PairRow], *, left: str, right: str, axis: str) -> Html:
+    """Two dots per row on a 0..1 scale (titled ``axis``), joined by a line coloured by the sign
+    of the change. Two equal values sit one above the other, so that both show; a side that did
+    not qualify is a hollow dot and its line is dashed."""
+    label_w = _label_room([r.label for r in rows])
+    x0, x1 = label_w + 12, WIDTH - 70
+    count = max(len(rows), 1)
+    svg = Svg(WIDTH, 74 + PAIR_ROW_H * count, title)
+    legend = [(NO_MEMORY, left, False), (MEMORY, right, False)]
+    if any(r.left_void or r.right_void for r in rows):
+        legend.append((NEUTRAL, VOID, True))
+    _legend_row(svg, x0, 12.0, legend)
     top = 30
-    bottom = top + ROW_H * max(len(rows), 1)
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+    bottom = top + PAIR_ROW_H * count
+    ticks = (0.0, 0.25, 0.5, 0.75, 1.0)
+    for tick in ticks:
         x = x0 + tick * (x1 - x0)
         svg.add("line", x1=x, y1=float(top), x2=x, y2=float(bottom), stroke=GRID)
-        svg.text(x, bottom + 16, f"{tick:g}", anchor="middle", size=11)
+    _axis(svg, x0, x1, bottom + 16, ticks, axis)
     for index, row in enumerate(rows):
-        y = top + index * ROW_H + ROW_H / 2
-        _label(svg, y, row.label)
+        y = top + index * PAIR_ROW_H + PAIR_ROW_H / 2
+        svg.label(label_w - 8, y + 4, row.label, label_w - 12)
         sign = row.sign if row.sign is not None else 0
-        points = [
-            (value, color)
-            for value, color in ((row.left, NO_MEMORY), (row.right, MEMORY))
-            if value is not None
-        ]
-        if row.left is not None and row.right is not None:
-            svg.add(
-                "line",
-                x1=x0 + row.left * (x1 - x0),
-                y1=y,
-                x2=x0 + row.right * (x1 - x0),
-                y2=y,
-                stroke=SIGN_COLOR[sign],
-                stroke_width="3",
-            )
-        for value, color in points:
-            svg.add("circle", row.tooltip, cx=x0 + value * (x1 - x0), cy=y, r="6", fill=color)
+        xl = x0 + row.left * (x1 - x0) if row.left is not None else None
+        xr = x0 + row.right * (x1 - x0) if row.right is not None else None
+        # Dots closer than a diameter would hide each other: one goes above, one below.
+        close = xl is not None and xr is not None and abs(xl - xr) < 2 * DOT_R
+        apart = DOT_R + 0.5 if close else 0.0
+        if xl is not None and xr is not None:
+            dashed = row.left_void or row.right_void
+            svg.add("line", x1=xl, y1=y - apart, x2=xr, y2=y + apart, stroke=SIGN_COLOR[sign],
+                    stroke_width="3", stroke_dasharray="4 3" if dashed else None)  # fmt: skip
+        for at, dy, color, void in ((xl, -apart, NO_MEMORY, row.left_void),
+                                    (xr, apart, MEMORY, row.right_void)):  # fmt: skip
+            if at is None:
+                continue
+            svg.add("circle", row.tooltip, cx=at, cy=y + dy, r=_n(DOT_R),
+                    fill="#ffffff" if void else color, stroke=color if void else None,
+                    stroke_width="2" if void else None)  # fmt: skip
         mark = SIGN_SYMBOL[sign] if row.sign is not None else "?"
         svg.text(x1 + 30, y + 5, mark, anchor="middle", size=15, fill=SIGN_COLOR[sign])
     return svg.render()
@@ -206,20 +305,21 @@ def matrix_chart(
     legend: Sequence[tuple[str, str, str]],
 ) -> Html:
     """A grid of states: ``columns`` are (label, colour of its header mark); ``legend`` is
-    (colour, symbol, meaning)."""
-    left = 250
+    (colour, symbol, meaning). Drawn at its own width: as wide as its labels and columns need."""
+    left = _label_room(rows, 11, most=0.55 * WIDTH)
     top = 46
-    width = max(WIDTH, left + CELL * len(columns) + 10)
-    height = top + CELL * max(len(rows), 1) + 16 + 18 * ((len(legend) + 2) // 3)
-    svg = Svg(width, height, title)
+    entries = [text_width(meaning, 11) + 44 for _, _, meaning in legend]
+    width = max(left + CELL * len(columns) + 10, min(sum(entries) + 10, 700.0))
+    lines = _flow(entries, width - 10)
+    height = top + CELL * max(len(rows), 1) + 16 + 18 * (max(lines) + 1 if lines else 0)
+    svg = Svg(width, height, title, stretch=False)
     for col, (label, color) in enumerate(columns):
         x = left + col * CELL + CELL / 2
         svg.add("rect", x=x - 9, y=8.0, width=18.0, height=6.0, fill=color)
         svg.text(x, 34, label, anchor="middle", size=10)
     for r, label in enumerate(rows):
         y = top + r * CELL
-        shown = label if len(label) <= 38 else label[:37] + "\u2026"
-        svg.text(left - 8, y + CELL / 2 + 4, shown, anchor="end", size=11)
+        svg.label(left - 8, y + CELL / 2 + 4, label, left - 12, size=11)
         for c, cell in enumerate(cells[r]):
             svg.add(
                 "rect",
@@ -240,13 +340,28 @@ def matrix_chart(
                     fill="#ffffff",
                 )
     base = top + CELL * max(len(rows), 1) + 14
-    for index, (color, symbol, meaning) in enumerate(legend):
-        x = 10 + (index % 3) * 210
-        y = base + (index // 3) * 18
-        svg.add("rect", x=float(x), y=float(y), width=14.0, height=14.0, fill=color)
+    x, line = 10.0, 0
+    for (color, symbol, meaning), step, row in zip(legend, entries, lines, strict=True):
+        if row != line:
+            x, line = 10.0, row
+        y = base + row * 18
+        svg.add("rect", x=x, y=float(y), width=14.0, height=14.0, fill=color)
         svg.text(x + 7, y + 11, symbol, anchor="middle", size=10, fill="#ffffff")
         svg.text(x + 20, y + 11, meaning, size=11)
+        x += step
     return svg.render()
+
+
+def _flow(widths: Sequence[float], room: float) -> list[int]:
+    """The line each of a row of items of ``widths`` goes on, wrapped at ``room``."""
+    lines: list[int] = []
+    line, used = 0, 0.0
+    for width in widths:
+        if used and used + width > room:
+            line, used = line + 1, 0.0
+        lines.append(line)
+        used += width
+    return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +372,9 @@ class SlopeLine:
     right: int
     sign: int
     tooltip: str
+    left_void: bool = False
+    right_void: bool = False
+    """A side that has no real outcome (its host failed): drawn as a hollow dot."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,39 +390,42 @@ def slope_chart(
     title: str, panels: Sequence[SlopePanel], levels: Sequence[str], *, left: str
 ) -> Html:
     """Panels of slopes from ``left`` to each panel's condition on an ordinal scale
-    (``levels[0]`` at the top is the best outcome)."""
-    label_w, panel_w, top, step = 130, 210, 44, 40
-    height = top + step * max(len(levels) - 1, 1) + 36
-    svg = Svg(label_w + panel_w * len(panels) + 10, height, title)
+    (``levels[0]`` at the top is the best outcome), side by side across the width."""
+    label_w = _label_room(levels, 11)
+    # Every line of a panel at its own height (4.5 px apart, less past 22 lines), so that equal
+    # lines show every dot; a level's step leaves room for the spread.
+    most = max((len(panel.lines) for panel in panels), default=1)
+    apart = min(4.5, 96 / max(most - 1, 1))
+    half = apart * (most - 1) / 2
+    top, step = 34 + half, max(40.0, 2 * half + 24)
+    panel_w = (WIDTH - label_w - 10) / max(len(panels), 1)
+    height = top + step * max(len(levels) - 1, 1) + half + 32
+    svg = Svg(WIDTH, height, title)
     for i, level in enumerate(levels):
         y = top + i * step
-        svg.text(label_w - 8, y + 4, level, anchor="end", size=11)
-        svg.add("line", x1=float(label_w), y1=float(y), x2=svg.width - 10, y2=float(y), stroke=GRID)
+        svg.label(label_w - 8, y + 4, level, label_w - 12, size=11)
+        svg.add("line", x1=label_w, y1=float(y), x2=svg.width - 10, y2=float(y), stroke=GRID)
+    dots: list[tuple[str, float, float, str, bool]] = []
     for p, panel in enumerate(panels):
-        xa = label_w + p * panel_w + 40
-        xb = label_w + (p + 1) * panel_w - 40
+        xa = label_w + p * panel_w + 60
+        xb = label_w + (p + 1) * panel_w - 60
         svg.text((xa + xb) / 2, 16, panel.title, anchor="middle", size=12, font_weight="600")
         svg.text(xa, height - 12, left, anchor="middle", size=10)
         svg.text(xb, height - 12, panel.right, anchor="middle", size=10)
         count = len(panel.lines)
         for i, line in enumerate(panel.lines):
-            nudge = (i - (count - 1) / 2) * 2.5
+            nudge = (i - (count - 1) / 2) * apart
             ya = top + line.left * step + nudge
             yb = top + line.right * step + nudge
             color = SIGN_COLOR[line.sign]
-            svg.add(
-                "line",
-                line.tooltip,
-                x1=float(xa),
-                y1=ya,
-                x2=float(xb),
-                y2=yb,
-                stroke=color,
-                stroke_width="2.5",
-                stroke_opacity="0.8",
-            )
-            svg.add("circle", line.tooltip, cx=float(xa), cy=ya, r="4", fill=color)
-            svg.add("circle", line.tooltip, cx=float(xb), cy=yb, r="4", fill=color)
+            svg.add("line", line.tooltip, x1=xa, y1=ya, x2=xb, y2=yb, stroke=color,
+                    stroke_width="2.5", stroke_opacity="0.8")  # fmt: skip
+            dots += [(line.tooltip, xa, ya, color, line.left_void),
+                     (line.tooltip, xb, yb, color, line.right_void)]  # fmt: skip
+    # The dots after every line, so that no later line covers an earlier dot.
+    for tooltip, cx, cy, color, void in dots:
+        svg.add("circle", tooltip, cx=cx, cy=cy, r="4", fill="#ffffff" if void else color,
+                stroke=color if void else None, stroke_width="1.5" if void else None)  # fmt: skip
     return svg.render()
 
 
