@@ -21,20 +21,17 @@ from click.testing import CliRunner
 
 from lorelab.cli.main import app
 from tests.support.serve import (
+    PROTOCOL,
     http_client,
     make_token,
+    mcp_call_body,
+    mcp_post,
     running_server,
     start_server,
     stop,
     wait_for_state,
 )
 
-PROTOCOL = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": PROTOCOL,
-    "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 RECORD = {
     "task": "Fix the flaky export job admission-queue after the retry change",
     "summary": "Made the retry idempotent; the export test passes again.",
@@ -42,12 +39,6 @@ RECORD = {
     "verification": {"command": "pytest -q tests/test_export.py", "exit_code": 0},
     "commands": [{"command": "pytest -q tests/test_export.py", "exit_code": 0}],
 }
-
-
-def _call(ident: int, tool: str, arguments: dict[str, Any]) -> bytes:
-    params = {"name": tool, "arguments": arguments, "_meta": META}
-    message = {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
-    return json.dumps(message).encode()
 
 
 def _head(url: str, token: str, tool: str, length: int) -> bytes:
@@ -89,18 +80,6 @@ def _finish(sock: socket.socket, body: bytes) -> tuple[int, bytes]:
     return status, response.partition(b"\r\n\r\n")[2]
 
 
-def _post(url: str, token: str, body: bytes, tool: str = "lore_record") -> httpx2.Response:
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "Accept": "application/json, text/event-stream",
-        "Content-Type": "application/json",
-        "Mcp-Protocol-Version": PROTOCOL,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": tool,
-    }
-    return httpx2.post(f"{url}/mcp", content=body, headers=headers, timeout=120)
-
-
 def _wait_for(server_url: str, *, in_flight: int, queued: int) -> dict[str, Any]:
     """``/healthz`` once the server has ``in_flight`` requests running and ``queued`` waiting
     (a bounded wait: the requests were sent from other threads or sockets)."""
@@ -132,12 +111,12 @@ LIMITS = ["--max-in-flight", "1", "--max-queue", "0"]
 def test_a_request_beyond_the_queue_gets_503_with_retry_after_and_nothing_is_stored(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
-    held_body = _call(1, "lore_record", {**RECORD, "task": "the held record"})
+    held_body = mcp_call_body(1, "lore_record", {**RECORD, "task": "the held record"})
     with running_server(home, project, args=LIMITS) as server:
         assert server.token is not None
         with held_slot(server.url, server.token, held_body) as held:
             _wait_for(server.url, in_flight=1, queued=0)
-            refused = _post(server.url, server.token, _call(2, "lore_record", RECORD))
+            refused = mcp_post(server.url, server.token, mcp_call_body(2, "lore_record", RECORD))
             assert refused.status_code == 503
             assert refused.headers["retry-after"] == "1"
             error = refused.json()["error"]
@@ -156,14 +135,16 @@ def test_a_request_beyond_the_queue_gets_503_with_retry_after_and_nothing_is_sto
             status, _ = _finish(held, held_body)
             assert status == 200
         # The server serves again once the slot is free.
-        assert _post(server.url, server.token, _call(3, "lore_list", {}), "lore_list").is_success
+        assert mcp_post(
+            server.url, server.token, mcp_call_body(3, "lore_list", {}), "lore_list"
+        ).is_success
     assert _tasks(home) == ["the held record"]
 
 
 def test_a_queued_request_runs_when_the_slot_frees(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
-    held_body = _call(1, "lore_record", {**RECORD, "task": "the held record"})
+    held_body = mcp_call_body(1, "lore_record", {**RECORD, "task": "the held record"})
     args = ["--max-in-flight", "1", "--max-queue", "1", "--queue-timeout", "600"]
     with running_server(home, project, args=args) as server:
         assert server.token is not None
@@ -172,9 +153,11 @@ def test_a_queued_request_runs_when_the_slot_frees(tmp_path):
             held_slot(server.url, token, held_body) as held,
             concurrent.futures.ThreadPoolExecutor(1) as pool,
         ):
-            queued = pool.submit(_post, server.url, token, _call(2, "lore_record", RECORD))
+            queued = pool.submit(
+                mcp_post, server.url, token, mcp_call_body(2, "lore_record", RECORD)
+            )
             _wait_for(server.url, in_flight=1, queued=1)
-            third = _post(server.url, token, _call(3, "lore_list", {}), "lore_list")
+            third = mcp_post(server.url, token, mcp_call_body(3, "lore_list", {}), "lore_list")
             assert third.status_code == 503  # the queue is full
             assert not queued.done()
             assert _finish(held, held_body)[0] == 200
@@ -192,14 +175,16 @@ def test_sigterm_under_a_backlog_refuses_the_queue_and_the_request_in_flight_fin
     process = start_server(home, project, args=args)
     state = wait_for_state(process, home)
     url = state["url"]
-    held_body = _call(1, "lore_record", {**RECORD, "task": "the record in flight"})
-    bodies = [_call(10 + n, "lore_record", {**RECORD, "task": f"queued {n}"}) for n in range(20)]
+    held_body = mcp_call_body(1, "lore_record", {**RECORD, "task": "the record in flight"})
+    bodies = [
+        mcp_call_body(10 + n, "lore_record", {**RECORD, "task": f"queued {n}"}) for n in range(20)
+    ]
     try:
         with (
             held_slot(url, token, held_body) as held,
             concurrent.futures.ThreadPoolExecutor(20) as pool,
         ):
-            queued = [pool.submit(_post, url, token, body) for body in bodies]
+            queued = [pool.submit(mcp_post, url, token, body) for body in bodies]
             _wait_for(url, in_flight=1, queued=20)
             process.send_signal(signal.SIGTERM)
             answers = [future.result(timeout=120) for future in queued]
