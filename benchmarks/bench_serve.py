@@ -144,6 +144,8 @@ class Load:
         self.refused: dict[str, int] = {"prepare": 0, "record": 0}
         self.acknowledged: dict[str, str] = {}
         self.on_acknowledged: Any = None
+        self.pending = 0
+        """Requests sent and not yet answered."""
 
     def request(self) -> tuple[str, str, dict[str, Any]]:
         if self.rng.random() < 0.2:
@@ -152,6 +154,7 @@ class Load:
 
     async def send(self, client: Any, started: float) -> None:
         kind, tool, arguments = self.request()
+        self.pending += 1
         try:
             content = await client.call(tool, arguments)
         except Busy:
@@ -160,6 +163,8 @@ class Load:
         except Exception:  # a broken call is a failure, whatever its kind
             self.failures[kind] += 1
             return
+        finally:
+            self.pending -= 1
         if content is None:
             self.failures[kind] += 1
             return
@@ -342,7 +347,7 @@ def fault(home: Path, project: Path, token: str, tasks: list[str], args: argpars
         """SIGKILL once ``--fault-after`` records are acknowledged, with the clients' requests
         in flight (those get no answer and are not counted as acknowledged)."""
         if count >= args.fault_after and not in_flight_at_kill:
-            in_flight_at_kill.append(count)
+            in_flight_at_kill.append(load.pending)
             os.kill(process.pid, signal.SIGKILL)
         return bool(in_flight_at_kill)  # True: the clients send no new request
 
@@ -355,7 +360,6 @@ def fault(home: Path, project: Path, token: str, tasks: list[str], args: argpars
         process.kill()
     process.wait(timeout=60)
     killed_by = -process.returncode if process.returncode is not None else None
-    unanswered = sum(load.failures.values())
     again, _ = _start(home, project)  # the lock went with the killed process
     try:
         conn = sqlite3.connect(f"{(home / 'memory.db').as_uri()}?mode=ro", uri=True)
@@ -377,7 +381,7 @@ def fault(home: Path, project: Path, token: str, tasks: list[str], args: argpars
     return {
         "killedBySignal": killed_by,
         "acknowledgedRecords": len(load.acknowledged),
-        "unansweredAtKill": unanswered,
+        "inFlightAtKill": in_flight_at_kill[0] if in_flight_at_kill else None,
         "lostRecords": len(lost),
         "integrityCheck": integrity,
         "restarted": True,
@@ -475,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
         if f is not None:
             print(
                 f"fault: SIGKILL (signal {f['killedBySignal']}); {f['acknowledgedRecords']} "
-                f"acknowledged records, {f['unansweredAtKill']} in flight unanswered, "
+                f"acknowledged records, {f['inFlightAtKill']} requests in flight at the kill, "
                 f"{f['lostRecords']} lost; integrity_check "
                 f"{f['integrityCheck']}"
             )

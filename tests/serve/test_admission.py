@@ -20,6 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from lorelab.cli.main import app
+from lorelab.serve import Limits
+from lorelab.serve._admission import Admission
 from tests.support.serve import (
     PROTOCOL,
     http_client,
@@ -212,3 +214,90 @@ def test_the_limits_are_checked_before_anything_starts(tmp_path):
     assert "--max-queue" in result.stderr
     assert "-1 is not in the range x>=0" in result.stderr
     assert not (tmp_path / "h").exists()
+
+
+class Gate:
+    """An ASGI app that answers 200 once its gate opens: a request held in flight."""
+
+    def __init__(self) -> None:
+        self.open = anyio.Event()
+        self.entered = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.entered += 1
+        await self.open.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def _scope() -> dict[str, Any]:
+    return {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+
+
+async def _request(admission: Admission, statuses: list[int], bodies: list[bytes]) -> None:
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+        else:
+            bodies.append(message["body"])
+
+    await admission(_scope(), receive, send)
+
+
+def test_a_request_that_waits_longer_than_the_queue_timeout_is_refused():
+    gate = Gate()
+    admission = Admission(gate, Limits(in_flight=1, queued=4, queue_seconds=0.2))
+    statuses: list[int] = []
+    bodies: list[bytes] = []
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_request, admission, statuses, bodies)  # holds the slot
+            await anyio.wait_all_tasks_blocked()
+            await _request(admission, statuses, bodies)  # waits, then is refused
+            gate.open.set()
+
+    anyio.run(main)
+    assert statuses == [503, 200]
+    assert json.loads(bodies[0])["error"]["message"] == (
+        "server busy: no slot within 0.2 s (--queue-timeout)"
+    )
+    assert gate.entered == 1
+    assert (admission.running, len(admission.waiting), admission.refused) == (0, 0, 1)
+
+
+def test_a_waiting_request_whose_client_is_gone_gives_its_place_back():
+    gate = Gate()
+    admission = Admission(gate, Limits(in_flight=1, queued=1, queue_seconds=600))
+    statuses: list[int] = []
+    bodies: list[bytes] = []
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_request, admission, statuses, bodies)
+            await anyio.wait_all_tasks_blocked()
+            gone = anyio.CancelScope()
+            group.start_soon(_waiting_until_cancelled, admission, gone)
+            await anyio.wait_all_tasks_blocked()
+            assert len(admission.waiting) == 1
+            gone.cancel()
+            await anyio.wait_all_tasks_blocked()
+            assert len(admission.waiting) == 0
+            # The queue has room again: the next request waits rather than being refused.
+            group.start_soon(_request, admission, statuses, bodies)
+            await anyio.wait_all_tasks_blocked()
+            assert len(admission.waiting) == 1
+            gate.open.set()
+
+    anyio.run(main)
+    assert statuses == [200, 200]
+    assert gate.entered == 2
+    assert (admission.running, len(admission.waiting), admission.refused) == (0, 0, 0)
+
+
+async def _waiting_until_cancelled(admission: Admission, scope: anyio.CancelScope) -> None:
+    with scope:
+        await _request(admission, [], [])
