@@ -147,7 +147,7 @@ def test_a_queued_request_runs_when_the_slot_frees(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     held_body = mcp_call_body(1, "lore_record", {**RECORD, "task": "the held record"})
-    args = ["--max-in-flight", "1", "--max-queue", "1", "--queue-timeout", "600"]
+    args = ["--max-in-flight", "1", "--max-queue", "1", "--queue-timeout-s", "600"]
     with running_server(home, project, args=args) as server:
         assert server.token is not None
         token = server.token
@@ -173,7 +173,7 @@ def test_sigterm_under_a_backlog_refuses_the_queue_and_the_request_in_flight_fin
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     token = make_token(home, project, "bench", "write")
-    args = ["--max-in-flight", "1", "--max-queue", "20", "--queue-timeout", "600"]
+    args = ["--max-in-flight", "1", "--max-queue", "20", "--queue-timeout-s", "600"]
     process = start_server(home, project, args=args)
     state = wait_for_state(process, home)
     url = state["url"]
@@ -263,7 +263,7 @@ def test_a_request_that_waits_longer_than_the_queue_timeout_is_refused():
     anyio.run(main)
     assert statuses == [503, 200]
     assert json.loads(bodies[0])["error"]["message"] == (
-        "server busy: no slot within 0.2 s (--queue-timeout)"
+        "server busy: no slot within 0.2 s (--queue-timeout-s)"
     )
     assert gate.entered == 1
     assert (admission.running, len(admission.waiting), admission.refused) == (0, 0, 1)

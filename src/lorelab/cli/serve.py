@@ -64,7 +64,7 @@ def _store_options(command: F) -> F:
     help="Requests that may wait for a slot; more are refused with 503 and Retry-After.",
 )
 @click.option(
-    "--queue-timeout",
+    "--queue-timeout-s",
     type=click.FloatRange(min=0, min_open=True),
     default=10.0,
     show_default=True,
@@ -83,7 +83,7 @@ def serve_group(
     allow_checks: bool,
     max_in_flight: int,
     max_queue: int,
-    queue_timeout: float,
+    queue_timeout_s: float,
 ) -> None:
     """Serve the memory over MCP (streamable HTTP) at /mcp, with bearer tokens.
 
@@ -111,7 +111,7 @@ def serve_group(
             tls_cert=tls_cert,
             tls_key=tls_key,
             allow_checks=allow_checks or os.environ.get(ALLOW_CHECKS_ENV) == "1",
-            limits=Limits(in_flight=max_in_flight, queued=max_queue, queue_seconds=queue_timeout),
+            limits=Limits(in_flight=max_in_flight, queued=max_queue, queue_seconds=queue_timeout_s),
         )
     )
 

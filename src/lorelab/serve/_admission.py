@@ -105,7 +105,7 @@ class Admission:
         self._withdraw(waiter)
         if self.closing:
             return "server shutting down"
-        return f"server busy: no slot within {self.limits.queue_seconds:g} s (--queue-timeout)"
+        return f"server busy: no slot within {self.limits.queue_seconds:g} s (--queue-timeout-s)"
 
     def _withdraw(self, waiter: _Waiter) -> None:
         if waiter.granted:
