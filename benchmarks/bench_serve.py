@@ -20,6 +20,9 @@ text) or ``lore_record`` (20%, a new experience with a unique task). The server'
   (so a server that falls behind shows it: no coordinated omission). Reports p50/p95/p99.
 - **Closed loop**: every client sends its next request as soon as its last is answered, for
   ``--closed-duration`` seconds: the saturation throughput.
+- **SIGTERM under a backlog**: ``--backlog`` requests at once; once some wait in the queue,
+  SIGTERM. Reports the seconds to exit and how each request ended (answered, refused with
+  503, failed), before and after the signal.
 - **Fault**: the closed loop again, with every record's task unique; once the server has
   acknowledged ``--fault-after`` records (while the clients keep sending) it is killed with
   SIGKILL. It is restarted on the same store, and every record the server acknowledged (an id
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -338,6 +342,50 @@ def _terminate(process: subprocess.Popen[bytes]) -> float | None:
     return round(time.perf_counter() - began, 2)
 
 
+async def sigterm_under_backlog(
+    url: str, token: str, tasks: list[str], process: subprocess.Popen[bytes], count: int
+) -> dict[str, Any]:
+    """``count`` ``lore_prepare`` requests at once, SIGTERM once some wait in the queue: how
+    long the server takes to exit and what each request was answered."""
+    answers: dict[str, int] = {}
+    signalled: list[float] = []
+    health = url.removesuffix("/mcp") + "/healthz"
+    limits = httpx2.Limits(max_connections=count + 8)
+    async with httpx2.AsyncClient(timeout=120, limits=limits) as http:
+        raw = RawClient(http, url)
+        http.headers.update(
+            {
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+                "Mcp-Protocol-Version": PROTOCOL,
+            }
+        )
+
+        async def one(number: int) -> None:
+            try:
+                await raw.call("lore_prepare", {"task": tasks[number % len(tasks)]})
+                outcome = "answered"
+            except Busy:
+                outcome = "refused503"
+            except Exception:  # cut off: a failure
+                outcome = "failed"
+            when = "AfterSigterm" if signalled else "BeforeSigterm"
+            answers[outcome + when] = answers.get(outcome + when, 0) + 1
+
+        async with anyio.create_task_group() as group:
+            for number in range(count):
+                group.start_soon(one, number)
+            with anyio.move_on_after(60):
+                while (await http.get(health)).json().get("queued", 0) == 0:
+                    await anyio.sleep(0.05)
+            signalled.append(time.perf_counter())
+            process.send_signal(signal.SIGTERM)
+            await anyio.to_thread.run_sync(functools.partial(process.wait, 120))
+        seconds = round(time.perf_counter() - signalled[0], 2)
+    return {"requests": count, "exitAfterSigtermS": seconds, **dict(sorted(answers.items()))}
+
+
 def fault(home: Path, project: Path, token: str, tasks: list[str], args: argparse.Namespace):
     process, url = _start(home, project)
     load = Load(tasks, args.seed + 2)
@@ -407,8 +455,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 closed_loop, url, token, Load(tasks, args.seed + 1), args, args.closed_duration, pid
             )
             print(json.dumps({"openLoop": opened, "closedLoop": closed}), file=sys.stderr)
+            backlog = anyio.run(sigterm_under_backlog, url, token, tasks, process, args.backlog)
         finally:
-            graceful_s = _terminate(process)
+            if process.poll() is None:
+                _terminate(process)
         faulted = fault(home, project, token, tasks, args) if args.fault_after > 0 else None
         load_after = os.getloadavg()
     p95 = opened["prepare"]["p95S"]
@@ -423,7 +473,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "mix": {"prepare": 0.8, "record": 0.2},
         "loadAverageBefore": [round(v, 2) for v in load_before],
         "loadAverageAfter": [round(v, 2) for v in load_after],
-        "shutdownAfterSigtermS": graceful_s,
+        "sigtermUnderBacklog": backlog,
         "openLoop": {"ratePerSecond": args.rate, **opened},
         "closedLoop": closed,
         "fault": faulted,
@@ -452,6 +502,9 @@ def main(argv: list[str] | None = None) -> int:
         help="SIGKILL after N acknowledged records (0: no fault test)",
     )
     parser.add_argument("--client", choices=("sdk", "raw"), default="sdk")
+    parser.add_argument(
+        "--backlog", type=int, default=200, help="requests at once before the SIGTERM"
+    )
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -483,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{f['lostRecords']} lost; integrity_check "
                 f"{f['integrityCheck']}"
             )
+        print("SIGTERM under a backlog:", json.dumps(report["sigtermUnderBacklog"]))
         print("met:", json.dumps(report["met"]))
     return 0
 
