@@ -1,14 +1,18 @@
 """Load and fault benchmark of ``lorelab serve``: 16 MCP clients over loopback on a 10k store.
 
 Run:  python benchmarks/bench_serve.py [--size 10000] [--clients 16] [--rate 50]
-          [--duration 60] [--closed-duration 30] [--fault-duration 10] [--json]
+          [--duration 60] [--closed-duration 30] [--fault-after 200] [--client sdk|raw] [--json]
 
 The store holds SYNTHETIC experiences (the seeded vocabulary of ``bench_memory.py``); the
-figures measure speed only. The clients are the official SDK's ``Client`` over its streamable
-HTTP transport, each with its own session and a write token, all in this one process, on the
-same machine as the server (whose cores they share). Each request is ``lore_prepare`` (80%, a
-task drawn from the store's own tasks and from unrelated text) or ``lore_record`` (20%, a new
-experience with a unique task).
+figures measure speed only. The clients run in this one process, on the same machine as the
+server (whose cores they share), each with a write token. ``--client sdk`` (the default) is the
+official SDK's ``Client`` over its streamable HTTP transport; it validates every result against
+the tool's output schema. ``--client raw`` speaks the same MCP protocol over streamable HTTP
+(the SDK's JSON-RPC messages and headers, one POST per call, through ``httpx2``) and only
+parses the JSON answer: it shows the server's throughput when the clients cost less. Each
+request is ``lore_prepare`` (80%, a task drawn from the store's own tasks and from unrelated
+text) or ``lore_record`` (20%, a new experience with a unique task). The server's CPU time
+(from ``/proc``) and this process's are reported per answered call, for each mode.
 
 - **Open loop**: requests arrive at a fixed total rate (``--rate``, per second) for
   ``--duration`` seconds, spread round-robin over the clients; each is sent at its arrival
@@ -16,12 +20,16 @@ experience with a unique task).
   (so a server that falls behind shows it: no coordinated omission). Reports p50/p95/p99.
 - **Closed loop**: every client sends its next request as soon as its last is answered, for
   ``--closed-duration`` seconds: the saturation throughput.
-- **Fault**: the closed loop again, with every record's task unique; after
-  ``--fault-duration`` seconds the server is killed with SIGKILL. It is restarted on the same
-  store, and every record the server acknowledged (an id returned) must be there with its task;
-  then ``PRAGMA integrity_check`` must say ``ok``.
+- **SIGTERM under a backlog**: ``--backlog`` requests at once; once some wait in the queue,
+  SIGTERM. Reports the seconds to exit and how each request ended (answered, refused with
+  503, failed), before and after the signal.
+- **Fault**: the closed loop again, with every record's task unique; once the server has
+  acknowledged ``--fault-after`` records (while the clients keep sending) it is killed with
+  SIGKILL. It is restarted on the same store, and every record the server acknowledged (an id
+  returned) must be there with its task; then ``PRAGMA integrity_check`` must say ``ok``.
 
-A failed request counts as a failure, never as a fast one. Not part of the test suite: tests
+A failed request counts as a failure, never as a fast one; a 503 from admission control is
+counted apart as refused. Not part of the test suite: tests
 never depend on wall-clock time. The load average before and after is reported: on a shared
 machine, label the figures with it.
 """
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -46,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 from bench_memory import Vocabulary, _queries
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -54,6 +64,13 @@ from lorelab.memory import RecordManyRequest, SqliteMemoryStore
 from lorelab.serve import create_token
 from mcp import Client
 
+PROTOCOL = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+    "io.modelcontextprotocol/clientInfo": {"name": "bench_serve", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+HZ = os.sysconf("SC_CLK_TCK")
 TARGETS = {"openLoopPrepareP95S": 0.050, "closedLoopRps": 100.0, "lostRecords": 0}
 
 
@@ -128,26 +145,38 @@ class Load:
         self.rng = random.Random(seed)
         self.latencies: dict[str, list[float]] = {"prepare": [], "record": []}
         self.failures: dict[str, int] = {"prepare": 0, "record": 0}
+        self.refused: dict[str, int] = {"prepare": 0, "record": 0}
         self.acknowledged: dict[str, str] = {}
+        self.on_acknowledged: Any = None
+        self.pending = 0
+        """Requests sent and not yet answered."""
 
     def request(self) -> tuple[str, str, dict[str, Any]]:
         if self.rng.random() < 0.2:
             return "record", "lore_record", _record_arguments(self.rng)
         return "prepare", "lore_prepare", {"task": self.rng.choice(self.tasks)}
 
-    async def send(self, client: Client, started: float) -> None:
+    async def send(self, client: Any, started: float) -> None:
         kind, tool, arguments = self.request()
+        self.pending += 1
         try:
-            result = await client.call_tool(tool, arguments, read_timeout_seconds=60)
-        except Exception:  # a refused or broken call is a failure, whatever its kind
+            content = await client.call(tool, arguments)
+        except Busy:
+            self.refused[kind] += 1
+            return
+        except Exception:  # a broken call is a failure, whatever its kind
             self.failures[kind] += 1
             return
-        if result.is_error or result.structured_content is None:
+        finally:
+            self.pending -= 1
+        if content is None:
             self.failures[kind] += 1
             return
         self.latencies[kind].append(time.perf_counter() - started)
         if kind == "record":
-            self.acknowledged[result.structured_content["id"]] = arguments["task"]
+            self.acknowledged[content["id"]] = arguments["task"]
+            if self.on_acknowledged is not None:
+                self.on_acknowledged(len(self.acknowledged))
 
     def summary(self, seconds: float) -> dict[str, Any]:
         out: dict[str, Any] = {"seconds": round(seconds, 2)}
@@ -155,6 +184,7 @@ class Load:
             out[kind] = {
                 "answered": len(values),
                 "failed": self.failures[kind],
+                "refused": self.refused[kind],
                 **{
                     f"p{pct}S": None if (v := _percentile(values, pct)) is None else round(v, 4)
                     for pct in (50, 95, 99)
@@ -165,51 +195,138 @@ class Load:
         return out
 
 
+class Busy(Exception):
+    """A call refused by admission control (503)."""
+
+
+class SdkClient:
+    """The official SDK's ``Client`` (it validates each result against the output schema)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def warm(self) -> None:
+        await self.client.list_tools()
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            result = await self.client.call_tool(tool, arguments, read_timeout_seconds=60)
+        except Exception as exc:
+            if "server busy" in str(exc):
+                raise Busy(str(exc)) from exc
+            raise
+        if result.is_error or result.structured_content is None:
+            return None
+        return dict(result.structured_content)
+
+
+class RawClient:
+    """The SDK's messages and headers over streamable HTTP, one POST a call, JSON parsed."""
+
+    def __init__(self, http: httpx2.AsyncClient, url: str) -> None:
+        self.http, self.url, self.ident = http, url, 0
+
+    async def warm(self) -> None:
+        await self.call("lore_list", {})
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        self.ident += 1
+        params = {"name": tool, "arguments": arguments, "_meta": META}
+        message = {"jsonrpc": "2.0", "id": self.ident, "method": "tools/call", "params": params}
+        headers = {"Mcp-Method": "tools/call", "Mcp-Name": tool}
+        response = await self.http.post(self.url, content=json.dumps(message), headers=headers)
+        if response.status_code == 503:
+            raise Busy(response.text)
+        response.raise_for_status()
+        result = response.json().get("result")
+        if not isinstance(result, dict) or result.get("isError"):
+            return None
+        content = result.get("structuredContent")
+        return content if isinstance(content, dict) else None
+
+
 @contextlib.asynccontextmanager
-async def _clients(url: str, token: str, count: int) -> AsyncIterator[list[Client]]:
+async def _clients(url: str, token: str, count: int, kind: str) -> AsyncIterator[list[Any]]:
     async with contextlib.AsyncExitStack() as stack:
-        clients = []
+        clients: list[Any] = []
         for _ in range(count):
+            if kind == "raw":
+                headers = {
+                    "Authorization": f"Bearer {token}",
+                    "Accept": "application/json, text/event-stream",
+                    "Content-Type": "application/json",
+                    "Mcp-Protocol-Version": PROTOCOL,
+                }
+                raw = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60))
+                clients.append(RawClient(await stack.enter_async_context(raw), url))
+                continue
             http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
             await stack.enter_async_context(http)
             client = Client(streamable_http_client(url, http_client=http), read_timeout_seconds=60)
-            clients.append(await stack.enter_async_context(client))
+            clients.append(SdkClient(await stack.enter_async_context(client)))
+        for client in clients:  # warm each connection (and the SDK's output schemas)
+            await client.warm()
         yield clients
 
 
-async def open_loop(url: str, token: str, load: Load, clients: int, rate: float, duration: float):
-    async with _clients(url, token, clients) as connected:
-        for client in connected:  # warm each session's connection
-            await client.list_tools()
-        total = int(rate * duration)
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / HZ
+
+
+def _with_cpu(summary: dict[str, Any], server: float, client: float) -> dict[str, Any]:
+    """CPU time per answered call, of the server and of this process (the clients)."""
+    answered = sum(summary[kind]["answered"] for kind in ("prepare", "record"))
+    per_call = (lambda seconds: round(1000 * seconds / answered, 2)) if answered else None
+    summary["serverCpuMsPerCall"] = per_call(server) if per_call else None
+    summary["clientCpuMsPerCall"] = per_call(client) if per_call else None
+    return summary
+
+
+async def open_loop(
+    url: str, token: str, load: Load, args: argparse.Namespace, pid: int
+) -> dict[str, Any]:
+    async with _clients(url, token, args.clients, args.client) as connected:
+        total = int(args.rate * args.duration)
+        server, client = _cpu_seconds(pid), time.process_time()
         began = time.perf_counter()
         async with anyio.create_task_group() as group:
             for number in range(total):
-                arrival = began + number / rate
+                arrival = began + number / args.rate
                 await anyio.sleep(max(0.0, arrival - time.perf_counter()))
-                group.start_soon(load.send, connected[number % clients], arrival)
-        return load.summary(time.perf_counter() - began)
+                group.start_soon(load.send, connected[number % args.clients], arrival)
+        summary = load.summary(time.perf_counter() - began)
+        return _with_cpu(summary, _cpu_seconds(pid) - server, time.process_time() - client)
 
 
 async def closed_loop(
-    url: str, token: str, load: Load, clients: int, duration: float, *, on_start: Any = None
+    url: str, token: str, load: Load, args: argparse.Namespace, duration: float, pid: int
 ) -> dict[str, Any]:
-    async with _clients(url, token, clients) as connected:
-        for client in connected:
-            await client.list_tools()
+    async with _clients(url, token, args.clients, args.client) as connected:
         began = time.perf_counter()
-        if on_start is not None:
-            on_start()
+        server, client = _cpu_seconds(pid), time.process_time()
+        stop = anyio.Event()
 
-        async def worker(client: Client) -> None:
-            while time.perf_counter() - began < duration:
+        async def worker(client: Any) -> None:
+            while time.perf_counter() - began < duration and not stop.is_set():
                 await load.send(client, time.perf_counter())
 
+        if load.on_acknowledged is not None:
+            kill = load.on_acknowledged
+
+            def stop_after(count: int) -> None:
+                if kill(count):
+                    stop.set()
+
+            load.on_acknowledged = stop_after
         with anyio.move_on_after(duration + 70):
             async with anyio.create_task_group() as group:
-                for client in connected:
-                    group.start_soon(worker, client)
-        return load.summary(time.perf_counter() - began)
+                for each in connected:
+                    group.start_soon(worker, each)
+        summary = load.summary(time.perf_counter() - began)
+        with contextlib.suppress(OSError):  # the fault mode's server is gone by now
+            return _with_cpu(summary, _cpu_seconds(pid) - server, time.process_time() - client)
+        return summary
 
 
 def _terminate(process: subprocess.Popen[bytes]) -> float | None:
@@ -225,23 +342,70 @@ def _terminate(process: subprocess.Popen[bytes]) -> float | None:
     return round(time.perf_counter() - began, 2)
 
 
+async def sigterm_under_backlog(
+    url: str, token: str, tasks: list[str], process: subprocess.Popen[bytes], count: int
+) -> dict[str, Any]:
+    """``count`` ``lore_prepare`` requests at once, SIGTERM once some wait in the queue: how
+    long the server takes to exit and what each request was answered."""
+    answers: dict[str, int] = {}
+    signalled: list[float] = []
+    health = url.removesuffix("/mcp") + "/healthz"
+    limits = httpx2.Limits(max_connections=count + 8)
+    async with httpx2.AsyncClient(timeout=120, limits=limits) as http:
+        raw = RawClient(http, url)
+        http.headers.update(
+            {
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+                "Mcp-Protocol-Version": PROTOCOL,
+            }
+        )
+
+        async def one(number: int) -> None:
+            try:
+                await raw.call("lore_prepare", {"task": tasks[number % len(tasks)]})
+                outcome = "answered"
+            except Busy:
+                outcome = "refused503"
+            except Exception:  # cut off: a failure
+                outcome = "failed"
+            when = "AfterSigterm" if signalled else "BeforeSigterm"
+            answers[outcome + when] = answers.get(outcome + when, 0) + 1
+
+        async with anyio.create_task_group() as group:
+            for number in range(count):
+                group.start_soon(one, number)
+            with anyio.move_on_after(60):
+                while (await http.get(health)).json().get("queued", 0) == 0:
+                    await anyio.sleep(0.05)
+            signalled.append(time.perf_counter())
+            process.send_signal(signal.SIGTERM)
+            await anyio.to_thread.run_sync(functools.partial(process.wait, 120))
+        seconds = round(time.perf_counter() - signalled[0], 2)
+    return {"requests": count, "exitAfterSigtermS": seconds, **dict(sorted(answers.items()))}
+
+
 def fault(home: Path, project: Path, token: str, tasks: list[str], args: argparse.Namespace):
     process, url = _start(home, project)
     load = Load(tasks, args.seed + 2)
+    in_flight_at_kill: list[int] = []
 
-    def kill_later() -> None:
-        import threading
+    def kill_at(count: int) -> bool:
+        """SIGKILL once ``--fault-after`` records are acknowledged, with the clients' requests
+        in flight (those get no answer and are not counted as acknowledged)."""
+        if count >= args.fault_after and not in_flight_at_kill:
+            in_flight_at_kill.append(load.pending)
+            os.kill(process.pid, signal.SIGKILL)
+        return bool(in_flight_at_kill)  # True: the clients send no new request
 
-        threading.Timer(args.fault_duration, lambda: os.kill(process.pid, signal.SIGKILL)).start()
-
+    load.on_acknowledged = kill_at
     try:
-        anyio.run(
-            lambda: closed_loop(
-                url, token, load, args.clients, args.fault_duration + 3, on_start=kill_later
-            )
-        )
+        anyio.run(closed_loop, url, token, load, args, 600.0, process.pid)
     except Exception as exc:  # the clients' sessions end with the server: expected here
         print(f"fault: the clients stopped with the server ({type(exc).__name__})", file=sys.stderr)
+    if not in_flight_at_kill:
+        process.kill()
     process.wait(timeout=60)
     killed_by = -process.returncode if process.returncode is not None else None
     again, _ = _start(home, project)  # the lock went with the killed process
@@ -265,6 +429,7 @@ def fault(home: Path, project: Path, token: str, tasks: list[str], args: argpars
     return {
         "killedBySignal": killed_by,
         "acknowledgedRecords": len(load.acknowledged),
+        "inFlightAtKill": in_flight_at_kill[0] if in_flight_at_kill else None,
         "lostRecords": len(lost),
         "integrityCheck": integrity,
         "restarted": True,
@@ -283,25 +448,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         load_before = os.getloadavg()
         process, url = _start(home, project)
         try:
-            opened = anyio.run(
-                open_loop,
-                url,
-                token,
-                Load(tasks, args.seed),
-                args.clients,
-                args.rate,
-                args.duration,
-            )
+            pid = process.pid
+            opened = anyio.run(open_loop, url, token, Load(tasks, args.seed), args, pid)
             print(json.dumps({"openLoop": opened}), file=sys.stderr, flush=True)
             closed = anyio.run(
-                lambda: closed_loop(
-                    url, token, Load(tasks, args.seed + 1), args.clients, args.closed_duration
-                )
+                closed_loop, url, token, Load(tasks, args.seed + 1), args, args.closed_duration, pid
             )
             print(json.dumps({"openLoop": opened, "closedLoop": closed}), file=sys.stderr)
+            backlog = anyio.run(sigterm_under_backlog, url, token, tasks, process, args.backlog)
         finally:
-            graceful_s = _terminate(process)
-        faulted = fault(home, project, token, tasks, args) if args.fault_duration > 0 else None
+            if process.poll() is None:
+                _terminate(process)
+        faulted = fault(home, project, token, tasks, args) if args.fault_after > 0 else None
         load_after = os.getloadavg()
     p95 = opened["prepare"]["p95S"]
     return {
@@ -311,10 +469,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "storeSize": args.size,
         "storeBuildS": round(build_s, 1),
         "clients": args.clients,
+        "client": args.client,
         "mix": {"prepare": 0.8, "record": 0.2},
         "loadAverageBefore": [round(v, 2) for v in load_before],
         "loadAverageAfter": [round(v, 2) for v in load_after],
-        "shutdownAfterSigtermS": graceful_s,
+        "sigtermUnderBacklog": backlog,
         "openLoop": {"ratePerSecond": args.rate, **opened},
         "closedLoop": closed,
         "fault": faulted,
@@ -336,7 +495,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=50.0, help="open loop: requests per second")
     parser.add_argument("--duration", type=float, default=60.0, help="open loop: seconds")
     parser.add_argument("--closed-duration", type=float, default=30.0)
-    parser.add_argument("--fault-duration", type=float, default=10.0, help="0: no fault test")
+    parser.add_argument(
+        "--fault-after",
+        type=int,
+        default=200,
+        help="SIGKILL after N acknowledged records (0: no fault test)",
+    )
+    parser.add_argument("--client", choices=("sdk", "raw"), default="sdk")
+    parser.add_argument(
+        "--backlog", type=int, default=200, help="requests at once before the SIGTERM"
+    )
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -354,15 +522,21 @@ def main(argv: list[str] | None = None) -> int:
                 row = part[kind]
                 print(
                     f"{name:<12} {kind:<8} answered {row['answered']:>6} failed {row['failed']:>4}"
+                    f" refused {row['refused']:>4}"
                     f"  p50 {row['p50S']}  p95 {row['p95S']}  p99 {row['p99S']} s"
                 )
-            print(f"{name:<12} {part['answeredPerSecond']} answered/s")
+            print(
+                f"{name:<12} {part['answeredPerSecond']} answered/s; CPU per call: server "
+                f"{part.get('serverCpuMsPerCall')} ms, clients {part.get('clientCpuMsPerCall')} ms"
+            )
         if f is not None:
             print(
                 f"fault: SIGKILL (signal {f['killedBySignal']}); {f['acknowledgedRecords']} "
-                f"acknowledged records, {f['lostRecords']} lost; integrity_check "
+                f"acknowledged records, {f['inFlightAtKill']} requests in flight at the kill, "
+                f"{f['lostRecords']} lost; integrity_check "
                 f"{f['integrityCheck']}"
             )
+        print("SIGTERM under a backlog:", json.dumps(report["sigtermUnderBacklog"]))
         print("met:", json.dumps(report["met"]))
     return 0
 

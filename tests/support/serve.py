@@ -130,3 +130,36 @@ async def http_client(
         transport = streamable_http_client(url, http_client=session)
         async with Client(transport, read_timeout_seconds=read_timeout_seconds) as client:
             yield client
+
+
+PROTOCOL = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+    "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def mcp_call_body(ident: int, tool: str, arguments: dict[str, Any]) -> bytes:
+    """A ``tools/call`` message of the SDK's current protocol: stateless, no session."""
+    params = {"name": tool, "arguments": arguments, "_meta": META}
+    message = {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
+    return json.dumps(message).encode()
+
+
+def mcp_headers(token: str, tool: str) -> dict[str, str]:
+    """The headers the SDK's client sends with a ``tools/call`` of ``tool``."""
+    return {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Mcp-Protocol-Version": PROTOCOL,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": tool,
+    }
+
+
+def mcp_post(url: str, token: str, body: bytes, tool: str = "lore_record") -> httpx2.Response:
+    """POST one MCP message as the SDK's client does (its headers), without the SDK."""
+    headers = mcp_headers(token, tool)
+    return httpx2.post(f"{url}/mcp", content=body, headers=headers, timeout=120)

@@ -49,6 +49,27 @@ def _store_options(command: F) -> F:
     help="Serve lore_check_candidate (admin tokens only): it runs recorded verification "
     "commands in a sandbox copy of the project (also: LORELAB_MCP_ALLOW_CHECKS=1).",
 )
+@click.option(
+    "--max-in-flight",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Requests (MCP or hook) run at once; the store runs one call at a time.",
+)
+@click.option(
+    "--max-queue",
+    type=click.IntRange(min=0),
+    default=64,
+    show_default=True,
+    help="Requests that may wait for a slot; more are refused with 503 and Retry-After.",
+)
+@click.option(
+    "--queue-timeout-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Seconds a request may wait for a slot before it is refused with 503.",
+)
 @click.pass_context
 def serve_group(
     ctx: click.Context,
@@ -60,20 +81,25 @@ def serve_group(
     tls_cert: str | None,
     tls_key: str | None,
     allow_checks: bool,
+    max_in_flight: int,
+    max_queue: int,
+    queue_timeout_s: float,
 ) -> None:
     """Serve the memory over MCP (streamable HTTP) at /mcp, with bearer tokens.
 
     One server per store. Every request needs `Authorization: Bearer TOKEN` (create one with
     `lorelab serve token create NAME --scope read|write|admin`); --no-auth drops that, on a
-    loopback address only. The project's hooks reach it through HOME/serve.json. SIGTERM
-    shuts it down gracefully. See docs/serve.md for each agent's registration.
+    loopback address only. The project's hooks reach it through HOME/serve.json. At most
+    --max-in-flight requests run at once and --max-queue wait; others get 503. SIGTERM
+    refuses the queue, lets the requests in flight finish and exits. See docs/serve.md for
+    the limits and for each agent's registration.
     """
     if ctx.invoked_subcommand is not None:
         return
     import os
 
     from lorelab.memory import ALLOW_CHECKS_ENV
-    from lorelab.serve import ServeOptions, run_server
+    from lorelab.serve import Limits, ServeOptions, run_server
 
     run_server(
         ServeOptions(
@@ -85,6 +111,7 @@ def serve_group(
             tls_cert=tls_cert,
             tls_key=tls_key,
             allow_checks=allow_checks or os.environ.get(ALLOW_CHECKS_ENV) == "1",
+            limits=Limits(in_flight=max_in_flight, queued=max_queue, queue_seconds=queue_timeout_s),
         )
     )
 

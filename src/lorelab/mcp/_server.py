@@ -128,10 +128,14 @@ class LorelabServer:
         served = list(self.operations.values())
         found = _schemas.schemas(served)
         self.tools = [_tool(entry, found[str(entry.tool)]) for entry in served]
+        self.input_schemas = {tool.name: tool.input_schema for tool in self.tools}
         self.lowlevel = Server(
             SERVER_NAME,
             version=__version__,
             instructions=INSTRUCTIONS,
+            # Over streamable HTTP the SDK checks a call's Mcp-Param headers against the tool's
+            # input schema; without this lookup it lists every tool again to find it, per call.
+            get_tool_input_schema=self.input_schemas.get,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )

@@ -15,6 +15,7 @@ import typing
 from lorelab._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
+    from lorelab.serve._admission import Limits as Limits
     from lorelab.serve._fast import NotHandled as NotHandled
     from lorelab.serve._fast import through_server as through_server
     from lorelab.serve._run import ServeOptions as ServeOptions
@@ -31,6 +32,7 @@ if typing.TYPE_CHECKING:
     from lorelab.serve._tokens import token_hash as token_hash
 
 _WHERE: typing.Final = {
+    "Limits": "lorelab.serve._admission",
     "NotHandled": "lorelab.serve._fast",
     "through_server": "lorelab.serve._fast",
     "ServeOptions": "lorelab.serve._run",

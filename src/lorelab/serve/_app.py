@@ -40,6 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from lorelab import __version__
 from lorelab.mcp._server import LorelabServer
 from lorelab.memory import recording_as
+from lorelab.serve._admission import Admission, Limits
 from lorelab.serve._tokens import SCOPES, TokenBook
 from lorelab.serve._tokens import Scope as TokenScope
 
@@ -189,8 +190,19 @@ def _hook_endpoint(home: Path, run_hook: HookRunner) -> Callable[[Request], Awai
     return endpoint
 
 
-async def _healthz(request: Request) -> Response:
-    return JSONResponse({"status": "ok", "server": "lorelab", "version": __version__})
+def _healthz(admission: Admission) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        body = {
+            "status": "ok",
+            "server": "lorelab",
+            "version": __version__,
+            "inFlight": admission.running,
+            "queued": len(admission.waiting),
+            "refused": admission.refused,
+        }
+        return JSONResponse(body)
+
+    return endpoint
 
 
 def build_app(
@@ -200,8 +212,10 @@ def build_app(
     book: TokenBook | None,
     host: str,
     run_hook: HookRunner,
-) -> Starlette:
-    """The ASGI application: tokens checked when ``book`` is given (``None``: ``--no-auth``)."""
+    limits: Limits,
+) -> Admission:
+    """The ASGI application: tokens checked when ``book`` is given (``None``: ``--no-auth``),
+    behind admission control (``limits``)."""
     security = None
     if host in LOOPBACK:
         # The SDK's DNS-rebinding protection for a loopback server (what its own app does).
@@ -228,9 +242,10 @@ def build_app(
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(BookVerifier(book))),
             Middleware(AuthContextMiddleware),
         ]
+    admission = Admission(None, limits)
     routes = [
         Route("/mcp", endpoint=mcp_app),
-        Route("/healthz", endpoint=_healthz, methods=["GET"]),
+        Route("/healthz", endpoint=_healthz(admission), methods=["GET"]),
         Route("/hooks/{agent}/{event}", endpoint=hooks, methods=["POST"]),
     ]
 
@@ -239,7 +254,8 @@ def build_app(
         async with manager.run():
             yield
 
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    admission.app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    return admission
 
 
 def _asgi(endpoint: Callable[[Request], Awaitable[Response]]) -> ASGIApp:
