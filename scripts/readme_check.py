@@ -31,13 +31,17 @@ directory (or ``--scratch DIR``, which must not exist) and removed afterwards un
 
 Output: one line per block, ``passed``, ``FAILED``, ``template``, ``not-run`` or ``skipped``
 (after a failure), with the README line of its fence, its commands' exit codes and its
-seconds. Exit 0 when every run block passed, 1 when one failed, 2 for bad input (a README
-without command blocks, a malformed marker or exit annotation, an existing --scratch).
+seconds. The commands' own output goes to ``block-LINE.log`` beside the copy; its last 40
+lines are shown when the block fails.
+
+Exit 0 when every run block passed, 1 when one failed, 2 for bad input (a README without
+command blocks, a malformed marker or exit annotation, an existing --scratch).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shlex
@@ -92,7 +96,9 @@ def _marker(previous: list[str], line: int) -> tuple[str, str | None]:
             return "run", None
         why = found["why"] or None
         if found["kind"] == "not-run" and why is None:
-            raise ReadmeError(f"line {line}: <!-- not-run --> needs a reason: <!-- not-run: WHY -->")
+            raise ReadmeError(
+                f"line {line}: <!-- not-run --> needs a reason: <!-- not-run: WHY -->"
+            )
         return found["kind"], why
     return "run", None
 
@@ -183,17 +189,34 @@ def _environment(root: Path) -> dict[str, str]:
     return env
 
 
-def run_block(block: Block, root: Path, env: dict[str, str]) -> tuple[bool, list[int], float]:
-    """Run one block in ``root``: (passed, its commands' exit codes, seconds)."""
+def run_block(
+    block: Block, root: Path, env: dict[str, str], log: Path | None = None
+) -> tuple[bool, list[int], float]:
+    """Run one block in ``root``: (passed, its commands' exit codes, seconds). Its output goes
+    to ``log`` (else to this process's own)."""
     status = root.parent / f".readme-check-status-{block.line}"
     status.unlink(missing_ok=True)
     started = time.monotonic()
-    process = subprocess.Popen(
-        ["bash", "-c", script_of(block)],
-        cwd=root,
-        env={**env, STATUS: str(status)},
-        start_new_session=True,
-    )
+    with open(log, "wb") if log is not None else open(os.devnull, "wb") as out:
+        process = subprocess.Popen(
+            ["bash", "-c", script_of(block)],
+            cwd=root,
+            env={**env, STATUS: str(status)},
+            stdin=subprocess.DEVNULL,
+            stdout=out if log is not None else None,
+            stderr=subprocess.STDOUT if log is not None else None,
+            start_new_session=True,
+        )
+        code = _wait(process)
+    seconds = time.monotonic() - started
+    codes = [int(v) for v in status.read_text().split()] if status.exists() else []
+    status.unlink(missing_ok=True)
+    passed = code == 0 and len(codes) == len(block.commands)
+    return passed, codes, seconds
+
+
+def _wait(process: subprocess.Popen[bytes]) -> int:
+    """The block's exit code (-1 past the timeout); anything it left running is killed."""
     try:
         code = process.wait(timeout=BLOCK_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -201,15 +224,9 @@ def run_block(block: Block, root: Path, env: dict[str, str]) -> tuple[bool, list
         process.wait()
         code = -1
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # anything the block left running
-        except ProcessLookupError:
-            pass
-    seconds = time.monotonic() - started
-    codes = [int(v) for v in status.read_text().split()] if status.exists() else []
-    status.unlink(missing_ok=True)
-    passed = code == 0 and len(codes) == len(block.commands)
-    return passed, codes, seconds
+    return code
 
 
 def _summary(block: Block) -> str:
@@ -255,12 +272,16 @@ def main(argv: list[str] | None = None) -> int:
         if failed:
             print(f"skipped  {where} (after a failure) {_summary(block)}", flush=True)
             continue
-        passed, codes, seconds = run_block(block, root, env)
+        log = top / f"block-{block.line}.log"
+        passed, codes, seconds = run_block(block, root, env, log)
         expected = " ".join(str(c.expected) for c in block.commands)
         shown = " ".join(map(str, codes)) or "none"
         verdict = "passed" if passed else "FAILED"
         note = "" if passed else f" (expected exit {expected})"
         print(f"{verdict:<8} {where} exit {shown:<12} {seconds:6.1f} s  {_summary(block)}{note}")
+        if not passed:
+            tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-40:]
+            print("\n".join(f"    | {line}" for line in tail), flush=True)
         failed = failed or not passed
     print(f"readme_check: {time.monotonic() - total:.1f} s in {shlex.quote(str(root))}")
     if failed or args.keep:
