@@ -9,16 +9,17 @@ reported beside it, with its ratio to the baseline's, and the load average befor
 on a shared machine the CPU ratio is the steadier figure. Targets (on wall time, as medians):
 
 - ``lorelab --version`` and ``lorelab --help``: at most 10x the baseline;
-- ``lorelab memory prepare`` on a one-item store, and every ``lorelab hook EVENT`` handler: at
+- ``lorelab memory prepare`` on a one-item store, and every ``lorelab hooks run EVENT`` handler: at
   most 20x the baseline;
-- ``lorelab hook UserPromptSubmit (via server)``: the same hook with a ``lorelab serve`` running
+- ``hook UserPromptSubmit (via server)``: the same hook with a ``lorelab serve`` running
   for its store (the hooks' fast path), at most 5x the baseline; the in-process row beside it;
 - ``lorelab mcp``, from spawn to the tools listed by the MCP SDK's own client: at most 0.8 s.
   Beside it, a reference without target: the import of the SDK's server modules, the way
   ``lorelab mcp`` imports them, timed inside a fresh process: the SDK's part of that start.
 
-Not part of the test suite: tests never depend on wall-clock time. The hook rows appear once
-the program has the ``hook`` command; each replays one payload in Claude Code's format.
+Not part of the test suite: tests never depend on wall-clock time. The hook rows (``hook
+EVENT``) appear once the program has a hook command: ``hooks run`` (``hook`` in releases before
+it); each replays one payload in Claude Code's format.
 ``hook Stop`` is the common turn end, with nothing to record; ``hook Stop (records)`` first
 journals a prompt, an edit and a passing test command in a new session (untimed), then times
 the Stop that records that session's verified experience.
@@ -27,6 +28,7 @@ the Stop that records that session's verified experience.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -146,10 +148,19 @@ def _claude_code_input(project: Path, session: str, fields: dict[str, object]) -
     return json.dumps({**base, **fields}).encode()
 
 
+@functools.cache
+def _hook_spelling() -> tuple[str, ...] | None:
+    """How the program runs a hook: ``hooks run``, ``hook`` (earlier releases), or None."""
+    for spelling in (("hooks", "run"), ("hook",)):
+        done = subprocess.run([*PROGRAM, *spelling, "--help"], capture_output=True, check=False)
+        if done.returncode == 0:
+            return spelling
+    return None
+
+
 def _hook_cases(project: Path) -> dict[str, bytes]:
     """One payload per hook event, in Claude Code's hook input format (its hooks reference)."""
-    help_text = subprocess.run([*PROGRAM, "--help"], capture_output=True, text=True).stdout
-    if "\n  hook " not in help_text:
+    if _hook_spelling() is None:
         return {}
     events: dict[str, dict[str, object]] = {
         "SessionStart": {"hook_event_name": "SessionStart", "source": "startup"},
@@ -192,11 +203,17 @@ def _stop_that_records(project: Path, env: dict[str, str], session: str) -> tupl
     ]
     for step in steps:
         event = str(step["hook_event_name"])
-        _time_process([*PROGRAM, "hook", event], env, _claude_code_input(project, session, step))
+        _time_process([*PROGRAM, *_hook(), event], env, _claude_code_input(project, session, step))
     stop = _claude_code_input(
         project, session, {"hook_event_name": "Stop", "stop_hook_active": False}
     )
-    return _time_process([*PROGRAM, "hook", "Stop"], env, stop)
+    return _time_process([*PROGRAM, *_hook(), "Stop"], env, stop)
+
+
+def _hook() -> tuple[str, ...]:
+    spelling = _hook_spelling()
+    assert spelling is not None  # only asked for once the hook rows exist
+    return spelling
 
 
 def _start_server(home: Path, project: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -245,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         hook_env = {**env, "CLAUDE_PROJECT_DIR": str(project)}
         for event, payload in _hook_cases(project).items():
             cases[f"hook {event}"] = lambda event=event, payload=payload: _time_process(
-                [*PROGRAM, "hook", event], hook_env, payload
+                [*PROGRAM, *_hook(), event], hook_env, payload
             )
         if cases.keys() >= {"hook Stop"}:
             sessions = itertools.count()
@@ -260,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
             served_env = {**hook_env, "LORELAB_HOME": str(served_home)}
             prompt = _hook_cases(project)["UserPromptSubmit"]
             cases[VIA_SERVER] = lambda: _time_process(
-                [*PROGRAM, "hook", "UserPromptSubmit"], served_env, prompt
+                [*PROGRAM, *_hook(), "UserPromptSubmit"], served_env, prompt
             )
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         mcp_samples: list[float] = []

@@ -17,6 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
+        (["hooks", "run", "Stop"], ("Stop", "claude-code", False)),
+        (["hooks", "run", "Stop", "--agent", "codex"], ("Stop", "codex", False)),
+        (["hooks", "run", "Stop", "--agent", "codex", "--via-server"], ("Stop", "codex", True)),
+        (["hooks", "run", "AfterTool", "--agent", "gemini"], ("AfterTool", "gemini", False)),
+        # The spelling earlier releases installed takes the same path.
         (["hook", "Stop"], ("Stop", "claude-code", False)),
         (["hook", "Stop", "--agent", "codex"], ("Stop", "codex", False)),
         (["hook", "Stop", "--agent", "codex", "--via-server"], ("Stop", "codex", True)),
@@ -28,6 +33,11 @@ ROOT = Path(__file__).resolve().parents[2]
         (["hook", "--agent", "codex", "Stop"], None),
         (["hook", "Stop", "--agent=codex"], None),
         (["hook"], None),
+        (["hooks", "run"], None),
+        (["hooks", "run", "--help"], None),
+        (["hooks", "Stop"], None),
+        (["hooks", "install", "codex"], None),
+        (["run", "Stop"], None),
         (["memory", "prepare", "Stop"], None),
         ([], None),
     ],
@@ -67,7 +77,8 @@ def _through_click(args: list[str], payload: bytes, env: dict[str, str], cwd: Pa
     return _python(["-c", code], payload, env, cwd)
 
 
-def test_a_hook_answers_the_same_on_the_short_path_as_through_click(tmp_path):
+@pytest.mark.parametrize("spelling", [["hooks", "run"], ["hook"]])
+def test_a_hook_answers_the_same_on_the_short_path_as_through_click(tmp_path, spelling):
     # Claude Code's UserPromptSubmit input (code.claude.com/docs/en/hooks: session_id,
     # transcript_path, cwd, hook_event_name, prompt), against a store with one verified
     # experience, so the answer carries a brief.
@@ -104,7 +115,7 @@ def test_a_hook_answers_the_same_on_the_short_path_as_through_click(tmp_path):
             "prompt": "Fix the failing date parser test",
         }
     ).encode()
-    args = ["hook", "UserPromptSubmit", "--agent", "claude-code"]
+    args = [*spelling, "UserPromptSubmit", "--agent", "claude-code"]
     short = _program(args, payload, env, project)
     clicked = _through_click(args, payload, env, project)
     assert (short.returncode, clicked.returncode) == (0, 0)
@@ -115,7 +126,9 @@ def test_a_hook_answers_the_same_on_the_short_path_as_through_click(tmp_path):
 
 
 def test_a_hook_with_an_unknown_agent_is_a_one_line_usage_error(tmp_path):
-    done = _program(["hook", "Stop", "--agent", "nobody"], b"{}", dict(os.environ), tmp_path)
+    done = _program(
+        ["hooks", "run", "Stop", "--agent", "nobody"], b"{}", dict(os.environ), tmp_path
+    )
     assert done.returncode == 2
     assert done.stdout == b""
     assert len(done.stderr.decode().strip().splitlines()) == 1

@@ -148,6 +148,7 @@ def test_an_out_of_range_worker_timeout_in_seconds_is_refused_before_anything_ru
         [
             "eval",
             "context",
+            "run",
             "--trials",
             "--agent",
             "fixture-context",

@@ -123,7 +123,7 @@ def test_a_hook_command_loads_no_mcp_sdk_scipy_or_evaluation_package(tmp_path):
         "import io, sys\n"
         "from lorelab.cli.main import app\n"
         f"sys.stdin = io.TextIOWrapper(io.BytesIO({payload.encode()!r}))\n"
-        "sys.argv = ['lorelab', 'hook', 'UserPromptSubmit', '--agent', 'claude-code']\n"
+        "sys.argv = ['lorelab', 'hooks', 'run', 'UserPromptSubmit', '--agent', 'claude-code']\n"
         "try:\n"
         "    app(prog_name='lorelab')\n"
         "except SystemExit:\n"
@@ -210,7 +210,7 @@ def test_a_hook_loads_no_worker_transport_supervisor_or_table(tmp_path, payload)
     # transcript_path, cwd, hook_event_name, then the event's own fields).
     full = _claude_code_input(tmp_path, payload)
     modules = _run_cli(
-        ["hook", payload["hook_event_name"], "--agent", "claude-code"],
+        ["hooks", "run", payload["hook_event_name"], "--agent", "claude-code"],
         json.dumps(full),
         str(tmp_path / "home"),
     )
@@ -310,7 +310,9 @@ def test_a_hook_with_nothing_to_store_loads_neither_pydantic_nor_the_store(tmp_p
     assert "lorelab.memory._sqlite" in prepared
     full = _claude_code_input(tmp_path, payload)
     modules = _run_cli(
-        ["hook", payload["hook_event_name"], "--agent", "claude-code"], json.dumps(full), home
+        ["hooks", "run", payload["hook_event_name"], "--agent", "claude-code"],
+        json.dumps(full),
+        home,
     )
     assert "lorelab.memory._lock_probe" in modules
     loaded = [
@@ -328,7 +330,7 @@ def test_pre_compact_writes_its_checkpoint_without_the_store_or_numpy(tmp_path):
     _run_cli(["memory", "prepare", "anything"], "", str(home))  # makes the store
     payload = _claude_code_input(tmp_path, {"hook_event_name": "PreCompact", "trigger": "auto"})
     modules = _run_cli(
-        ["hook", "PreCompact", "--agent", "claude-code"], json.dumps(payload), str(home)
+        ["hooks", "run", "PreCompact", "--agent", "claude-code"], json.dumps(payload), str(home)
     )
     assert "lorelab.memory._context" in modules
     assert [m for m in modules if m.startswith(("lorelab.memory._sqlite", "numpy"))] == []
@@ -367,7 +369,9 @@ def test_a_hook_call_loads_neither_click_nor_the_command_table_nor_the_installer
     _run_cli(RECORD, "", home)
     full = _claude_code_input(tmp_path, payload)
     modules = _run_entry(
-        ["hook", payload["hook_event_name"], "--agent", "claude-code"], json.dumps(full), home
+        ["hooks", "run", payload["hook_event_name"], "--agent", "claude-code"],
+        json.dumps(full),
+        home,
     )
     assert "lorelab.hooks._handle" in modules
     unwanted = [
@@ -380,6 +384,23 @@ def test_a_hook_call_loads_neither_click_nor_the_command_table_nor_the_installer
     assert _forbidden(modules) == []
 
 
+def test_the_old_hook_spelling_loads_exactly_what_hooks_run_loads(tmp_path):
+    # Hooks installed by earlier releases call `lorelab hook EVENT`: the same short path.
+    home = str(tmp_path / "home")
+    _run_cli(RECORD, "", home)
+    payload = json.dumps(
+        _claude_code_input(
+            tmp_path, {"hook_event_name": "UserPromptSubmit", "prompt": "Fix the date parser test"}
+        )
+    )
+    args = ["UserPromptSubmit", "--agent", "claude-code"]
+    new = _run_entry(["hooks", "run", *args], payload, home)
+    old = _run_entry(["hook", *args], payload, home)
+    assert "lorelab.memory._briefs" in new
+    assert "click" not in new
+    assert sorted(old) == sorted(new)
+
+
 def test_a_prompt_hook_through_the_entry_point_writes_its_brief(tmp_path):
     home = str(tmp_path / "home")
     _run_cli(RECORD, "", home)
@@ -387,7 +408,7 @@ def test_a_prompt_hook_through_the_entry_point_writes_its_brief(tmp_path):
         tmp_path, {"hook_event_name": "UserPromptSubmit", "prompt": "Fix the date parser test"}
     )
     modules = _run_entry(
-        ["hook", "UserPromptSubmit", "--agent", "claude-code"], json.dumps(payload), home
+        ["hooks", "run", "UserPromptSubmit", "--agent", "claude-code"], json.dumps(payload), home
     )
     # The brief really was composed: the store, the ranking and the query vector were loaded.
     assert {"lorelab.memory._briefs", "lorelab.memory._search", "lorelab.memory._embedding"} <= set(

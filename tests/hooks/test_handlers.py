@@ -1,4 +1,4 @@
-"""`lorelab hook EVENT` replayed with recorded payloads in each agent's published format.
+"""`lorelab hooks run EVENT` replayed with recorded payloads in each agent's published format.
 
 Claude Code: hooks reference, https://code.claude.com/docs/en/hooks (input and output of
 SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure, PreCompact, Stop).
@@ -114,7 +114,7 @@ def test_gemini_always_answers_one_json_object_even_for_a_wrong_payload(project,
 
 def test_the_installed_program_exits_0_on_garbage_and_prints_nothing(project):
     done = subprocess.run(
-        [sys.executable, "-m", "lorelab", "hook", "SessionStart", "--agent", "claude-code"],
+        [sys.executable, "-m", "lorelab", "hooks", "run", "SessionStart", "--agent", "claude-code"],
         input=b"\x00\xff garbage",
         capture_output=True,
         cwd=project,

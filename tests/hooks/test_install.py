@@ -45,7 +45,7 @@ def test_install_keeps_existing_hooks_and_adds_one_entry_per_event(tmp_path, age
     assert data["hooks"][first][0] == original["hooks"][first][0]
     for spec in AGENTS[agent].events:
         commands = [h["command"] for g in data["hooks"][spec.event] for h in g["hooks"]]
-        ours = [c for c in commands if f"hook {spec.event} --agent {agent}" in c]
+        ours = [c for c in commands if f"hooks run {spec.event} --agent {agent}" in c]
         assert len(ours) == 1, (spec.event, commands)
 
 

@@ -36,7 +36,7 @@ def _limit_memory():
 def _installed_hook(project, event, payload, *, raw=None):
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "lorelab", "hook", event, "--agent", "claude-code"],
+        [sys.executable, "-m", "lorelab", "hooks", "run", event, "--agent", "claude-code"],
         input=raw if raw is not None else json.dumps(payload).encode(),
         capture_output=True,
         cwd=project,

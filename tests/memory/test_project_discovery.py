@@ -133,7 +133,7 @@ def test_the_hook_program_in_a_subdirectory_logs_into_the_projects_store(tmp_pat
     (root / ".lorelab").mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("LORELAB_HOME", "CLAUDE_PROJECT_DIR")}
     done = subprocess.run(
-        [sys.executable, "-m", "lorelab", "hook", "NotAnEvent"],
+        [sys.executable, "-m", "lorelab", "hooks", "run", "NotAnEvent"],
         input=b"{}", cwd=root / "src", env=env, capture_output=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0

@@ -35,14 +35,14 @@ def _run(args: list[str], output: Path, expected: int) -> Path:
 def context_dir(tmp_path_factory) -> Path:
     """A fresh ``lorelab eval context`` run over the example fixtures (4 of 6 FAIL: exit 1)."""
     fixtures = sorted(str(p) for p in (EXAMPLES / "context").glob("*.json"))
-    return _run(["eval", "context", *fixtures], tmp_path_factory.mktemp("ctx") / "out", 1)
+    return _run(["eval", "context", "run", *fixtures], tmp_path_factory.mktemp("ctx") / "out", 1)
 
 
 @pytest.fixture(scope="module")
 def trials_dir(tmp_path_factory) -> Path:
     """A fresh trial-mode context run (fixture-context worker) over the passing examples."""
     fixtures = sorted(str(p) for p in (EXAMPLES / "context").glob("pass-*.json"))
-    args = ["eval", "context", "--trials", "--agent", "fixture-context", *fixtures]
+    args = ["eval", "context", "run", "--trials", "--agent", "fixture-context", *fixtures]
     return _run(args, tmp_path_factory.mktemp("trials") / "out", 0)
 
 

@@ -34,7 +34,9 @@ def page(conditions_dir):
 @pytest.fixture
 def evaluated(conditions_dir):
     """What ``lorelab evaluate --json`` prints for the run's runs file (no manifest)."""
-    done = lorelab("evaluate", "--input", str(conditions_dir / "beta2_runs.json"), "--json")
+    done = lorelab(
+        "eval", "conditions", "report", "--input", str(conditions_dir / "beta2_runs.json"), "--json"
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

@@ -87,7 +87,7 @@ def test_a_trial_run_report_renders_its_records(trials_dir, tmp_path):
 def test_a_baseline_comparison_in_the_receipt_shows_its_deltas(context_dir, tmp_path):
     again = tmp_path / "again"
     done = lorelab_process(
-        "eval", "context", *sorted(str(p) for p in (EXAMPLES / "context").glob("*.json")),
+        "eval", "context", "run", *sorted(str(p) for p in (EXAMPLES / "context").glob("*.json")),
         "--baseline", str(context_dir / "context-receipt.json"), "--output", str(again),
     )  # fmt: skip
     assert done.returncode == 1, done.stderr

@@ -7,6 +7,7 @@ than click at module level: rich, pydantic and the library are imported where th
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
@@ -86,15 +87,15 @@ class LorelabGroup(click.Group):
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
             import difflib  # only a mistyped command pays for it
 
-            visible = [
-                command
-                for command in self.list_commands(ctx)
-                if command not in self.commands or not self.commands[command].hidden
-            ]
+            visible = [command for command in self.list_commands(ctx) if not self._hidden(command)]
             close = difflib.get_close_matches(name, visible, n=1, cutoff=0.6)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise OneLineUsageError(f"No such command {name!r}.{hint}", ctx)
         return super().resolve_command(ctx, args)
+
+    def _hidden(self, name: str) -> bool:
+        """Whether the command ``name`` stays out of help and suggestions (an old spelling)."""
+        return name in self.commands and self.commands[name].hidden
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # The whole first sentence of each command's help: the list wraps, it never cuts one.
@@ -112,11 +113,47 @@ class LazyCommand(NamedTuple):
     """A subcommand imported on first use: ``"module:attribute"`` and its one-line help.
 
     The help is kept here so that listing the commands (``lorelab --help``) imports nothing;
-    a test checks that it matches the command's own short help.
+    a test checks that it matches the command's own short help. ``hidden``: an old spelling
+    kept working, listed nowhere (the command it names is hidden too).
     """
 
     target: str
     short_help: str
+    hidden: bool = False
+
+
+def hidden_alias(command: click.Command) -> click.Command:
+    """A copy of ``command`` that works as before but is listed in no help: an old spelling.
+
+    The copy shares the command's parameters and callback, so the two cannot drift apart."""
+    alias = copy.copy(command)
+    alias.hidden = True
+    return alias
+
+
+class DefaultRunGroup(LorelabGroup):
+    """A group whose old spelling without a subcommand still runs ``run``.
+
+    ``lorelab eval learning --dataset ...`` and ``lorelab eval context FIXTURE...`` were the
+    spellings before every evaluation group took explicit subcommands; they stay working,
+    and are shown in no help. ``positional_run``: a first argument that is no subcommand's
+    name is ``run``'s (``context``'s fixtures); otherwise only an option starts ``run``."""
+
+    def __init__(self, *args: Any, positional_run: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("no_args_is_help", True)
+        super().__init__(*args, **kwargs)
+        self.positional_run = positional_run
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        first = args[0] if args else None
+        if (
+            first is not None
+            and first not in self.commands
+            and first not in ctx.help_option_names
+            and (self.positional_run or first.startswith("-"))
+        ):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
 
 
 class LazyGroup(LorelabGroup):
@@ -130,6 +167,10 @@ class LazyGroup(LorelabGroup):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def _hidden(self, name: str) -> bool:
+        entry = self.lazy_commands.get(name)
+        return (entry is not None and entry.hidden) or super()._hidden(name)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy_commands and cmd_name not in self.commands:
@@ -145,7 +186,7 @@ class LazyGroup(LorelabGroup):
                 if command.hidden:
                     continue
                 rows.append((name, command.get_short_help_str(limit)))
-            else:
+            elif not self.lazy_commands[name].hidden:
                 rows.append((name, self.lazy_commands[name].short_help))
         if rows:
             with formatter.section("Commands"):

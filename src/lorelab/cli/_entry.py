@@ -1,9 +1,10 @@
 """The ``lorelab`` program's entry point.
 
 An agent runs a hook on every prompt and every tool call, so the command line that
-``lorelab hooks install`` writes, ``lorelab hook EVENT --agent NAME``, is handled here without
-loading click and the command table: the same handler, the same input and output as the
-``hook`` command, less start-up time. Every other command line, ``lorelab hook --help``
+``lorelab hooks install`` writes, ``lorelab hooks run EVENT --agent NAME``, is handled here
+without loading click and the command table: the same handler, the same input and output as the
+``hooks run`` command, less start-up time. So is ``lorelab hook EVENT --agent NAME``, the
+spelling earlier releases installed. Every other command line, ``lorelab hooks run --help``
 included, goes to the click application in :mod:`lorelab.cli.main`.
 
 A hook call also runs without the cyclic garbage collector: it is a short process whose work
@@ -32,19 +33,26 @@ VIA_SERVER: Final = "--via-server"
 
 def hook_call(args: list[str]) -> tuple[str, str, bool] | None:
     """``(event, agent, via_server)`` when ``args`` are exactly
-    ``hook EVENT [--agent NAME] [--via-server]``, else None."""
+    ``hooks run EVENT [--agent NAME] [--via-server]`` (or the old ``hook EVENT ...``),
+    else None."""
+    if args[:2] == ["hooks", "run"]:
+        args = args[2:]
+    elif args[:1] == ["hook"]:
+        args = args[1:]
+    else:
+        return None
     via_server = bool(args) and args[-1] == VIA_SERVER
     if via_server:
         args = args[:-1]
-    if len(args) not in (2, 4) or args[0] != "hook" or args[1].startswith("-"):
+    if len(args) not in (1, 3) or args[0].startswith("-"):
         return None
-    if len(args) == 2:
-        return args[1], "claude-code", via_server
+    if len(args) == 1:
+        return args[0], "claude-code", via_server
     from lorelab.hooks._agents import AGENT_NAMES
 
-    if args[2] != "--agent" or args[3] not in AGENT_NAMES:
+    if args[1] != "--agent" or args[2] not in AGENT_NAMES:
         return None
-    return args[1], args[3], via_server
+    return args[0], args[2], via_server
 
 
 def served_answer(

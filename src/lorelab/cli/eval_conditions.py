@@ -16,7 +16,7 @@ from lorelab.cli._options import (
     json_option,
     output_option,
 )
-from lorelab.cli.evaluate import evaluate_command
+from lorelab.cli.eval_conditions_report import report_command
 from lorelab.errors import UsageError
 from lorelab.evaluation.conditions import (
     RUNS_FILE,
@@ -32,11 +32,17 @@ from lorelab.workers import EndpointOptions
 
 @click.group(name="conditions", cls=LorelabGroup)
 def conditions_group() -> None:
-    """The four-condition protocol: baseline, memory_guided, skill_planned, dreaming."""
+    """The four-condition protocol: baseline, memory_guided, skill_planned, dreaming.
+
+    \b
+    lorelab eval conditions run --manifest FILE --host NAME_OR_ARGV --output DIR [...]
+    lorelab eval conditions report --input RUNS.json [--manifest FILE]
+    lorelab eval conditions finalize --output DIR
+    lorelab eval conditions schema
+    """
 
 
-# The protocol documents `lorelab evaluate`; here it sits next to `run` and `finalize`.
-conditions_group.add_command(evaluate_command, name="report")
+conditions_group.add_command(report_command)
 
 
 @conditions_group.command(name="schema")
@@ -114,7 +120,7 @@ def run_command(
 ) -> None:
     """Run every task under baseline, memory_guided, skill_planned and dreaming.
 
-    Writes receipts and beta2_runs.json (read it with `lorelab evaluate --input`). The
+    Writes receipts and beta2_runs.json (read it with `lorelab eval conditions report --input`). The
     evaluation lock stays active until `lorelab eval conditions finalize`. Exit 0 when every
     run completed (a task the host did not solve is a measured outcome); 1 when any run could
     not complete as declared: a host call failed, a memory operation failed, or the host
@@ -171,7 +177,7 @@ def run_command(
             f"run(s){label}; receipts in {summary.output}"
         )
         click.echo(
-            f"next: lorelab evaluate --input {shlex.quote(str(result['runsFile']))} "
+            f"next: lorelab eval conditions report --input {shlex.quote(str(result['runsFile']))} "
             f"--manifest {shlex.quote(str(manifest_path))}"
         )
     exit_with(summary.exit_code)

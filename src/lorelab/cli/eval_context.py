@@ -1,4 +1,5 @@
-"""``lorelab eval context``: score agent traces across context boundaries, or run trials."""
+"""``lorelab eval context run|import|scan|schema``: score agent traces across context
+boundaries, or run trials."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from click.core import ParameterSource
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
-from lorelab.cli._common import LorelabGroup, echo_json, exit_with, stderr_console
+from lorelab.cli._common import DefaultRunGroup, echo_json, exit_with, stderr_console
 from lorelab.cli._options import agent_option, max_output_bytes_option, worker_timeout_option
 from lorelab.errors import UsageError
 from lorelab.evaluation.context import (
@@ -47,27 +48,19 @@ TRIAL_OPTIONS: Final = {
 }
 
 
-class _ContextGroup(LorelabGroup):
-    """A group whose default subcommand is ``run``: ``lorelab eval context FIXTURE...`` works."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
-            args = ["run", *args]
-        return super().parse_args(ctx, args)
-
-
-@click.group(name="context", cls=_ContextGroup)
+# `lorelab eval context FIXTURE...`, the spelling before `run`, still runs it (hidden).
+@click.group(name="context", cls=DefaultRunGroup, positional_run=True)
 def context_group() -> None:
     """Score agent traces across compaction, restart and child handoff (no provider calls).
 
     \b
-    lorelab eval context FIXTURE... --output DIR [--baseline RECEIPT]
-    lorelab eval context --trials --agent NAME_OR_ARGV --output DIR FIXTURE...
+    lorelab eval context run FIXTURE... --output DIR [--baseline RECEIPT]
+    lorelab eval context run --trials --agent NAME_OR_ARGV --output DIR FIXTURE...
     lorelab eval context import --from claude-code|codex FILE... --output FIXTURE.json
     lorelab eval context scan PATH... [--json] [--output DIR]
     lorelab eval context schema
 
-    `run` is the default subcommand. Exit codes: 0 every record passed (and agrees with its
+    Exit codes of `run`: 0 every record passed (and agrees with its
     label; the baseline, if given, is comparable); 1 a record failed, disagreed with its label,
     or the baseline is not comparable (a FAIL is exit 1 even when its label expects FAIL);
     2 bad input (nothing written); 3 integrity.

@@ -1,4 +1,5 @@
-"""``lorelab eval learning``: run the paired evaluation; export its datasets and manifest schema."""
+"""``lorelab eval learning run|export-dataset|schema``: the paired evaluation, its datasets and
+its manifest schema."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import click
 from rich.table import Table
 
 from lorelab.cli._common import (
-    LorelabGroup,
+    DefaultRunGroup,
     echo_json,
     exit_with,
     stdout_console,
@@ -51,7 +52,18 @@ from lorelab.workers import (
 _ADAPTERS = ("fixture", "claude", "codex", "gemini", "openai", "pynguin", "static")
 
 
-@click.group(name="learning", cls=LorelabGroup, invoke_without_command=True)
+@click.group(name="learning", cls=DefaultRunGroup)
+def learning_group() -> None:
+    """Paired memory vs no-memory test generation, scored by planted-defect recall.
+
+    \b
+    lorelab eval learning run --agent NAME_OR_ARGV --output DIR [--dataset NAME]
+    lorelab eval learning export-dataset NAME
+    lorelab eval learning schema
+    """
+
+
+@learning_group.command(name="run")
 @output_option(help_text="Fresh receipt directory.")
 @agent_option(adapters=_ADAPTERS)
 @agent_option(
@@ -105,9 +117,7 @@ _ADAPTERS = ("fixture", "claude", "codex", "gemini", "openai", "pynguin", "stati
 @executor_options("trials")
 @endpoint_options()
 @json_option("Print summary.json instead of a table.")
-@click.pass_context
-def learning_group(
-    ctx: click.Context,
+def run_command(
     output: Path | None,
     agent: str | None,
     architect_agent: str | None,
@@ -130,11 +140,10 @@ def learning_group(
     endpoint: EndpointOptions,
     as_json: bool,
 ) -> None:
-    """Paired memory vs no-memory test generation, scored by planted-defect recall.
+    """Run the paired evaluation into a fresh --output directory, with receipts.
 
-    Without a subcommand, runs the evaluation into the fresh directory --output with the
-    worker --agent in every role, except the roles --architect-agent, --author-agent and
-    --reviewer-agent hand to another worker (the same in both arms). Exit 0 when every trial
+    The worker --agent plays every role, except the roles --architect-agent, --author-agent
+    and --reviewer-agent hand to another worker (the same in both arms). Exit 0 when every trial
     qualified; 1 when ground truth failed or some trial did not qualify (the summary is still
     written); 2 for bad input; 3 when a worker's identity fails preflight or reference-test or
     defect content would reach a worker; 130/143 when interrupted (the worker is killed,
@@ -143,10 +152,8 @@ def learning_group(
     With --jobs N or --executor ray, trials run side by side in the order decided up front;
     recall figures stand and the summary marks time comparisons confounded.
     """
-    if ctx.invoked_subcommand is not None:
-        return
     if output is None or agent is None:
-        raise UsageError("lorelab eval learning: --output and --agent are required to run")
+        raise UsageError("lorelab eval learning run: --output and --agent are required")
     started = time.perf_counter()
     manifest, label = read_manifest_input(manifest_path, dataset)
     main_agent, role_agents = _agents(

@@ -1,4 +1,9 @@
-"""``lorelab hooks install|uninstall|status`` and ``lorelab hook EVENT`` (what the agent runs)."""
+"""``lorelab hooks install|uninstall|status|run``: ``hooks run EVENT`` is what the agent runs.
+
+``lorelab hook EVENT``, the spelling installed by earlier releases, is the same command,
+hidden. Installed command lines are answered by :mod:`lorelab.cli._entry` without click;
+these commands are what ``--help`` and a malformed command line reach.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from typing import Literal
 
 import click
 
-from lorelab.cli._common import LorelabGroup, echo_json, printable
+from lorelab.cli._common import LorelabGroup, echo_json, hidden_alias, printable
 from lorelab.cli._options import json_option
 
 _AGENT_CHOICE = click.Choice(["claude-code", "codex", "gemini"])
@@ -29,9 +34,9 @@ _scope_option = click.option(
 )
 
 
-@click.group(name="hooks", cls=LorelabGroup)
+@click.group(name="hooks", cls=LorelabGroup, no_args_is_help=True)
 def hooks_group() -> None:
-    """Install lorelab's memory hooks into Claude Code, Codex CLI or Gemini CLI.
+    """Install lorelab's memory hooks into Claude Code, Codex CLI or Gemini CLI, and run them.
 
     The hooks inject a brief at session start, for each prompt that has relevant verified
     memory, and the newest checkpoint after a compaction or resume; they journal shell
@@ -156,7 +161,7 @@ def status_command(project_dir: Path, as_json: bool) -> None:
             click.echo(f"  note: {printable(note)}")
 
 
-@click.command(name="hook")
+@hooks_group.command(name="run")
 @click.argument("event")
 @click.option("--agent", "agent", type=_AGENT_CHOICE, default="claude-code", show_default=True)
 @click.option(
@@ -166,12 +171,17 @@ def status_command(project_dir: Path, as_json: bool) -> None:
     help="Installed by `hooks install --via-server`: log why, when the project's "
     "`lorelab serve` did not take the hook and it was handled in-process.",
 )
-def hook_command(event: str, agent: str, via_server: bool) -> None:
+def run_command(event: str, agent: str, via_server: bool) -> None:
     """Handle one agent hook EVENT: read its JSON on stdin, answer in the agent's format.
 
-    Installed by `lorelab hooks install`; never blocks the agent: it always exits 0, and a
-    problem is one line in hooks.log under the memory home.
+    What `lorelab hooks install` writes into the agent's configuration; never blocks the
+    agent: it always exits 0, and a problem is one line in hooks.log under the memory home.
     """
     from lorelab.cli._entry import run_hook_call
 
     run_hook_call(event, agent, via_server)
+
+
+hook_command = hidden_alias(run_command)
+"""``lorelab hook EVENT``: the old spelling of ``lorelab hooks run EVENT``, which hooks
+installed by earlier releases call."""

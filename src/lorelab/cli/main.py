@@ -19,17 +19,20 @@ COMMANDS: Final = {
     "eval": LazyCommand(
         "lorelab.cli.eval:eval_group", "Evaluate whether memory helped, with receipts on disk."
     ),
+    # Old spellings, hidden: `eval conditions report` and `hooks run` (docs/hooks.md).
     "evaluate": LazyCommand(
-        "lorelab.cli.evaluate:evaluate_command",
+        "lorelab.cli.eval_conditions_report:evaluate_command",
         "Report on a four-condition runs file (eval/beta2_runs.json).",
+        hidden=True,
     ),
     "hook": LazyCommand(
         "lorelab.cli.hooks:hook_command",
         "Handle one agent hook EVENT: read its JSON on stdin, answer in the agent's format.",
+        hidden=True,
     ),
     "hooks": LazyCommand(
         "lorelab.cli.hooks:hooks_group",
-        "Install lorelab's memory hooks into Claude Code, Codex CLI or Gemini CLI.",
+        "Install lorelab's memory hooks into Claude Code, Codex CLI or Gemini CLI, and run them.",
     ),
     "mcp": LazyCommand("lorelab.cli.mcp:mcp_command", "Run the lorelab MCP server over stdio."),
     "memory": LazyCommand(

@@ -27,8 +27,8 @@ from lorelab.cli._options import file_option
 def report_command(
     directory: Path, other: Path | None, output: Path | None, open_page: bool
 ) -> None:
-    """Render DIR, the output of `lorelab eval learning`, `eval conditions run` or `eval
-    context` (or `eval context scan`), as one HTML file that needs nothing from the network.
+    """Render DIR, the output of `lorelab eval learning run`, `eval conditions run` or `eval
+    context run` (or `eval context scan`), as one HTML file that needs nothing from the network.
 
     With DIR2, a second output directory of the same kind, both are shown side by side
     under that evaluation's comparability rule, and the page says why when they are not

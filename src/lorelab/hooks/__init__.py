@@ -1,7 +1,7 @@
 """Agent hooks: lorelab's memory wired into Claude Code, Codex CLI and Gemini CLI.
 
 ``install``/``uninstall``/``status`` edit each agent's own hook configuration; ``run_hook`` is
-the ``lorelab hook EVENT`` handler every installed hook calls.
+the ``lorelab hooks run EVENT`` handler every installed hook calls.
 
 Every public name is loaded on first use: a hook call (``run_hook``) does not load the
 configuration editing that ``install`` needs.

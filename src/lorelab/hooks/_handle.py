@@ -1,4 +1,4 @@
-"""``lorelab hook EVENT``: read one agent hook payload, act on the memory, answer the agent.
+"""``lorelab hooks run EVENT``: read one agent hook payload, act on the memory, answer the agent.
 
 What each action does:
 

@@ -2,7 +2,9 @@
 
 Every hook the user already has is kept; installing twice changes nothing; a changed file is
 backed up first (``FILE.lorelab-backup-TIMESTAMP``); uninstall removes exactly the entries
-install added (recognised by their ``lorelab hook EVENT --agent NAME`` command).
+install added (recognised by their ``lorelab hooks run EVENT --agent NAME`` command, or the
+``lorelab hook EVENT --agent NAME`` that earlier releases installed: installing again rewrites
+those in the new spelling).
 """
 
 from __future__ import annotations
@@ -65,7 +67,15 @@ def lorelab_argv() -> list[str]:
 def hook_command(agent: AgentSpec, event: str, *, via_server: bool = False) -> str:
     """The shell command installed for ``event`` (``--via-server``: see ``lorelab serve``)."""
     flag = ["--via-server"] if via_server else []
-    return shlex.join([*lorelab_argv(), "hook", event, "--agent", agent.name, *flag])
+    return shlex.join([*lorelab_argv(), "hooks", "run", event, "--agent", agent.name, *flag])
+
+
+def _launched_by_lorelab(argv: list[str], index: int) -> bool:
+    """Whether ``argv[:index]`` ends in a lorelab program (``.../lorelab`` or ``-m lorelab``)."""
+    return index > 0 and (
+        Path(argv[index - 1]).name == "lorelab"
+        or argv[max(0, index - 2) : index] == ["-m", "lorelab"]
+    )
 
 
 def _is_ours(command: object, agent: AgentSpec, event: str | None = None) -> bool:
@@ -76,15 +86,12 @@ def _is_ours(command: object, agent: AgentSpec, event: str | None = None) -> boo
     except ValueError:
         return False
     for index, token in enumerate(argv):
-        if token != "hook" or index == 0:
+        if token == "hook" and _launched_by_lorelab(argv, index):
+            rest = argv[index + 1 :]
+        elif argv[index : index + 2] == ["hooks", "run"] and _launched_by_lorelab(argv, index):
+            rest = argv[index + 2 :]
+        else:
             continue
-        launcher = argv[index - 1]
-        if Path(launcher).name != "lorelab" and argv[max(0, index - 2) : index] != [
-            "-m",
-            "lorelab",
-        ]:
-            continue
-        rest = argv[index + 1 :]
         if not rest or (event is not None and rest[0] != event):
             continue
         return "--agent" in rest and rest[

@@ -1,5 +1,6 @@
-"""Reading a four-condition output directory: its receipts, and the report ``lorelab evaluate``
-gives on its runs file under the manifest recorded in ``manifest.json``."""
+"""Reading a four-condition output directory: its receipts, and the report
+``lorelab eval conditions report`` gives on its runs file under the manifest recorded in
+``manifest.json``."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 ``run_server`` serves the operations table (the tools of ``lorelab mcp``) at ``/mcp`` with
 bearer tokens, the project's hooks at ``/hooks`` and ``GET /healthz``; the token functions
 manage the tokens it accepts. ``through_server`` is the hooks' fast path (standard library
-only): ``lorelab hook EVENT`` calls it first.
+only): ``lorelab hooks run EVENT`` calls it first.
 
 Every public name is loaded on first use: the hooks' fast path does not load the server.
 """

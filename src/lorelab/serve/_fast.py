@@ -1,4 +1,5 @@
-"""The hooks' fast path: hand ``lorelab hook EVENT`` to the project's running ``lorelab serve``.
+"""The hooks' fast path: hand ``lorelab hooks run EVENT`` to the project's running
+``lorelab serve``.
 
 A hook is a short process an agent starts on every prompt and tool call; loading the store
 in it costs far more than the hook's work. When ``<home>/serve.json`` names a running server,

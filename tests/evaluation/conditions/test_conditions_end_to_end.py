@@ -77,15 +77,15 @@ def test_the_run_completes_with_every_task_under_every_condition(run):
 def test_run_then_evaluate_gives_a_decision_labelled_protocol_fixture(run):
     runs_file = run["output"] / "beta2_runs.json"
     done = _lorelab(
-        "evaluate", "--input", str(runs_file), "--manifest", str(EXAMPLE / "conditions.json"),
-        "--json", check_code=0,
+        "eval", "conditions", "report", "--input", str(runs_file),
+        "--manifest", str(EXAMPLE / "conditions.json"), "--json", check_code=0,
     )  # fmt: skip
     report = json.loads(done.stdout)
     assert report["evidenceKind"] == "protocol-fixture"
     assert report["decision"]["verdict"] in ("advance", "do-not-advance", "inconclusive")
     assert report["runs"] == len(MANIFEST.tasks) * 4
     assert report["holdouts"] == MANIFEST.holdout_ids()
-    again = _lorelab("evaluate", "--input", str(runs_file), "--manifest",
+    again = _lorelab("eval", "conditions", "report", "--input", str(runs_file), "--manifest",
                      str(EXAMPLE / "conditions.json"), "--json", check_code=0)  # fmt: skip
     assert again.stdout == done.stdout
 

@@ -35,7 +35,9 @@ def test_a_manifest_other_than_the_one_the_runs_were_made_under_is_refused(
     assert report.manifest_checked is True
     example_manifest_data["thresholds"]["alpha"] = 0.2
     changed = write_json(example_manifest_data, "changed.json")
-    result = CliRunner().invoke(app, ["evaluate", "--input", str(runs), "--manifest", str(changed)])
+    result = CliRunner().invoke(
+        app, ["eval", "conditions", "report", "--input", str(runs), "--manifest", str(changed)]
+    )
     assert result.exit_code == 2, result.output
     assert result.output.count("\n") == 1
     assert "is not the manifest the runs were made under" in result.output
@@ -92,7 +94,9 @@ def test_a_baseline_run_that_saw_memory_is_refused_naming_it(write_json, field, 
     data = runs_of(uniform_outcomes(6, False, True), holdout=True)
     target = next(r for r in data["runs"] if r["task_id"] == "t4" and r["condition"] == "baseline")
     target[field] = value
-    result = CliRunner().invoke(app, ["evaluate", "--input", str(write_json(data))])
+    result = CliRunner().invoke(
+        app, ["eval", "conditions", "report", "--input", str(write_json(data))]
+    )
     assert result.exit_code == 2
     assert result.output.count("\n") == 1
     assert f"baseline runs must never see memory, but these did: t4 ({named})" in result.output
@@ -114,7 +118,9 @@ def test_flagged_holdout_runs_are_reported_and_keep_dreaming_from_advancing(writ
     assert report.decision.verdict == "inconclusive"
     assert "t2 x dreaming (verify-files-edited)" in report.decision.reasons[1]
     assert report.runs == 40
-    table = CliRunner().invoke(app, ["evaluate", "--input", str(write_json(data))])
+    table = CliRunner().invoke(
+        app, ["eval", "conditions", "report", "--input", str(write_json(data))]
+    )
     assert "t2 x dreaming (holdout): verify-files-edited" in table.output
 
 
@@ -289,7 +295,9 @@ def test_one_memory_failure_leaves_its_holdout_out_and_still_makes_the_decision_
 
 
 def test_the_cli_prints_an_invalid_report_and_exits_1(write_json):
-    result = CliRunner().invoke(app, ["evaluate", "--input", str(write_json(_memory_down()))])
+    result = CliRunner().invoke(
+        app, ["eval", "conditions", "report", "--input", str(write_json(_memory_down()))]
+    )
     assert result.exit_code == 1, result.output
     assert "decision for dreaming: invalid" in result.output
     assert "39 of 52 runs could not call the memory" in result.output
@@ -322,7 +330,7 @@ def test_without_a_manifest_fewer_than_the_protocols_minimums_is_insufficient(
     report = evaluate(read_runs(path))
     assert report.decision.verdict == "insufficient"
     assert report.decision.reasons == [reason]
-    result = CliRunner().invoke(app, ["evaluate", "--input", str(path)])
+    result = CliRunner().invoke(app, ["eval", "conditions", "report", "--input", str(path)])
     assert result.exit_code == 1, result.output
     assert "decision for dreaming: insufficient" in result.output
     assert "Per condition" in result.output
@@ -338,7 +346,9 @@ def test_control_characters_and_markup_in_task_ids_are_printed_escaped(write_jso
     hostile = "t\x1b[31mred\x07\u202eevil[bold]x[/bold]"
     outcomes = uniform_outcomes(3, False, True)
     outcomes[hostile] = outcomes.pop("t1")
-    result = CliRunner().invoke(app, ["evaluate", "--input", str(write_json(runs_of(outcomes)))])
+    result = CliRunner().invoke(
+        app, ["eval", "conditions", "report", "--input", str(write_json(runs_of(outcomes)))]
+    )
     assert "Traceback" not in result.output
     for raw in ("\x1b", "\x07", "\u202e"):
         assert raw not in result.output
@@ -352,6 +362,7 @@ def test_json_output_keeps_task_ids_exact(write_json):
     outcomes = uniform_outcomes(3, False, True)
     outcomes[hostile] = outcomes.pop("t1")
     result = CliRunner().invoke(
-        app, ["evaluate", "--input", str(write_json(runs_of(outcomes))), "--json"]
+        app,
+        ["eval", "conditions", "report", "--input", str(write_json(runs_of(outcomes))), "--json"],
     )
     assert hostile in json.loads(result.stdout)["holdouts"]

@@ -50,7 +50,14 @@ def example_run(tmp_path_factory):
     )  # fmt: skip
     finalize = _lorelab("eval", "conditions", "finalize", "--output", str(output))
     evaluate = _lorelab(
-        "evaluate", "--input", str(output / "beta2_runs.json"), "--manifest", str(path), "--json"
+        "eval",
+        "conditions",
+        "report",
+        "--input",
+        str(output / "beta2_runs.json"),
+        "--manifest",
+        str(path),
+        "--json",
     )
     return {"run": run, "finalize": finalize, "evaluate": evaluate, "output": output}
 

@@ -34,7 +34,9 @@ FOUR = (*THREE, "dreaming")
 
 
 def _evaluate_cli(write_json, data: dict, *extra: str):
-    return CliRunner().invoke(app, ["evaluate", "--input", str(write_json(data)), "--json", *extra])
+    return CliRunner().invoke(
+        app, ["eval", "conditions", "report", "--input", str(write_json(data)), "--json", *extra]
+    )
 
 
 def test_a_memcoder_runs_file_passes_memcoders_row_checks_as_written(write_json):
@@ -152,7 +154,8 @@ def test_evaluate_reports_the_same_with_the_holdouts_option_as_with_flags(write_
 def test_the_readable_report_of_a_file_without_dreaming_rows_says_incomplete(write_json):
     path = write_json(_memcoder_file(10, THREE))
     result = CliRunner().invoke(
-        app, ["evaluate", "--input", str(path), "--holdouts", "t1,t2,t3,t4,t5,t6"]
+        app,
+        ["eval", "conditions", "report", "--input", str(path), "--holdouts", "t1,t2,t3,t4,t5,t6"],
     )
     assert result.exit_code == 1, result.output
     assert "decision for dreaming: incomplete" in result.output

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def run(*args: str):
-    return CliRunner().invoke(app, ["eval", "context", *map(str, args)])
+    return CliRunner().invoke(app, ["eval", "context", "run", *map(str, args)])
 
 
 def receipt(out: Path) -> dict:
@@ -309,7 +309,7 @@ def test_trial_options_without_trials_are_usage_errors(write_fixture, tmp_path, 
 
 
 def test_schema_prints_the_fixture_json_schema():
-    result = run("schema")
+    result = CliRunner().invoke(app, ["eval", "context", "schema"])
     assert result.exit_code == 0
     schema = json.loads(result.output)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -317,16 +317,20 @@ def test_schema_prints_the_fixture_json_schema():
     assert schema["properties"]["schemaVersion"]["const"] == 1
 
 
-def test_the_explicit_run_subcommand_equals_the_default(write_fixture, tmp_path):
-    result = run("run", write_fixture(passing_trace()), "--output", tmp_path / "out")
-    assert result.exit_code == 0
+def test_the_old_spelling_without_run_still_scores(write_fixture, tmp_path):
+    fixture = write_fixture(passing_trace())
+    result = CliRunner().invoke(
+        app, ["eval", "context", str(fixture), "--output", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "context-receipt.json").is_file()
 
 
 def test_the_installed_program_scores_the_passing_examples_and_exits_0(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     passing = subprocess.run(
-        [sys.executable, "-m", "lorelab", "eval", "context", *sorted(EXAMPLES.glob("pass-*.json")),
-         "--output", tmp_path / "pass"],
+        [sys.executable, "-m", "lorelab", "eval", "context", "run",
+         *sorted(EXAMPLES.glob("pass-*.json")), "--output", tmp_path / "pass"],
         capture_output=True, text=True, timeout=60, check=False, env=env,
     )  # fmt: skip
     assert passing.returncode == 0, passing.stderr

@@ -11,7 +11,7 @@ from tests.support.context_traces import ans, passing_trace
 
 
 def run(*args: object):
-    return CliRunner().invoke(app, ["eval", "context", *map(str, args)])
+    return CliRunner().invoke(app, ["eval", "context", "run", *map(str, args)])
 
 
 def baseline_run(write_fixture, tmp_path: Path, **kwargs) -> Path:

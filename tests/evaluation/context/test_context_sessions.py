@@ -365,7 +365,7 @@ def test_an_unlabelled_fixture_is_scored_mechanically_and_the_receipt_says_facts
     assert result.exit_code == 1
     markdown = (tmp_path / "out" / "context-receipt.md").read_text()
     assert "FAIL (facts not scored)" in markdown
-    shown = cli(fixture_path, "--output", tmp_path / "out2")
+    shown = cli("run", fixture_path, "--output", tmp_path / "out2")
     assert "[unlabelled: facts not scored]" in shown.output
 
 
@@ -525,7 +525,7 @@ def test_fixtures_still_score_without_naming_the_run_subcommand(tmp_path):
 
 def test_every_label_agreeing_is_said_and_a_fail_still_exits_1(tmp_path):
     fixtures = sorted((REPO / "examples/context").glob("*.json"))
-    result = cli(*fixtures, "--output", tmp_path / "out")
+    result = cli("run", *fixtures, "--output", tmp_path / "out")
     assert result.exit_code == 1
     assert "6 records: 2 PASS, 4 FAIL; every verdict agrees with its label; exit 1 because 4 " \
         "records FAIL" in result.output  # fmt: skip

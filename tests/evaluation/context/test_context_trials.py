@@ -319,7 +319,9 @@ def test_trials_without_a_model_or_with_another_turn_cap_are_incomparable(write_
 
 def test_a_fixture_baseline_is_incomparable_with_trials(write_fixture, tmp_path):
     path = write_source(write_fixture)
-    CliRunner().invoke(app, ["eval", "context", str(path), "--output", str(tmp_path / "base")])
+    CliRunner().invoke(
+        app, ["eval", "context", "run", str(path), "--output", str(tmp_path / "base")]
+    )
     now = run_trials(
         [path],
         agent=agent("--model", "model-a"),
@@ -358,13 +360,13 @@ def test_the_cli_runs_trials_and_refuses_trials_without_an_agent(tmp_path):
     runner = CliRunner()
     ok = runner.invoke(
         app,
-        ["eval", "context", "--trials", "--agent", "fixture-context", "--boundary", "restart",
-         "--output", str(tmp_path / "o"), str(example)],
+        ["eval", "context", "run", "--trials", "--agent", "fixture-context",
+         "--boundary", "restart", "--output", str(tmp_path / "o"), str(example)],
     )  # fmt: skip
     assert ok.exit_code == 0, ok.output
     assert "PASS pass-compaction-test-database#restart [no label]" in ok.output
     missing = runner.invoke(
-        app, ["eval", "context", "--trials", "--output", str(tmp_path / "p"), str(example)]
+        app, ["eval", "context", "run", "--trials", "--output", str(tmp_path / "p"), str(example)]
     )
     assert missing.exit_code == 2
     assert "--trials needs --agent" in missing.output

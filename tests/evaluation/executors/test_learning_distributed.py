@@ -30,7 +30,7 @@ def _learning(base: Path, name: str, *extra: str, as_json: bool = True):
     output = base / name
     done = subprocess.run(
         [
-            sys.executable, "-m", "lorelab", "eval", "learning", "--dataset", "default",
+            sys.executable, "-m", "lorelab", "eval", "learning", "run", "--dataset", "default",
             "--agent", "fixture", "--repeat", "1", "--seed", SEED, "--output", str(output),
             *(["--json"] if as_json else []), *extra,
         ],

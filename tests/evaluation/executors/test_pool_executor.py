@@ -121,7 +121,7 @@ def _without_ray(*args: str) -> subprocess.CompletedProcess[str]:
 def test_eval_learning_with_ray_missing_is_one_line_exit_2_and_writes_nothing(tmp_path):
     output = tmp_path / "out"
     done = _without_ray(
-        "eval", "learning", "--dataset", "default", "--agent", "fixture",
+        "eval", "learning", "run", "--dataset", "default", "--agent", "fixture",
         "--output", str(output), "--executor", "ray",
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
@@ -147,7 +147,7 @@ def test_eval_conditions_run_with_ray_missing_is_one_line_exit_2_and_writes_noth
 
 def test_ray_address_without_ray_executor_is_refused_with_exit_2(tmp_path):
     done = _without_ray(
-        "eval", "learning", "--dataset", "default", "--agent", "fixture",
+        "eval", "learning", "run", "--dataset", "default", "--agent", "fixture",
         "--output", str(tmp_path / "out"), "--ray-address", "127.0.0.1:6379",
     )  # fmt: skip
     assert done.returncode == 2

@@ -1,4 +1,5 @@
-"""``lorelab eval learning``: the export-dataset and schema subcommands, and the bare group."""
+"""``lorelab eval learning``: the export-dataset and schema subcommands, ``run`` without its
+options, and the bare group."""
 
 from __future__ import annotations
 
@@ -69,14 +70,21 @@ def test_schema_prints_the_manifest_json_schema_from_the_models():
     assert schema["$defs"]["Defect"]["properties"]["expectedFailingCases"]["description"]
 
 
-def test_bare_learning_group_without_output_and_agent_is_a_usage_error():
-    result = CliRunner().invoke(app, ["eval", "learning"])
+def test_run_without_output_and_agent_is_a_one_line_usage_error():
+    result = CliRunner().invoke(app, ["eval", "learning", "run"])
     assert result.exit_code == 2
     assert result.stdout == ""
     hint = result.stderr.strip().splitlines()
     assert len(hint) == 1
     assert hint[0].startswith("lorelab: error: ")
     assert "--output and --agent are required" in hint[0]
+
+
+def test_the_bare_learning_group_shows_its_help_and_runs_nothing():
+    result = CliRunner().invoke(app, ["eval", "learning"])
+    assert result.exit_code == 2
+    assert "Commands:" in result.output
+    assert "run" in result.output.split("Commands:", 1)[1]
 
 
 def test_installed_program_exports_the_default_dataset_without_a_traceback():

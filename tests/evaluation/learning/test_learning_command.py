@@ -36,7 +36,7 @@ def test_schedule_is_counterbalanced_across_repetitions():
 
 
 def _cli(*args: str):
-    return CliRunner().invoke(app, ["eval", "learning", *args])
+    return CliRunner().invoke(app, ["eval", "learning", "run", *args])
 
 
 def test_existing_output_directory_is_refused_with_exit_2(tmp_path):

@@ -489,7 +489,7 @@ def test_a_byte_bound_the_transport_cannot_hold_is_refused_before_anything_is_wr
     result = CliRunner().invoke(
         app,
         [
-            "eval", "learning", "--dataset", "default", "--agent", "fixture",
+            "eval", "learning", "run", "--dataset", "default", "--agent", "fixture",
             "--max-output-bytes", str(value), "--output", str(output),
         ],
     )  # fmt: skip

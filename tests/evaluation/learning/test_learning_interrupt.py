@@ -29,7 +29,7 @@ def _manifest(tmp_path: Path) -> Path:
 
 def _start(manifest: Path, output: Path, agent: str) -> subprocess.Popen[str]:
     """``lorelab eval learning`` on ``manifest`` in a child process, one repetition."""
-    argv = [sys.executable, "-m", "lorelab", "eval", "learning", "--fixtures", str(manifest)]
+    argv = [sys.executable, "-m", "lorelab", "eval", "learning", "run", "--fixtures", str(manifest)]
     argv += ["--repeat", "1", "--seed", "1", "--output", str(output), "--agent", agent]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -246,7 +246,7 @@ def test_a_reviewer_that_changes_during_its_call_invalidates_the_trial_by_role(t
 
 
 def test_the_cli_help_names_every_role_option():
-    result = CliRunner().invoke(app, ["eval", "learning", "--help"])
+    result = CliRunner().invoke(app, ["eval", "learning", "run", "--help"])
     assert result.exit_code == 0
     for flag in ("--architect-agent", "--author-agent", "--reviewer-agent"):
         assert flag in result.output
@@ -262,6 +262,7 @@ def test_the_cli_hands_roles_to_other_workers(tmp_path):
         [
             "eval",
             "learning",
+            "run",
             "--fixtures",
             str(manifest),
             "--repeat",
@@ -293,6 +294,7 @@ def test_a_bad_role_worker_is_refused_naming_its_option(tmp_path, flag):
         [
             "eval",
             "learning",
+            "run",
             "--agent",
             "fixture",
             flag,
@@ -313,7 +315,7 @@ def test_a_bad_role_worker_is_refused_naming_its_option(tmp_path, flag):
 def _cli_learning(tmp_path: Path, *args: str) -> tuple[int, str, Path]:
     out = tmp_path / "out"
     result = CliRunner().invoke(
-        app, ["eval", "learning", "--dataset", "default", "--output", str(out), *args]
+        app, ["eval", "learning", "run", "--dataset", "default", "--output", str(out), *args]
     )
     return result.exit_code, result.stderr, out
 

@@ -103,7 +103,7 @@ def test_the_learning_evaluation_runs_to_completion_against_a_real_local_model(s
     out = tmp_path / "learning"
     started = time.monotonic()
     done = _lorelab(
-        "eval", "learning", "--dataset", "default", "--repeat", "1", "--agent", "openai",
+        "eval", "learning", "run", "--dataset", "default", "--repeat", "1", "--agent", "openai",
         *_endpoint(server, 512), "--worker-timeout-s", "120", "--output", str(out), "--json",
         timeout_s=2400,
     )  # fmt: skip

@@ -1,4 +1,5 @@
-"""The four-condition protocol: manifest, runs file, ``lorelab evaluate`` and the runner."""
+"""The four-condition protocol: manifest, runs file, ``lorelab eval conditions report`` and
+the runner."""
 
 from lorelab.evaluation.conditions._evaluate import evaluate, evaluate_file
 from lorelab.evaluation.conditions._finalize import finalize_conditions

@@ -1,5 +1,6 @@
-"""``lorelab evaluate``: per-condition figures, the paired comparison with baseline on the
-holdouts, the dreaming decision, Skills to review, and what the protocol cannot prove."""
+"""``lorelab eval conditions report``: per-condition figures, the paired comparison with
+baseline on the holdouts, the dreaming decision, Skills to review, and what the protocol
+cannot prove."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The report of ``lorelab evaluate`` as models: per-condition figures, the paired comparisons,
-the decision and its verdicts, flagged runs, Skills to review, and what cannot be proved."""
+"""The report of ``lorelab eval conditions report`` as models: per-condition figures, the
+paired comparisons, the decision and its verdicts, flagged runs, Skills to review, and what
+cannot be proved."""
 
 from __future__ import annotations
 
@@ -191,7 +192,8 @@ class ReviewRequired(RecordModel):
 
 
 class ConditionsReport(ReceiptModel):
-    """The report of ``lorelab evaluate``; the same runs file always gives the same report."""
+    """The report of ``lorelab eval conditions report``; the same runs file always gives the
+    same report."""
 
     input_sha256: str
     evidence_kind: str | None = Field(

@@ -1,4 +1,4 @@
-"""Trials side by side: ``lorelab eval learning --jobs N`` or ``--executor ray``.
+"""Trials side by side: ``lorelab eval learning run --jobs N`` or ``--executor ray``.
 
 The schedule (shuffle and counterbalancing) is decided up front exactly as for a sequential
 run, and recorded in ``manifest.json`` before any trial. A concurrent executor receives, per

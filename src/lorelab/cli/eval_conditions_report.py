@@ -1,7 +1,8 @@
-"""``lorelab evaluate``: report on a four-condition runs file (``eval/beta2_runs.json``).
+"""``lorelab eval conditions report``: report on a four-condition runs file.
 
-The same command is ``lorelab eval conditions report``; ``lorelab evaluate`` is the name the
-four-condition protocol documents.
+``lorelab evaluate``, the name the four-condition protocol documents, is the same command
+under its old spelling: hidden from help, kept working. It is its own module so that either
+spelling imports neither the runner nor the executors.
 """
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ from pathlib import Path
 
 import click
 
-from lorelab.cli._common import echo_json, exit_with, stdout_console
+from lorelab.cli._common import echo_json, exit_with, hidden_alias, stdout_console
 from lorelab.cli._options import file_option, json_option
 from lorelab.errors import UsageError
 
 
 @click.command(
-    name="evaluate", short_help="Report on a four-condition runs file (eval/beta2_runs.json)."
+    name="report", short_help="Report on a four-condition runs file (eval/beta2_runs.json)."
 )
 @file_option(
     "--input",
@@ -37,7 +38,7 @@ from lorelab.errors import UsageError
     help="The holdout task ids, comma-separated, for a runs file without holdout flags.",
 )
 @json_option("Print the report as JSON.")
-def evaluate_command(
+def report_command(
     input_path: Path, manifest_path: Path | None, holdouts: str | None, as_json: bool
 ) -> None:
     """Report per condition, pair each memory condition with baseline on the holdouts, and
@@ -75,3 +76,7 @@ def evaluate_command(
     else:
         print_report(report, stdout_console())
     exit_with(report.exit_code())
+
+
+evaluate_command = hidden_alias(report_command)
+"""``lorelab evaluate``: the old spelling of ``lorelab eval conditions report``."""
