@@ -101,6 +101,27 @@ DEFAULT_GRADING: Final = Grading(
 )
 
 
+# Fitted the same way for MiniLM's signals (the same dev split, utility and constraints:
+# `python benchmarks/retrieval_quality.py --fit --model minilm`).
+MINILM_GRADING: Final = Grading(
+    bias=-2.3655,
+    semantic=1.2537,
+    lexical=0.0,
+    agreement=1.5148,
+    margin=4.3246,
+    first=0.8149,
+    min_similarity=0.31,
+    match=1.01,  # no match tier: no dev confidence level had match precision >= 0.85
+    related=0.3,
+)
+
+GRADINGS: Final[Mapping[str, Grading]] = {
+    "wordllama/l2_supercat_256": DEFAULT_GRADING,
+    "sentence-transformers/all-MiniLM-L6-v2@onnx-int8": MINILM_GRADING,
+}
+"""The frozen grading of each bundled embedding model, by model id (the store's model picks)."""
+
+
 def ranks(scores: Mapping[int, float]) -> dict[int, int]:
     """1-based ranks, highest score first; ties broken by the newer (larger) id."""
     ordered = sorted(scores, key=lambda rowid: (-scores[rowid], -rowid))
