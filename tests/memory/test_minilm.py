@@ -19,6 +19,7 @@ from lorelab.memory import (
     DEFAULT_POLICY,
     ExplainRequest,
     PrepareRequest,
+    RecordManyRequest,
     ReindexRequest,
     SqliteMemoryStore,
     _minilm,
@@ -210,3 +211,25 @@ def test_a_store_whose_model_package_is_missing_gives_one_clear_line(tmp_path):
     assert "the embedding model minilm" in lines[0]
     assert "model.onnx is missing" in lines[0]
     assert "lorelab memory reindex --model wordllama" in lines[0]
+
+
+def test_the_minilm_scan_is_exact_up_to_the_shortlist_and_keeps_a_stored_task_above_it(
+    tmp_path,
+):
+    data = json.loads(HELDOUT.read_text(encoding="utf-8"))
+    tasks = [item["task"] for item in data["experiences"][:40]]
+    with SqliteMemoryStore(tmp_path / "m.db") as store:
+        store.record_many(
+            RecordManyRequest(experiences=[experience(task=task, project=None) for task in tasks])
+        )
+        cache = _vectors.cache_for(store.connection, MINILM)
+        stored = cache.matrix[: cache.size].astype(np.float64)
+        for number, task in enumerate(tasks[:10]):
+            query = np.asarray(MINILM.embed_query(task))
+            ids, scores = cache.similarities(query, None, DEFAULT_POLICY.shortlist)
+            assert sorted(ids.tolist()) == list(range(1, 41))  # every vector, exactly scored
+            assert np.allclose(scores, stored[ids - 1] @ query, rtol=0, atol=1e-12)
+            # Above the shortlist the coarse rows choose 10 of 40: the task's own vector stays.
+            few, _ = cache.similarities(query, None, 10)
+            assert len(few) == 10
+            assert number + 1 in few.tolist()
