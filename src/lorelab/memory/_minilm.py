@@ -93,12 +93,14 @@ class Model:
     """An ONNX Runtime session over the model and its tokenizer (padding off, truncation on)."""
 
     def __init__(self, onnx: Path, tokenizer: Path) -> None:
+        # numpy first, through _numpy: onnxruntime imports it, and OpenBLAS would otherwise
+        # start one spinning thread per core (measured: a hook's CPU time doubled).
+        _numpy.load()
         try:
             import onnxruntime
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise _failure(f"{exc.name or exc} is not installed") from None
-        _numpy.load()
         try:
             self.tokenizer = Tokenizer.from_file(str(tokenizer))
             # The shipped tokenizer pads every text to 128 tokens; padding would only be
