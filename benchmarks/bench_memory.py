@@ -1,6 +1,7 @@
 """Benchmark of the memory store: ``prepare`` latency at 1k/10k/100k experiences, and ingest rate.
 
 Run:  python benchmarks/bench_memory.py [--sizes 1000 10000 100000] [--queries 200]
+                                        [--model minilm|wordllama]
 
 The experiences are SYNTHETIC: generated from a seeded vocabulary (Zipf-distributed words,
 realistic task templates, commands and files) so the index has a realistic term distribution.
@@ -14,7 +15,9 @@ experience's embedding vector. ``prepare`` latency includes embedding the task, 
 stored vector, BM25, the abstention rule, and recording the brief for audit (a write
 transaction). Model load is timed in fresh processes, as a command that embeds one text pays it:
 importing numpy, then mapping the bundled weights, reading the tokenizer's cached tables
-(written by the first run) and embedding one query.
+(written by the first run) and embedding one query. ``--model`` chooses the store's embedding
+model (default: a new store's, ``$LORELAB_EMBEDDING_MODEL`` or MiniLM); for MiniLM the load is
+importing numpy and onnxruntime, making the session and embedding one query.
 """
 
 from __future__ import annotations
@@ -142,9 +145,10 @@ def _queries(vocab: Vocabulary, store: SqliteMemoryStore, count: int) -> list[st
 
 _LOAD = """
 import time
-import lorelab.memory._embedding as embedding
+import lorelab.memory.{module} as embedding
 wall, cpu = time.perf_counter(), time.process_time()
 import numpy
+{runtime}
 imported = time.perf_counter(), time.process_time()
 embedding.embed(["fix the failing date parser test"])
 done = time.perf_counter(), time.process_time()
@@ -152,13 +156,18 @@ print(imported[0] - wall, imported[1] - cpu, done[0] - imported[0], done[1] - im
 """
 
 
-def model_load(repeats: int) -> dict[str, float]:
-    """Seconds to import numpy, load the bundled model and embed one query, each in a fresh
-    process (lorelab itself already imported): median and worst, wall clock and CPU."""
+def model_load(repeats: int, model: str) -> dict[str, float]:
+    """Seconds to import numpy (and onnxruntime, for MiniLM), load the model and embed one
+    query, each in a fresh process (lorelab itself already imported): median and worst, wall
+    clock and CPU."""
+    if model == "minilm":
+        code = _LOAD.format(module="_minilm", runtime="import onnxruntime, tokenizers")
+    else:
+        code = _LOAD.format(module="_embedding", runtime="")
     rows: list[list[float]] = []
     for _ in range(repeats):
         done = subprocess.run(
-            [sys.executable, "-c", _LOAD], capture_output=True, text=True, check=True, timeout=120
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
         )
         rows.append([float(v) for v in done.stdout.split()])
     wall = [r[0] + r[2] for r in rows]
@@ -180,10 +189,12 @@ def shortlist_recall(store: SqliteMemoryStore, texts: list[str]) -> float | None
     import numpy as np
 
     from lorelab.memory import DEFAULT_POLICY
-    from lorelab.memory._embedding import embed
+    from lorelab.memory._embedders import of_store
     from lorelab.memory._vectors import cache_for
 
-    cache = cache_for(store.connection)
+    embedder = of_store(store.connection)
+    embed = embedder.embed
+    cache = cache_for(store.connection, embedder)
     usable = int(cache.verified[: cache.size].sum())
     if usable <= DEFAULT_POLICY.shortlist:
         return None
@@ -199,6 +210,36 @@ def shortlist_recall(store: SqliteMemoryStore, texts: list[str]) -> float | None
     return round(found / (50 * len(texts)), 4)
 
 
+def _padded_minilm_blobs(texts: list[str]) -> list[bytes]:
+    """MiniLM vectors computed 64 texts at a time, padded (``--fill padded``): close to what a
+    record stores (one text at a time, no padding) but not bit-identical; for filling large
+    stores fast, when only the speed of what follows is measured."""
+    import numpy as np
+
+    from lorelab.memory import _minilm
+    from lorelab.memory._embedders import to_blob
+
+    model = _minilm.model()
+    encodings = model.tokenizer.encode_batch(texts)
+    out: list[bytes] = [b""] * len(texts)
+    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+    for start in range(0, len(order), 64):
+        chunk = order[start : start + 64]
+        width = max(len(encodings[i].ids) for i in chunk)
+        ids = np.zeros((len(chunk), width), dtype=np.int64)
+        mask = np.zeros((len(chunk), width), dtype=np.int64)
+        for row, i in enumerate(chunk):
+            ids[row, : len(encodings[i].ids)] = encodings[i].ids
+            mask[row, : len(encodings[i].ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = model.session.run(None, {name: feeds[name] for name in model.inputs})[0]
+        pooled = (hidden * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+        for row, i in enumerate(chunk):
+            out[i] = to_blob(pooled[row])
+    return out
+
+
 def _batched_rate(store: SqliteMemoryStore, vocab: Vocabulary, first: int, count: int) -> float:
     todo = [vocab.experience(n) for n in range(first, first + count)]
     started = time.perf_counter()
@@ -207,11 +248,18 @@ def _batched_rate(store: SqliteMemoryStore, vocab: Vocabulary, first: int, count
     return len(todo) / (time.perf_counter() - started)
 
 
-def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
+def run(
+    sizes: list[int], queries: int, seed: int, model: str, padded_fill: bool = False
+) -> dict[str, object]:
+    """Every level's prepare latency and ingest rate; ``padded_fill``: levels after the first
+    are filled with MiniLM vectors computed in padded batches (their ingest rate is then not
+    the store's)."""
+    from lorelab.memory._embedders import MINILM
+
     vocab = Vocabulary(seed)
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="lorelab-bench-") as tmp:
-        store = SqliteMemoryStore(Path(tmp) / "memory.db")
+        store = SqliteMemoryStore(Path(tmp) / "memory.db", embedding_model=model)
         have = 0
         single_rate = None
         for size in sorted(sizes):
@@ -223,9 +271,15 @@ def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
                     store.record(request)
                 ingest_mode = "record (1 per transaction)"
             else:
+                if padded_fill:
+                    MINILM.stored_blobs = _padded_minilm_blobs  # type: ignore[method-assign]
                 for start in range(0, len(todo), 500):
                     store.record_many(RecordManyRequest(experiences=todo[start : start + 500]))
+                if padded_fill:
+                    del MINILM.stored_blobs
                 ingest_mode = "record_many (500 per transaction)"
+                if padded_fill:
+                    ingest_mode += ", vectors from padded batches (fill only, not a rate)"
             rate = len(todo) / (time.perf_counter() - started)
             cpu_rate = len(todo) / (time.process_time() - cpu)
             single_rate = single_rate or rate
@@ -262,16 +316,23 @@ def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
                 }
             )
         # Per-call ingest at the largest size, on top of everything already stored.
-        extra = [vocab.experience(n) for n in range(have, have + 2000)]
+        extra = [vocab.experience(n) for n in range(have, have + 500)]
+        record_ms: list[float] = []
+        record_cpu_ms: list[float] = []
         started, cpu = time.perf_counter(), time.process_time()
         for request in extra:
+            one, one_cpu = time.perf_counter(), time.process_time()
             store.record(request)
+            record_ms.append((time.perf_counter() - one) * 1000)
+            record_cpu_ms.append((time.process_time() - one_cpu) * 1000)
         per_call_at_top = len(extra) / (time.perf_counter() - started)
         per_call_cpu_at_top = len(extra) / (time.process_time() - cpu)
-        batched_at_top = _batched_rate(store, vocab, have + len(extra), 5000)
+        batched_at_top = _batched_rate(store, vocab, have + len(extra), 1000)
+        store_model = store.embedding_model
         store.close()
     return {
         "synthetic": True,
+        "model": store_model,
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
@@ -280,6 +341,11 @@ def run(sizes: list[int], queries: int, seed: int) -> dict[str, object]:
         "levels": results,
         "record_per_second_at_largest": round(per_call_at_top),
         "record_per_cpu_second_at_largest": round(per_call_cpu_at_top),
+        "record_ms_p50_at_largest": round(statistics.median(record_ms), 2),
+        "record_ms_p95_at_largest": round(_percentile(record_ms, 95), 2),
+        "record_cpu_ms_p50_at_largest": round(statistics.median(record_cpu_ms), 2),
+        "record_cpu_ms_p95_at_largest": round(_percentile(record_cpu_ms, 95), 2),
+        "load_average_at_end": os.getloadavg(),
         "record_many_per_second_at_largest": round(batched_at_top),
     }
 
@@ -298,21 +364,40 @@ def main() -> None:
         help="score stores of at most 1,000 vectors in Python, as a process without numpy does "
         "(this process has numpy: it records)",
     )
+    parser.add_argument(
+        "--model",
+        choices=["minilm", "wordllama"],
+        default=None,
+        help="the store's embedding model (default: a new store's)",
+    )
+    parser.add_argument(
+        "--fill",
+        choices=["store", "padded"],
+        default="store",
+        help="how levels after the first are filled: by the store (its ingest is measured) or, "
+        "for MiniLM, with vectors from padded batches (fast; only prepare is measured there)",
+    )
     args = parser.parse_args()
+    from lorelab.memory._embedders import default_for_new_store
+
+    model = args.model or default_for_new_store().name
     if args.python_scan:
         from lorelab.memory import _search
 
         _search.python_scan = lambda: True
     if args.load_only:
-        print(json.dumps(model_load(args.load_runs), indent=2))
+        print(json.dumps(model_load(args.load_runs, model), indent=2))
         return
-    figures = run(args.sizes, args.queries, args.seed)
-    figures["model_load"] = model_load(args.load_runs)
+    figures = run(args.sizes, args.queries, args.seed, model, args.fill == "padded")
+    figures["model_load"] = model_load(args.load_runs, model)
     if args.json:
         print(json.dumps(figures, indent=2))
         return
     scan = "Python scan up to 1,000 vectors" if args.python_scan else "numpy scan"
-    print(f"machine: {figures['machine']}  (synthetic experiences; wall and CPU time; {scan})")
+    print(
+        f"machine: {figures['machine']}  (synthetic experiences; model {figures['model']}; "
+        f"wall and CPU time; {scan})"
+    )
     print(
         f"{'experiences':>11} {'p50 ms':>7} {'p95 ms':>7} {'cpu p50':>8} {'cpu p95':>8} "
         f"{'ingest/s':>9} {'cpu/s':>6} {'load':>5}  ingest mode"
@@ -329,6 +414,12 @@ def main() -> None:
         f"{figures['record_per_second_at_largest']}/s wall, "
         f"{figures['record_per_cpu_second_at_largest']}/s CPU; record_many (500 per "
         f"transaction): {figures['record_many_per_second_at_largest']}/s wall"
+    )
+    print(
+        "one record at the largest size: p50/p95 "
+        f"{figures['record_ms_p50_at_largest']}/{figures['record_ms_p95_at_largest']} ms wall, "
+        f"{figures['record_cpu_ms_p50_at_largest']}/{figures['record_cpu_ms_p95_at_largest']} "
+        "ms CPU"
     )
     print(f"model load (fresh processes): {figures['model_load']}")
 

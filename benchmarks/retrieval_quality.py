@@ -1,7 +1,11 @@
 """Retrieval quality on the held-out set: hybrid ranking with abstention vs keyword-only.
 
 Run:  python benchmarks/retrieval_quality.py [--split test|dev|both] [--json] [--no-project]
-      python benchmarks/retrieval_quality.py --fit      (dev split only: fits the rule)
+                                              [--model minilm|wordllama]
+      python benchmarks/retrieval_quality.py --fit [--model ...]  (dev split only: fits the rule)
+
+``--model`` chooses the embedding model of the benchmark's stores (default: the default for a
+new store, ``$LORELAB_EMBEDDING_MODEL`` or MiniLM); each model is graded by its own frozen rule.
 
 The set (``benchmarks/data/retrieval_heldout.json``, schema lorelab.memory.retrieval-set/2)
 is SYNTHETIC, written by hand and blind to the ranking code: 151 verified experiences over 9
@@ -41,6 +45,7 @@ from lorelab.memory import (
     SqliteMemoryStore,
     Verification,
 )
+from lorelab.memory._embedders import EMBEDDERS, default_for_new_store, named
 
 SET = Path(__file__).resolve().parent / "data" / "retrieval_heldout.json"
 # The operating point's stated utility per served item (docs/memory.md): (gain when the item
@@ -202,11 +207,15 @@ def calibration(outcomes: list[Outcome], served_only: bool = False) -> dict[str,
 
 
 def _run(
-    data: dict[str, Any], policy: RelevancePolicy, splits: set[str], use_project: bool
+    data: dict[str, Any],
+    policy: RelevancePolicy,
+    splits: set[str],
+    use_project: bool,
+    model: str,
 ) -> list[Outcome]:
     with (
         tempfile.TemporaryDirectory(prefix="lorelab-heldout-") as tmp,
-        SqliteMemoryStore(Path(tmp) / "memory.db", policy=policy) as store,
+        SqliteMemoryStore(Path(tmp) / "memory.db", policy=policy, embedding_model=model) as store,
     ):
         results = store.record_many(
             RecordManyRequest(experiences=[_record(e) for e in data["experiences"]])
@@ -302,16 +311,16 @@ def _simulate(
     return simulated
 
 
-def fit(data: dict[str, Any], use_project: bool) -> dict[str, Any]:
+def fit(data: dict[str, Any], use_project: bool, model: str) -> dict[str, Any]:
     """Fit the confidence on the dev split only, and choose the operating point there."""
-    outcomes = _run(data, DEFAULT_POLICY, {"dev"}, use_project)
+    outcomes = _run(data, DEFAULT_POLICY, {"dev"}, use_project, model)
     items = [g for o in outcomes for g in o.graded]
     weights, bias = _logistic(
         [[g.signals[name] for name in FEATURES] for g in items], [int(g.relevant) for g in items]
     )
     gates = sorted({round(o.best_semantic, 2) for o in outcomes if o.best_semantic is not None})
     steps = [round(0.025 * i, 3) for i in range(1, 40)]
-    best: tuple[tuple[float, float], tuple[float, float, float], dict[str, Any]] | None = None
+    best: tuple[tuple[float, ...], tuple[float, float, float], dict[str, Any]] | None = None
     for gate in [0.0, *gates]:
         for related in steps:
             for match in [s for s in steps if s >= related] + [1.01]:
@@ -321,7 +330,10 @@ def fit(data: dict[str, Any], use_project: bool) -> dict[str, Any]:
                     break
                 if precision is not None and precision < MATCH_PRECISION:
                     continue
-                score = (figures["utility"], figures["recall_at_3"])
+                # Ties on dev (the same utility and recall) go to the most conservative point:
+                # the highest similarity floor, then the highest match and related thresholds.
+                # Dev cannot tell them apart, and a small store has fewer rivals than dev's.
+                score = (figures["utility"], figures["recall_at_3"], gate, match, related)
                 if best is None or score > best[0]:
                     best = (score, (gate, related, match), figures)
     if best is None:
@@ -330,6 +342,7 @@ def fit(data: dict[str, Any], use_project: bool) -> dict[str, Any]:
     simulated = _simulate(outcomes, weights, bias, best[1])
     return {
         "split": "dev",
+        "model": named(model).model_id,
         "weights": dict(zip(FEATURES, [round(w, 4) for w in weights], strict=True)),
         "bias": round(bias, 4),
         "utility": {tier: {"right": g, "wrong": -c} for tier, (g, c) in UTILITY.items()},
@@ -367,10 +380,13 @@ REPORTED = (
 )
 
 
-def report(data: dict[str, Any], splits: list[str], use_project: bool) -> dict[str, Any]:
-    g = DEFAULT_POLICY.grading
+def report(
+    data: dict[str, Any], splits: list[str], use_project: bool, model: str
+) -> dict[str, Any]:
+    g = DEFAULT_POLICY.grading_for(named(model).model_id)
     figures: dict[str, Any] = {
         "set": str(SET.relative_to(SET.parent.parent.parent)),
+        "model": named(model).model_id,
         "synthetic": "written by hand for this benchmark, blind to the ranking code",
         "briefed_with_project": use_project,
         "tuned_on": "dev",
@@ -381,10 +397,10 @@ def report(data: dict[str, Any], splits: list[str], use_project: bool) -> dict[s
     }
     keyword = replace(DEFAULT_POLICY, hybrid=False)
     for split in splits:
-        outcomes = _run(data, DEFAULT_POLICY, {split}, use_project)
+        outcomes = _run(data, DEFAULT_POLICY, {split}, use_project, model)
         figures[split] = {
             "hybrid": _figures(outcomes),
-            "keyword_only": _figures(_run(data, keyword, {split}, use_project)),
+            "keyword_only": _figures(_run(data, keyword, {split}, use_project, model)),
             "calibration": calibration(outcomes),
             "calibration_served": calibration(outcomes, served_only=True),
         }
@@ -393,7 +409,9 @@ def report(data: dict[str, Any], splits: list[str], use_project: bool) -> dict[s
 
 def _print(figures: dict[str, Any], splits: list[str]) -> None:
     scope = "with each task's project" if figures["briefed_with_project"] else "whole store"
-    print(f"held-out set (synthetic), briefed {scope}; rule fitted on dev")
+    print(
+        f"held-out set (synthetic), briefed {scope}; model {figures['model']}; rule fitted on dev"
+    )
     for split in splits:
         label = "TEST (report these)" if split == "test" else "dev (tuned on: not a result)"
         h, k = figures[split]["hybrid"], figures[split]["keyword_only"]
@@ -422,14 +440,21 @@ def main() -> None:
     parser.add_argument("--fit", action="store_true", help="fit the rule on dev and print it")
     parser.add_argument("--no-project", action="store_true", help="brief against the whole store")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--model",
+        choices=sorted(EMBEDDERS),
+        default=None,
+        help="the embedding model of the stores (default: a new store's default)",
+    )
     args = parser.parse_args()
+    model = args.model or default_for_new_store().name
     data = json.loads(SET.read_text(encoding="utf-8"))
     use_project = not args.no_project
     if args.fit:
-        print(json.dumps(fit(data, use_project), indent=2))
+        print(json.dumps(fit(data, use_project, model), indent=2))
         return
     splits = ["test", "dev"] if args.split == "both" else [args.split]
-    figures = report(data, splits, use_project)
+    figures = report(data, splits, use_project, model)
     if args.json:
         print(json.dumps(figures, indent=2))
     else:

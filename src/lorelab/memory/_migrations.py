@@ -368,6 +368,36 @@ CREATE UNIQUE INDEX serve_tokens_live_name ON serve_tokens (name) WHERE revoked_
 """ + _never_deleted("serve_tokens")
 
 
+# A store chooses its embedding model: vectors are keyed by (model, item), so a reindex to
+# another model computes all of its vectors while the store keeps serving with the first, and
+# switches only once they are there. Every store made before this migration used WordLlama;
+# a new store records the default model right after it is made (see _db).
+_EMBEDDING_MODEL: Final = """
+CREATE TABLE store_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+INSERT INTO store_settings (key, value) VALUES ('embedding_model', 'wordllama/l2_supercat_256');
+CREATE TABLE experience_vectors_by_model (
+    model TEXT NOT NULL,
+    id INTEGER NOT NULL REFERENCES experiences (id),
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, id)
+) WITHOUT ROWID;
+INSERT INTO experience_vectors_by_model (model, id, vector)
+    SELECT model, id, vector FROM experience_vectors;
+DROP TABLE experience_vectors;
+ALTER TABLE experience_vectors_by_model RENAME TO experience_vectors;
+CREATE TABLE lesson_vectors_by_model (
+    model TEXT NOT NULL,
+    seq INTEGER NOT NULL REFERENCES lessons (seq),
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, seq)
+) WITHOUT ROWID;
+INSERT INTO lesson_vectors_by_model (model, seq, vector)
+    SELECT model, seq, vector FROM lesson_vectors;
+DROP TABLE lesson_vectors;
+ALTER TABLE lesson_vectors_by_model RENAME TO lesson_vectors;
+"""
+
+
 MIGRATIONS: Final = (
     Migration("0001_experiences_and_briefs", _script(_EXPERIENCES)),
     Migration("0002_skills_plans_and_health", _script(_SKILLS_AND_PLANS)),
@@ -381,6 +411,7 @@ MIGRATIONS: Final = (
     Migration("0010_candidate_provenance", _script(_CANDIDATE_PROVENANCE)),
     Migration("0011_vectors_validity_feedback", _script(_RETRIEVAL)),
     Migration("0012_serve_tokens_and_recorded_by", _script(_SERVE_TOKENS)),
+    Migration("0013_embedding_model_per_store", _script(_EMBEDDING_MODEL)),
 )
 
 MIGRATIONS_TABLE: Final = "_lorelab_migrations"

@@ -180,8 +180,8 @@ class MemoryStore(Protocol):
         """Compute the vectors the store lacks; ``progress(n)`` after each batch."""
         ...
 
-    def missing_vectors(self) -> int:
-        """How many items have no vector yet."""
+    def missing_vectors(self, model: str | None = None) -> int:
+        """How many items have no vector of ``model`` (default: the store's) yet."""
         ...
 
     def list_lessons(self, request: LessonsRequest) -> LessonsResult:

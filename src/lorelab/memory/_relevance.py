@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from lorelab.memory._hybrid import DEFAULT_GRADING, Grading
+from lorelab.memory._hybrid import GRADINGS, Grading
 from lorelab.memory._text import fts_query, unique_terms
 
 
@@ -56,7 +56,13 @@ class RelevancePolicy:
     duplicate_similarity: float = 0.95
     """Candidates whose vectors are at least this similar are near-duplicates: neither counts
     as the other's rival in the margin signal (fixed, not tuned)."""
-    grading: Grading = DEFAULT_GRADING
+    grading: Grading | None = None
+    """The grading rule; None (the default): the rule frozen for the store's embedding model
+    (:data:`lorelab.memory._hybrid.GRADINGS`)."""
+
+    def grading_for(self, model_id: str) -> Grading:
+        """The grading rule briefs of a store whose vectors are of ``model_id`` use."""
+        return self.grading if self.grading is not None else GRADINGS[model_id]
 
 
 DEFAULT_POLICY: Final = RelevancePolicy()

@@ -119,6 +119,14 @@ class ExplainResult(OutputModel):
 class ReindexRequest(InputModel):
     """Compute the vector of every experience and lesson that has none."""
 
+    model: Literal["minilm", "wordllama"] | None = Field(
+        default=None,
+        description=(
+            "The embedding model to compute vectors of, and switch the store to once every "
+            "item has one (default: the store's own model)."
+        ),
+    )
+
 
 class ReindexResult(OutputModel):
     model: str

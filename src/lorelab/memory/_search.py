@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from lorelab.memory import _embedding, _numpy
+from lorelab.memory import _numpy
 from lorelab.memory._db import counts, n_docs
+from lorelab.memory._embedders import Embedder, dot, of_store
 from lorelab.memory._experiences import fold_term_counts
 from lorelab.memory._hybrid import (
     Feedback,
@@ -79,6 +80,8 @@ class Ranking:
     mode: Literal["hybrid", "lexical"]
     candidates: list[Candidate]
     empty_reason: str | None
+    grading: Grading | None = None
+    """The rule that graded the candidates (that of the store's model); None: keyword floor."""
 
     @property
     def served(self) -> list[Candidate]:
@@ -127,15 +130,22 @@ def python_scan() -> bool:
 
 
 def _semantic(
-    conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    policy: RelevancePolicy,
+    task: str,
+    project: str | None,
 ) -> dict[int, float]:
-    """The best ``semantic_candidates`` cosines (none when the store holds no vector)."""
-    if not has_vectors(conn):
+    """The best ``semantic_candidates`` cosines (none when the store holds no vector of its
+    model)."""
+    if not has_vectors(conn, embedder):
         return {}
-    query = _embedding.embed_query(task)
-    scores = small_store_scan(conn, query, project, policy.shortlist) if python_scan() else None
+    query = embedder.embed_query(task)
+    scores = None
+    if python_scan():
+        scores = small_store_scan(conn, embedder, query, project, policy.shortlist)
     if scores is None:
-        ids, values = cache_for(conn).similarities(query, project, policy.shortlist)
+        ids, values = cache_for(conn, embedder).similarities(query, project, policy.shortlist)
         scores = {int(rowid): float(value) for rowid, value in zip(ids, values, strict=True)}
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return dict(best[: policy.semantic_candidates])
@@ -166,14 +176,18 @@ def _details(
 
 
 def _candidates(
-    conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    policy: RelevancePolicy,
+    task: str,
+    project: str | None,
 ) -> tuple[list[Candidate], dict[int, int], dict[int, int]]:
     """Every candidate (unsorted) with its lexical and semantic ranks."""
     fold_term_counts(conn, force=True)
     total = n_docs(conn, "experiences")
     query = query_terms(counts(conn, "experience_term_counts", "term", "docs"), task, total, policy)
     lexical_rows = _lexical_rows(conn, policy, query, project)
-    semantic = _semantic(conn, policy, task, project)
+    semantic = _semantic(conn, embedder, policy, task, project)
     bm25 = {rowid: r for rowid, _, r in lexical_rows}
     lexical_ranks = ranks({rowid: -r for rowid, r in bm25.items()})
     semantic_ranks = ranks(semantic)
@@ -211,22 +225,23 @@ def _withheld_reason(item: Candidate) -> str | None:
 
 
 def _near_duplicates(
-    conn: sqlite3.Connection, usable: list[Candidate], limit: float
+    conn: sqlite3.Connection, embedder: Embedder, usable: list[Candidate], limit: float
 ) -> Callable[[int, int], bool]:
     """Whether two candidates' own vectors are at least ``limit`` similar (asked lazily)."""
     with_vectors = [item.rowid for item in usable if item.semantic is not None]
     if len(with_vectors) < 2:
         return lambda a, b: False
-    vectors = stored_vectors(conn, with_vectors)
+    vectors = stored_vectors(conn, embedder, with_vectors)
 
     def close(a: int, b: int) -> bool:
-        return _embedding.dot(vectors[a], vectors[b]) >= limit
+        return dot(vectors[a], vectors[b]) >= limit
 
     return close
 
 
 def _confidences(
     conn: sqlite3.Connection,
+    embedder: Embedder,
     policy: RelevancePolicy,
     usable: list[Candidate],
     lexical_ranks: dict[int, int],
@@ -237,7 +252,8 @@ def _confidences(
     The margin is over the most similar *other* candidate that is not a near-duplicate of
     it: the same fix recorded twice is corroboration, not a rival.
     """
-    duplicate = _near_duplicates(conn, usable, policy.duplicate_similarity)
+    duplicate = _near_duplicates(conn, embedder, usable, policy.duplicate_similarity)
+    rule = policy.grading_for(embedder.model_id)
     by_similarity = sorted(
         (item for item in usable if item.semantic is not None),
         key=lambda item: -(item.semantic or 0.0),
@@ -264,7 +280,7 @@ def _confidences(
             first=1.0 if position == 0 else 0.0,
         )
         shift = feedback_effect(item.feedback)[1]
-        confidences[item.rowid] = sigmoid(policy.grading.logit(signals[item.rowid]) + shift)
+        confidences[item.rowid] = sigmoid(rule.logit(signals[item.rowid]) + shift)
     return signals, confidences
 
 
@@ -272,13 +288,18 @@ def rank_experiences(
     conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
 ) -> Ranking:
     """Every candidate experience for ``task``, best first, each graded, served or withheld."""
-    if not policy.hybrid or not has_vectors(conn):
+    if not policy.hybrid:
         return _lexical_ranking(conn, policy, task, project)
-    found, lexical_ranks, semantic_ranks = _candidates(conn, policy, task, project)
+    embedder = of_store(conn)
+    if not has_vectors(conn, embedder):
+        return _lexical_ranking(conn, policy, task, project)
+    found, lexical_ranks, semantic_ranks = _candidates(conn, embedder, policy, task, project)
     found.sort(key=lambda item: (-item.fused, -item.rowid))
     usable = [item for item in found if _withheld_reason(item) is None]
-    signals, confidences = _confidences(conn, policy, usable, lexical_ranks, semantic_ranks)
-    rule = policy.grading
+    signals, confidences = _confidences(
+        conn, embedder, policy, usable, lexical_ranks, semantic_ranks
+    )
+    rule = policy.grading_for(embedder.model_id)
     nearest = max((item.semantic for item in usable if item.semantic is not None), default=None)
     gated = nearest is None or nearest < rule.min_similarity
     tiers = {rowid: None if gated else rule.tier(value) for rowid, value in confidences.items()}
@@ -299,9 +320,10 @@ def rank_experiences(
         elif tier == "match":
             reason = f"served as match: confidence {confidence:.3f} >= {rule.match}"
         elif tier == "related":
-            reason = (
-                f"served as related: confidence {confidence:.3f} >= {rule.related} "
+            reason = f"served as related: confidence {confidence:.3f} >= {rule.related} " + (
                 f"(below {rule.match} for a match)"
+                if rule.match <= 1.0
+                else "(the rule of this store's model has no match tier)"
             )
         else:
             reason = f"withheld: confidence {confidence:.3f} < {rule.related}"
@@ -319,7 +341,7 @@ def rank_experiences(
     empty = None
     if not any(t is not None for t in tiers.values()):
         empty = _empty_reason(best, rule, nearest if gated else None)
-    return Ranking("hybrid", result, empty)
+    return Ranking("hybrid", result, empty, rule)
 
 
 def _empty_reason(best: float | None, rule: Grading, nearest: float | None) -> str:

@@ -27,7 +27,7 @@ from lorelab.memory import (
     _vectors,
 )
 from lorelab.memory._db import BUSY_DEADLINE_SECONDS, Database
-from lorelab.memory._embedding import MODEL_ID
+from lorelab.memory._embedders import Embedder, named, of_store
 from lorelab.memory._models import RecordRequest, RecordResult
 from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
 from lorelab.memory._requests import RecordManyRequest, SnapshotRequest, SnapshotResult
@@ -73,9 +73,21 @@ class SqliteMemoryStore:
         policy: RelevancePolicy = DEFAULT_POLICY,
         busy_deadline_seconds: float = BUSY_DEADLINE_SECONDS,
         create: bool = True,
+        embedding_model: str | None = None,
     ) -> None:
+        """``embedding_model`` (``minilm`` or ``wordllama``) is the model of a store this
+        creates (default: ``$LORELAB_EMBEDDING_MODEL``, else ``minilm``); an existing store
+        keeps its own (``reindex`` switches it)."""
         self.policy = policy
-        self._db = Database(path, busy_deadline_seconds=busy_deadline_seconds, create=create)
+        chosen: Embedder | None = None
+        if embedding_model is not None:
+            chosen = named(embedding_model)
+        self._db = Database(
+            path,
+            busy_deadline_seconds=busy_deadline_seconds,
+            create=create,
+            embedding_model=chosen,
+        )
 
     @property
     def location(self) -> Path:
@@ -113,14 +125,23 @@ class SqliteMemoryStore:
     def reindex(
         self, request: ReindexRequest, progress: Callable[[int], None] | None = None
     ) -> ReindexResult:
-        """Vectors for every item without one; ``progress(n)`` after each batch of n."""
-        done = _vectors.reindex(self._db, progress or (lambda count: None))
-        return ReindexResult(model=MODEL_ID, experiences=done.experiences, lessons=done.lessons)
+        """Vectors (of the request's model, else of the store's) for every item without one,
+        then that model is the store's; ``progress(n)`` after each batch of n."""
+        target = None if request.model is None else named(request.model)
+        done = _vectors.reindex(self._db, progress or (lambda count: None), target)
+        return ReindexResult(model=done.model, experiences=done.experiences, lessons=done.lessons)
 
-    def missing_vectors(self) -> int:
-        """How many experiences and lessons have no vector yet (what reindex would do)."""
-        counts = _vectors.missing_counts(self._db)
+    def missing_vectors(self, model: str | None = None) -> int:
+        """How many experiences and lessons have no vector of ``model`` (default: the store's
+        own) yet: what a reindex would compute."""
+        target = None if model is None else named(model)
+        counts = _vectors.missing_counts(self._db, target)
         return counts.experiences + counts.lessons
+
+    @property
+    def embedding_model(self) -> str:
+        """The model id of the vectors this store uses."""
+        return self._db.read(of_store).model_id
 
     # skills and plans
     promote_skill = _on_db(_skills.promote_skill)

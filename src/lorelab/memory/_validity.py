@@ -163,13 +163,13 @@ def explain(db: Database, policy: RelevancePolicy, request: ExplainRequest) -> E
 
     def read(conn: sqlite3.Connection) -> ExplainResult:
         ranking = rank_experiences(conn, policy, task, project)
-        hybrid = ranking.mode == "hybrid"
+        rule = ranking.grading
         return ExplainResult(
             task=task,
             project=project,
             mode=ranking.mode,
-            threshold=policy.grading.related if hybrid else None,
-            match_threshold=policy.grading.match if hybrid else None,
+            threshold=None if rule is None else rule.related,
+            match_threshold=None if rule is None else rule.match,
             empty=not ranking.served,
             reason=ranking.empty_reason,
             candidates=[_explained(conn, item) for item in ranking.candidates],

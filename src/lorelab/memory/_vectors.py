@@ -3,11 +3,12 @@
 Semantic scoring compares the query with every stored experience vector, so the vectors are
 kept in memory per open connection and brought up to date before each retrieval: rows newer
 than the cache are appended (ids only grow), and a reindex bumps ``vectors_generation`` in
-``memory_state`` so every cache reloads. The model is Matryoshka-trained (a prefix of a vector
-is itself an embedding), so a store is scanned in two stages: every vector's first
-:data:`COARSE_DIMS` dimensions (float32, renormalised) pick a shortlist of ``shortlist``
-candidates, and only those are scored with the full 256 dimensions (kept as fp16). Up to
-``shortlist`` usable vectors, the scan is exact.
+``memory_state`` so every cache reloads. Only the vectors of the store's model
+(:mod:`lorelab.memory._embedders`) are read. A large store is scanned in two stages: every
+vector's short coarse row (float32, renormalised: WordLlama's first 64 dimensions, MiniLM's
+fixed 96-dimension projection) picks a shortlist of ``shortlist`` candidates, and only those
+are scored with the full vectors (kept as fp16). Up to ``shortlist`` usable vectors, the scan
+is exact.
 
 A process that has not imported numpy scans a store of at most ``shortlist`` vectors without
 it (:func:`small_store_scan`): the fp16 blobs are read once per connection as Python floats and
@@ -26,7 +27,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from lorelab.memory import _embedding, _numpy
+from lorelab.memory import _numpy
+from lorelab.memory._embedders import Embedder, dot, of_store, set_store_model, store_model_id
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
     from lorelab.memory._db import Database
 
 REINDEX_BATCH: Final = 512
-COARSE_DIMS: Final = 64
 
 
 def experience_text(task: str) -> str:
@@ -43,23 +44,32 @@ def experience_text(task: str) -> str:
     return task
 
 
-def insert_experience_vectors(conn: sqlite3.Connection, rows: list[tuple[int, bytes]]) -> None:
-    """Store ``(experience id, vector blob)`` pairs (in the caller's transaction)."""
+def insert_experience_vectors(
+    conn: sqlite3.Connection, embedder: Embedder, rows: list[tuple[int, bytes]]
+) -> None:
+    """Store ``(experience id, vector blob)`` pairs of ``embedder``'s model (in the caller's
+    transaction)."""
     conn.executemany(
         "INSERT OR REPLACE INTO experience_vectors (id, model, vector) VALUES (?, ?, ?)",
-        [(number, _embedding.MODEL_ID, blob) for number, blob in rows],
+        [(number, embedder.model_id, blob) for number, blob in rows],
     )
 
 
-def insert_lesson_vector(conn: sqlite3.Connection, seq: int, blob: bytes) -> None:
+def insert_lesson_vector(
+    conn: sqlite3.Connection, embedder: Embedder, seq: int, blob: bytes
+) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO lesson_vectors (seq, model, vector) VALUES (?, ?, ?)",
-        (seq, _embedding.MODEL_ID, blob),
+        (seq, embedder.model_id, blob),
     )
 
 
-def has_vectors(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM experience_vectors LIMIT 1").fetchone() is not None
+def has_vectors(conn: sqlite3.Connection, embedder: Embedder) -> bool:
+    """Whether any experience has a vector of ``embedder``'s model."""
+    found = conn.execute(
+        "SELECT 1 FROM experience_vectors WHERE model = ? LIMIT 1", (embedder.model_id,)
+    ).fetchone()
+    return found is not None
 
 
 def _generation(conn: sqlite3.Connection) -> int:
@@ -69,20 +79,23 @@ def _generation(conn: sqlite3.Connection) -> int:
     return int(found[0]) if found else 0
 
 
-def _rows_after(conn: sqlite3.Connection, through: int, limit: int = -1) -> list[tuple[Any, ...]]:
-    """``(id, vector, project, trust)`` of the experience vectors after id ``through``, ids
-    ascending, at most ``limit`` of them (-1: all)."""
+def _rows_after(
+    conn: sqlite3.Connection, model_id: str, through: int, limit: int = -1
+) -> list[tuple[Any, ...]]:
+    """``(id, vector, project, trust)`` of the experience vectors of ``model_id`` after id
+    ``through``, ids ascending, at most ``limit`` of them (-1: all)."""
     return conn.execute(
         "SELECT v.id, v.vector, e.project, e.trust FROM experience_vectors v "
-        "JOIN experiences e ON e.id = v.id WHERE v.id > ? AND v.model = ? ORDER BY v.id LIMIT ?",
-        (through, _embedding.MODEL_ID, limit),
+        "JOIN experiences e ON e.id = v.id WHERE v.model = ? AND v.id > ? ORDER BY v.id LIMIT ?",
+        (model_id, through, limit),
     ).fetchall()
 
 
 @dataclass(slots=True)
 class VectorCache:
-    """Every stored experience vector of one connection, as arrays."""
+    """Every stored experience vector of one connection (of one model), as arrays."""
 
+    embedder: Embedder
     generation: int = -1
     through: int = 0
     size: int = 0
@@ -93,16 +106,16 @@ class VectorCache:
     verified: Any = None
     """bool: the experience is verified."""
     matrix: Any = None
-    """fp16 (capacity x 256); rows [0, size) are in use."""
+    """fp16 (capacity x dimensions); rows [0, size) are in use."""
     coarse: Any = None
-    """float32 (capacity x COARSE_DIMS): each vector's prefix, renormalised."""
+    """float32 (capacity x the model's coarse dimensions): each vector's coarse row."""
     codes: dict[str, int] = field(default_factory=dict)
 
     def refresh(self, conn: sqlite3.Connection) -> None:
         generation = _generation(conn)
         if generation != self.generation:
             self._reset(generation)
-        rows = _rows_after(conn, self.through)
+        rows = _rows_after(conn, self.embedder.model_id, self.through)
         if rows:
             self._append(rows)
 
@@ -114,8 +127,8 @@ class VectorCache:
         self.ids = np.zeros(0, dtype=np.int64)
         self.projects = np.zeros(0, dtype=np.int32)
         self.verified = np.zeros(0, dtype=bool)
-        self.matrix = np.zeros((0, _embedding.DIMENSIONS), dtype=np.float16)
-        self.coarse = np.zeros((0, COARSE_DIMS), dtype=np.float32)
+        self.matrix = np.zeros((0, self.embedder.dimensions), dtype=np.float16)
+        self.coarse = np.zeros((0, self.embedder.coarse_dims), dtype=np.float32)
         self.codes = {}
 
     def _append(self, rows: list[tuple[Any, ...]]) -> None:
@@ -132,9 +145,9 @@ class VectorCache:
         self.ids[self.size : end] = [int(row[0]) for row in rows]
         self.projects[self.size : end] = [self.code(row[2]) for row in rows]
         self.verified[self.size : end] = [row[3] == "verified" for row in rows]
-        full = _embedding.from_blobs([bytes(row[1]) for row in rows])
+        full = self.embedder.from_blobs([bytes(row[1]) for row in rows])
         self.matrix[self.size : end] = full
-        self.coarse[self.size : end] = _prefix(full)
+        self.coarse[self.size : end] = self.embedder.coarse(full)
         self.size = end
         self.through = int(rows[-1][0])
 
@@ -147,7 +160,7 @@ class VectorCache:
         self, query: Sequence[float], project: str | None, shortlist: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """Verified experiences a brief for ``project`` may use, and their cosines (float64):
-        all of them up to ``shortlist``, else the ``shortlist`` best by the coarse prefix."""
+        all of them up to ``shortlist``, else the ``shortlist`` best by the coarse rows."""
         _numpy.load()
         import numpy as np
 
@@ -159,9 +172,9 @@ class VectorCache:
             keep = keep & ((codes == -1) | (codes == self.codes.get(project, -2)))
         rows = np.flatnonzero(keep)
         if len(rows) > shortlist:
-            # Score every prefix in place (no copy of the matrix), then drop the unusable.
+            # Score every coarse row in place (no copy of the matrix), then drop the unusable.
             # einsum, not BLAS: one memory-bound pass, without BLAS threads spinning for CPU.
-            prefix = _prefix(vector[np.newaxis, :])[0]
+            prefix = self.embedder.coarse(vector[np.newaxis, :])[0]
             rough = np.einsum("ij,j->i", self.coarse[: self.size], prefix)
             rough[~keep] = -np.inf
             rows = np.argpartition(-rough, shortlist)[:shortlist]
@@ -172,9 +185,11 @@ class VectorCache:
 
 @dataclass(slots=True)
 class SmallStoreCache:
-    """Every stored experience vector of one connection as Python floats, kept while the store
-    holds at most ``limit`` of them: ``(id, project, verified, vector)`` rows, ids ascending."""
+    """Every stored experience vector (of one model) of one connection as Python floats, kept
+    while the store holds at most ``limit`` of them: ``(id, project, verified, vector)`` rows,
+    ids ascending."""
 
+    embedder: Embedder
     limit: int
     generation: int = -1
     through: int = 0
@@ -188,12 +203,14 @@ class SmallStoreCache:
             self.generation, self.through, self.rows, self.too_large = generation, 0, [], False
         if self.too_large:
             return False
-        found = _rows_after(conn, self.through, self.limit + 1 - len(self.rows))
+        found = _rows_after(
+            conn, self.embedder.model_id, self.through, self.limit + 1 - len(self.rows)
+        )
         if len(self.rows) + len(found) > self.limit:
             self.rows, self.too_large = [], True  # vectors are never deleted: it stays large
             return False
         for rowid, blob, project, trust in found:
-            vector = _embedding.vector_of(bytes(blob))
+            vector = self.embedder.vector_of(bytes(blob))
             self.rows.append((int(rowid), project, trust == "verified", vector))
         if found:
             self.through = int(found[-1][0])
@@ -223,43 +240,42 @@ def _of_connection(
 
 
 def small_store_scan(
-    conn: sqlite3.Connection, query: Sequence[float], project: str | None, shortlist: int
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    query: Sequence[float],
+    project: str | None,
+    shortlist: int,
 ) -> dict[int, float] | None:
     """The cosine of every verified experience a brief for ``project`` may use, computed
     without numpy; None when the store holds more than ``shortlist`` vectors (then the cached
     numpy scan, :meth:`VectorCache.similarities`, is the one to use). Call inside a read or
     write transaction."""
     cache = _of_connection(
-        _small, conn, lambda: SmallStoreCache(shortlist), lambda held: held.limit == shortlist
+        _small,
+        conn,
+        lambda: SmallStoreCache(embedder, shortlist),
+        lambda held: held.limit == shortlist and held.embedder is embedder,
     )
     if not cache.refresh(conn):
         return None
     return {
-        rowid: _embedding.dot(vector, query)
+        rowid: dot(vector, query)
         for rowid, owner, verified, vector in cache.rows
         if verified and (project is None or owner is None or owner == project)
     }
 
 
-def stored_vectors(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[float, ...]]:
-    """The stored vectors of the experiences ``rowids`` (those that have one), as floats."""
+def stored_vectors(
+    conn: sqlite3.Connection, embedder: Embedder, rowids: list[int]
+) -> dict[int, tuple[float, ...]]:
+    """The stored vectors (of ``embedder``'s model) of the experiences ``rowids`` (those that
+    have one), as floats."""
     marks = ",".join("?" * len(rowids))
     found = conn.execute(
         f"SELECT id, vector FROM experience_vectors WHERE model = ? AND id IN ({marks})",
-        (_embedding.MODEL_ID, *rowids),
+        (embedder.model_id, *rowids),
     ).fetchall()
-    return {int(rowid): _embedding.vector_of(bytes(blob)) for rowid, blob in found}
-
-
-def _prefix(vectors: Any) -> Any:
-    """The first COARSE_DIMS dimensions of each row, renormalised."""
-    _numpy.load()
-    import numpy as np
-
-    head = np.ascontiguousarray(vectors[:, :COARSE_DIMS], dtype=np.float32)
-    norms = np.linalg.norm(head, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return head / norms
+    return {int(rowid): embedder.vector_of(bytes(blob)) for rowid, blob in found}
 
 
 def _grow(array: Any, capacity: int) -> Any:
@@ -271,9 +287,12 @@ def _grow(array: Any, capacity: int) -> Any:
     return grown
 
 
-def cache_for(conn: sqlite3.Connection) -> VectorCache:
-    """The up-to-date vector cache of ``conn`` (call inside a read or write transaction)."""
-    cache = _of_connection(_caches, conn, VectorCache)
+def cache_for(conn: sqlite3.Connection, embedder: Embedder) -> VectorCache:
+    """The up-to-date vector cache of ``conn`` for ``embedder``'s vectors (call inside a read
+    or write transaction)."""
+    cache = _of_connection(
+        _caches, conn, lambda: VectorCache(embedder), lambda held: held.embedder is embedder
+    )
     cache.refresh(conn)
     return cache
 
@@ -291,83 +310,109 @@ def forget(conn: sqlite3.Connection) -> None:
 class ReindexCounts:
     experiences: int
     lessons: int
+    model: str = ""
+    """The model id of the vectors the store uses after the reindex."""
 
 
-def missing_counts(db: Database) -> ReindexCounts:
-    """How many experiences and lessons have no vector of the bundled model."""
-
-    def read(conn: sqlite3.Connection) -> ReindexCounts:
-        experiences = conn.execute(
-            "SELECT count(*) FROM experiences e WHERE NOT EXISTS (SELECT 1 FROM "
-            "experience_vectors v WHERE v.id = e.id AND v.model = ?)",
-            (_embedding.MODEL_ID,),
-        ).fetchone()[0]
-        lessons = conn.execute(
-            "SELECT count(*) FROM lessons l WHERE NOT EXISTS (SELECT 1 FROM "
-            "lesson_vectors v WHERE v.seq = l.seq AND v.model = ?)",
-            (_embedding.MODEL_ID,),
-        ).fetchone()[0]
-        return ReindexCounts(int(experiences), int(lessons))
-
-    return db.read(read)
+def _missing_in(conn: sqlite3.Connection, embedder: Embedder) -> ReindexCounts:
+    experiences = conn.execute(
+        "SELECT count(*) FROM experiences e WHERE NOT EXISTS (SELECT 1 FROM "
+        "experience_vectors v WHERE v.model = ? AND v.id = e.id)",
+        (embedder.model_id,),
+    ).fetchone()[0]
+    lessons = conn.execute(
+        "SELECT count(*) FROM lessons l WHERE NOT EXISTS (SELECT 1 FROM "
+        "lesson_vectors v WHERE v.model = ? AND v.seq = l.seq)",
+        (embedder.model_id,),
+    ).fetchone()[0]
+    return ReindexCounts(int(experiences), int(lessons), embedder.model_id)
 
 
-def _missing(conn: sqlite3.Connection, *, kind: str, after: int) -> list[tuple[int, str]]:
+def missing_counts(db: Database, target: Embedder | None = None) -> ReindexCounts:
+    """How many experiences and lessons have no vector of ``target``'s model (default: the
+    store's own)."""
+    return db.read(lambda conn: _missing_in(conn, target or of_store(conn)))
+
+
+def _missing(
+    conn: sqlite3.Connection, *, embedder: Embedder, kind: str, after: int
+) -> list[tuple[int, str]]:
     if kind == "experience":
         sql = (
             "SELECT e.id, e.task FROM experiences e WHERE e.id > ? AND NOT EXISTS (SELECT 1 "
-            "FROM experience_vectors v WHERE v.id = e.id AND v.model = ?) ORDER BY e.id LIMIT ?"
+            "FROM experience_vectors v WHERE v.model = ? AND v.id = e.id) ORDER BY e.id LIMIT ?"
         )
     else:
         sql = (
             "SELECT l.seq, l.requirements FROM lessons l WHERE l.seq > ? AND NOT EXISTS "
-            "(SELECT 1 FROM lesson_vectors v WHERE v.seq = l.seq AND v.model = ?) "
+            "(SELECT 1 FROM lesson_vectors v WHERE v.model = ? AND v.seq = l.seq) "
             "ORDER BY l.seq LIMIT ?"
         )
-    found = conn.execute(sql, (after, _embedding.MODEL_ID, REINDEX_BATCH)).fetchall()
+    found = conn.execute(sql, (after, embedder.model_id, REINDEX_BATCH)).fetchall()
     return [(int(number), str(text)) for number, text in found]
 
 
-def _store_batch(db: Database, kind: str, batch: list[tuple[int, str]]) -> None:
+def _store_batch(db: Database, embedder: Embedder, kind: str, batch: list[tuple[int, str]]) -> None:
     texts = [experience_text(text) if kind == "experience" else text for _, text in batch]
-    blobs = _embedding.stored_blobs(texts)
+    blobs = embedder.stored_blobs(texts)
     pairs = [(number, blob) for (number, _), blob in zip(batch, blobs, strict=True)]
 
     def write(conn: sqlite3.Connection) -> None:
         if kind == "experience":
-            insert_experience_vectors(conn, pairs)
+            insert_experience_vectors(conn, embedder, pairs)
         else:
             for seq, blob in pairs:
-                insert_lesson_vector(conn, seq, blob)
+                insert_lesson_vector(conn, embedder, seq, blob)
 
     db.write(write)
 
 
-def reindex(db: Database, progress: Callable[[int], None]) -> ReindexCounts:
-    """Compute the vector of every experience and lesson that has none; ``progress(n)`` per batch.
+def reindex(
+    db: Database, progress: Callable[[int], None], target: Embedder | None = None
+) -> ReindexCounts:
+    """Compute the ``target`` model's vector (default: the store's model) of every experience
+    and lesson that has none, then make ``target`` the store's model; ``progress(n)`` per batch.
 
     Each batch is its own transaction, so an interrupted reindex keeps what it wrote and a
-    second run carries on. The vector generation is bumped at the end (open caches reload).
+    second run carries on; until the last vector is written the store keeps serving with its
+    model. The switch is made in a transaction that finds nothing missing (work recorded
+    meanwhile is embedded first); the vector generation is then bumped (open caches reload).
     """
+    embedder = target or db.read(of_store)
+    current, missing = db.read(lambda conn: (store_model_id(conn), _missing_in(conn, embedder)))
+    if current == embedder.model_id and not (missing.experiences or missing.lessons):
+        return ReindexCounts(0, 0, embedder.model_id)  # nothing to do: no write (read-only)
+    embedder.load(REINDEX_BATCH)
     done = {"experience": 0, "lesson": 0}
-    for kind in done:
-        for batch in _batches(db, kind):
-            _store_batch(db, kind, batch)
-            done[kind] += len(batch)
-            progress(len(batch))
-    if done["experience"]:
-        db.write(
-            lambda conn: conn.execute(
-                "UPDATE memory_state SET value = value + 1 WHERE key = 'vectors_generation'"
-            )
-        )
-    return ReindexCounts(done["experience"], done["lesson"])
+    while True:
+        for kind in done:
+            for batch in _batches(db, embedder, kind):
+                _store_batch(db, embedder, kind, batch)
+                done[kind] += len(batch)
+                progress(len(batch))
+
+        if db.write(functools.partial(_switch, embedder=embedder, wrote=done["experience"] > 0)):
+            return ReindexCounts(done["experience"], done["lesson"], embedder.model_id)
 
 
-def _batches(db: Database, kind: str) -> Iterator[list[tuple[int, str]]]:
+def _switch(conn: sqlite3.Connection, *, embedder: Embedder, wrote: bool) -> bool:
+    """Make ``embedder`` the store's model if none of its vectors is missing (else False), and
+    bump the vector generation if the model changed or experience vectors were written."""
+    left = _missing_in(conn, embedder)
+    if left.experiences or left.lessons:
+        return False
+    switched = store_model_id(conn) != embedder.model_id
+    if switched:
+        set_store_model(conn, embedder)
+    if switched or wrote:
+        conn.execute("UPDATE memory_state SET value = value + 1 WHERE key = 'vectors_generation'")
+    return True
+
+
+def _batches(db: Database, embedder: Embedder, kind: str) -> Iterator[list[tuple[int, str]]]:
     after = 0
     while True:
-        batch = db.read(functools.partial(_missing, kind=kind, after=after))
+        batch = db.read(functools.partial(_missing, embedder=embedder, kind=kind, after=after))
         if not batch:
             return
         yield batch

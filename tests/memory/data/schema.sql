@@ -91,11 +91,12 @@ CREATE TABLE evaluation_locks (
 CREATE TABLE experience_term_counts (term TEXT PRIMARY KEY, docs INTEGER NOT NULL CHECK (docs > 0)) WITHOUT ROWID;
 
 -- table experience_vectors
-CREATE TABLE experience_vectors (
-    id INTEGER PRIMARY KEY REFERENCES experiences (id),
+CREATE TABLE "experience_vectors" (
     model TEXT NOT NULL,
-    vector BLOB NOT NULL
-);
+    id INTEGER NOT NULL REFERENCES experiences (id),
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, id)
+) WITHOUT ROWID;
 
 -- table experiences
 CREATE TABLE experiences (
@@ -141,11 +142,12 @@ CREATE TABLE feedback (
 );
 
 -- table lesson_vectors
-CREATE TABLE lesson_vectors (
-    seq INTEGER PRIMARY KEY REFERENCES lessons (seq),
+CREATE TABLE "lesson_vectors" (
     model TEXT NOT NULL,
-    vector BLOB NOT NULL
-);
+    seq INTEGER NOT NULL REFERENCES lessons (seq),
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, seq)
+) WITHOUT ROWID;
 
 -- table lessons
 CREATE TABLE lessons (
@@ -228,6 +230,9 @@ CREATE VIRTUAL TABLE skills_fts USING fts5(
 
 -- table skills_vocab
 CREATE VIRTUAL TABLE skills_vocab USING fts5vocab(skills_fts, 'row');
+
+-- table store_settings
+CREATE TABLE store_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 
 -- table validity_events
 CREATE TABLE validity_events (
