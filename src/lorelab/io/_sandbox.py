@@ -164,6 +164,8 @@ def _socket_masks(visible: Sequence[str], reachable: Sequence[str]) -> list[str]
     for path in listening_unix_sockets():
         if _under(path, reachable):
             continue
+        if _foreign_probe(path):
+            continue
         if _under_private_dir(path) and not _under(path, visible):
             continue
         try:
@@ -173,6 +175,22 @@ def _socket_masks(visible: Sequence[str], reachable: Sequence[str]) -> list[str]
             continue
         argv += ["--ro-bind", "/dev/null", path]
     return argv
+
+
+_PROBE_PREFIX: Final = ".lorelab-probe-"
+_own_probe_sockets: set[str] = set()
+
+
+def _foreign_probe(path: str) -> bool:
+    """Whether ``path`` is another lorelab process's probe listener (:func:`_outside_listener`).
+
+    It lives for the second its probe takes and accepts nothing; a mask on it races its removal
+    (bubblewrap then fails to create the mount point under the read-only root, and the run
+    never starts), so it is not masked. This process's own probe socket is: the probe checks
+    exactly that."""
+    if path in _own_probe_sockets:
+        return False
+    return os.path.basename(os.path.dirname(path)).startswith(_PROBE_PREFIX)
 
 
 def runtime_paths(program: str) -> list[Path]:
@@ -257,14 +275,16 @@ def _outside_listener() -> Iterator[str]:
     if place is None:
         yield ""
         return
-    folder = tempfile.mkdtemp(prefix=".lorelab-probe-", dir=place)
+    folder = tempfile.mkdtemp(prefix=_PROBE_PREFIX, dir=place)
     path = os.path.join(folder, "s")
+    _own_probe_sockets.add(path)
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
             server.bind(path)
             server.listen(1)
             yield path
     finally:
+        _own_probe_sockets.discard(path)
         shutil.rmtree(folder, ignore_errors=True)
 
 
