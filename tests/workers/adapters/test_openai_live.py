@@ -26,8 +26,8 @@ import pytest
 
 from tests.support.llama_server import MODEL_ALIAS, llama_server, llama_venv
 
-# Opt-in: on two shared cores the server build and the two runs take 15 to 25 minutes, more than
-# CI's time allows (docs/workers.md has the measured figures); LORELAB_TEST_LLAMA_LIVE=1 runs it.
+# Opt-in: with the server build the two tests add 11 to 14 minutes to CI on an idle 2-core
+# machine, and far more under load (docs/workers.md); LORELAB_TEST_LLAMA_LIVE=1 runs them.
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(3000),
