@@ -17,6 +17,7 @@ import operator
 import os
 import sqlite3
 import struct
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -35,7 +36,7 @@ SETTING: Final = "embedding_model"
 _PROJECTION_SEED: Final = 20261203
 
 
-class Embedder:
+class Embedder(ABC):
     """One embedding model: its id, its size, and how texts become stored and query vectors.
 
     Stored vectors are little-endian fp16 blobs of ``dimensions`` values; a query vector is a
@@ -51,16 +52,17 @@ class Embedder:
     def __init__(self) -> None:
         self._row = struct.Struct(f"<{self.dimensions}e")
 
+    @abstractmethod
     def load(self, texts: int = 1) -> None:
         """Load the model (and what a batch of ``texts`` needs) before taking a lock."""
-        raise NotImplementedError
 
+    @abstractmethod
     def embed(self, texts: list[str]) -> Matrix:
         """One L2-normalised float32 row per text."""
-        raise NotImplementedError
 
+    @abstractmethod
     def embed_query(self, text: str) -> Sequence[float]:
-        raise NotImplementedError
+        """The query's vector as Python floats."""
 
     def stored_blobs(self, texts: list[str]) -> list[bytes]:
         """The vector each text is stored with (little-endian fp16 bytes)."""
@@ -81,9 +83,9 @@ class Embedder:
         result: Matrix = flat.reshape(len(blobs), self.dimensions).astype(np.float32)
         return result
 
+    @abstractmethod
     def coarse(self, vectors: Any) -> Any:
         """The first scan stage's float32 rows of ``vectors`` (a 2-d array), renormalised."""
-        raise NotImplementedError
 
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:

@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from lorelab.memory import _embedding, _minilm
+
 Tier = Literal["match", "related"]
 
 
@@ -117,8 +119,8 @@ MINILM_GRADING: Final = Grading(
 )
 
 GRADINGS: Final[Mapping[str, Grading]] = {
-    "wordllama/l2_supercat_256": DEFAULT_GRADING,
-    "sentence-transformers/all-MiniLM-L6-v2@onnx-int8": MINILM_GRADING,
+    _embedding.MODEL_ID: DEFAULT_GRADING,
+    _minilm.MODEL_ID: MINILM_GRADING,
 }
 """The frozen grading of each bundled embedding model, by model id (the store's model picks)."""
 
