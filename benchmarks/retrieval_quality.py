@@ -53,6 +53,12 @@ SET = Path(__file__).resolve().parent / "data" / "retrieval_heldout.json"
 # it costs three times what a right one gains. A related item is context: it gains half as
 # much and costs a quarter (the reading), so the cost ratio is 3:1 for a match, 1:2 for related.
 UTILITY = {"match": (1.0, 3.0), "related": (0.5, 0.25)}
+# And per task: a brief that addresses a paraphrase (holds an item that solved its problem)
+# gains 1 more, whatever the items' tiers. That is the seed protocol's unit: a run's guidance
+# addressed the task or it did not (retrieval_relevant), and an empty brief did not; a task
+# left unaddressed forgoes it. Without it, silence on a task the store could answer cost
+# nothing, and the rule served little (recall@3 0.70 on the test split).
+ADDRESSED = 1.0
 # Constraints on the dev operating point.
 SILENCE_UNRELATED = 0.90
 MATCH_PRECISION = 0.85
@@ -104,7 +110,12 @@ def _served_figures(outcomes: list[Outcome]) -> dict[str, Any]:
         for key, tier in o.served:
             counts[tier][0] += 1
             counts[tier][1] += key in o.task["relevant"]
-    utility = sum(
+    addressed = sum(
+        any(key in o.task["relevant"] for key, _ in o.served)
+        for o in outcomes
+        if o.task["kind"] == "paraphrase"
+    )
+    utility = ADDRESSED * addressed + sum(
         UTILITY[tier][0] * right - UTILITY[tier][1] * (total - right)
         for tier, (total, right) in counts.items()
     )
@@ -345,7 +356,10 @@ def fit(data: dict[str, Any], use_project: bool, model: str) -> dict[str, Any]:
         "model": named(model).model_id,
         "weights": dict(zip(FEATURES, [round(w, 4) for w in weights], strict=True)),
         "bias": round(bias, 4),
-        "utility": {tier: {"right": g, "wrong": -c} for tier, (g, c) in UTILITY.items()},
+        "utility": {
+            **{tier: {"right": g, "wrong": -c} for tier, (g, c) in UTILITY.items()},
+            "addressed": ADDRESSED,
+        },
         "rule": (
             f"highest dev utility with dev unrelated silence >= {SILENCE_UNRELATED} and dev "
             f"match precision >= {MATCH_PRECISION}"
