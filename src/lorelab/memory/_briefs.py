@@ -21,7 +21,14 @@ from lorelab.memory._models import (
 )
 from lorelab.memory._redact import Redactor
 from lorelab.memory._relevance import RelevancePolicy
-from lorelab.memory._search import floor, floor_text, rank_experiences, search_skills
+from lorelab.memory._search import (
+    QueryVector,
+    floor,
+    floor_text,
+    query_vector,
+    rank_experiences,
+    search_skills,
+)
 from lorelab.memory._skills import skill_view
 from lorelab.memory._text import normalise_command
 
@@ -40,6 +47,8 @@ class BriefQuery:
     include_skills: bool
     budget_tokens: int
     plan_id: int | None = None
+    vector: QueryVector | None = None
+    """The task's vector, computed before the transaction (None: the ranking computes it)."""
 
 
 def brief_view(row: Row) -> BriefRecord:
@@ -79,7 +88,7 @@ def _avoid(row: Row, exp_id: str, seen: set[str]) -> list[AvoidCommand]:
 def _experiences(
     conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery
 ) -> tuple[list[BriefExperience], list[AvoidCommand], str | None]:
-    ranking = rank_experiences(conn, policy, query.task, query.project)
+    ranking = rank_experiences(conn, policy, query.task, query.project, query.vector)
     experiences: list[BriefExperience] = []
     avoid: list[AvoidCommand] = []
     seen: set[str] = set()
@@ -185,11 +194,13 @@ def compose_brief(
 def prepare(db: Database, policy: RelevancePolicy, request: PrepareRequest) -> Brief:
     """Brief ``request``'s task (task and project redacted, as everything stored is)."""
     red = Redactor()
+    task = red(request.task)
     query = BriefQuery(
-        red(request.task),
+        task,
         red.optional(request.project),
         request.include_skills,
         request.budget_tokens,
+        vector=query_vector(db, policy, task),
     )
     try:
         return db.write(lambda conn: compose_brief(conn, policy, query))

@@ -188,17 +188,19 @@ def fold_term_counts(conn: sqlite3.Connection, *, force: bool) -> None:
 def record_many(db: Database, request: RecordManyRequest) -> RecordManyResult:
     """Record every experience, with its vector, in one transaction.
 
-    The model is loaded before the transaction starts, so the store is not held locked
-    while the model loads; the vectors are computed from the redacted tasks, in one batch.
+    The vectors are computed from the redacted tasks, in one batch, before the transaction
+    starts: the store is not held locked while the model loads or runs (a server's other calls
+    go on meanwhile). A task redacted differently inside the transaction, or a model switched
+    by a reindex in between, gets its vector computed there.
     """
     embedder = db.read(of_store)
-    embedder.load(len(request.experiences))
+    early = [experience_text(Redactor()(experience.task)) for experience in request.experiences]
+    computed = dict(zip(early, embedder.stored_blobs(early), strict=True)) if early else {}
 
     def write(conn: sqlite3.Connection) -> RecordManyResult:
         # The store's model, read again inside the transaction: a reindex may have switched it.
         model = of_store(conn)
-        if model is not embedder:
-            model.load(len(request.experiences))
+        ready = computed if model is embedder else {}
         results: list[RecordResult] = []
         numbers: list[int] = []
         texts: list[str] = []
@@ -216,7 +218,10 @@ def record_many(db: Database, request: RecordManyRequest) -> RecordManyResult:
                     redactions=redactions,
                 )
             )
-        blobs = model.stored_blobs(texts)
+        missing = [text for text in dict.fromkeys(texts) if text not in ready]
+        if missing:
+            ready = {**ready, **dict(zip(missing, model.stored_blobs(missing), strict=True))}
+        blobs = [ready[text] for text in texts]
         insert_experience_vectors(conn, model, list(zip(numbers, blobs, strict=True)))
         fold_term_counts(conn, force=False)
         return RecordManyResult(results=results)

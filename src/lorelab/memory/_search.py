@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from lorelab.memory import _numpy
-from lorelab.memory._db import counts, n_docs
+from lorelab.memory._db import Database, counts, n_docs
 from lorelab.memory._embedders import Embedder, dot, of_store
 from lorelab.memory._experiences import fold_term_counts
 from lorelab.memory._hybrid import (
@@ -123,6 +123,37 @@ def _lexical_rows(
     return [(int(rowid), str(terms), float(r)) for rowid, terms, r in found]
 
 
+@dataclass(frozen=True, slots=True)
+class QueryVector:
+    """A task's vector under one model, computed before the store is locked."""
+
+    model_id: str
+    text: str
+    values: Sequence[float]
+
+
+def _vector_model(conn: sqlite3.Connection) -> Embedder | None:
+    embedder = of_store(conn)
+    return embedder if has_vectors(conn, embedder) else None
+
+
+def query_vector(db: Database, policy: RelevancePolicy, task: str) -> QueryVector | None:
+    """``task``'s vector under the store's model, computed outside any transaction.
+
+    The model runs without the store's lock (and without Python's: onnxruntime releases it),
+    so a server's other calls go on meanwhile. ``None`` when a ranking would not use it: the
+    keyword-only policy, or a store without vectors (whose model is then never loaded). A
+    reindex between this and the transaction switches the model: the ranking then sees a
+    vector of another model and computes its own.
+    """
+    if not policy.hybrid:
+        return None
+    embedder = db.read(_vector_model)
+    if embedder is None:
+        return None
+    return QueryVector(embedder.model_id, task, embedder.embed_query(task))
+
+
 def python_scan() -> bool:
     """Whether a small store is scanned in Python: in a process without numpy, whose import
     alone costs more than the scan (a process that has it uses the numpy cache)."""
@@ -135,12 +166,16 @@ def _semantic(
     policy: RelevancePolicy,
     task: str,
     project: str | None,
+    vector: QueryVector | None = None,
 ) -> dict[int, float]:
     """The best ``semantic_candidates`` cosines (none when the store holds no vector of its
-    model)."""
+    model); ``vector``, when it is ``task``'s under this model, is not computed again."""
     if not has_vectors(conn, embedder):
         return {}
-    query = embedder.embed_query(task)
+    if vector is not None and vector.model_id == embedder.model_id and vector.text == task:
+        query = vector.values
+    else:
+        query = embedder.embed_query(task)
     scores = None
     if python_scan():
         scores = small_store_scan(conn, embedder, query, project, policy.shortlist)
@@ -181,13 +216,14 @@ def _candidates(
     policy: RelevancePolicy,
     task: str,
     project: str | None,
+    vector: QueryVector | None = None,
 ) -> tuple[list[Candidate], dict[int, int], dict[int, int]]:
     """Every candidate (unsorted) with its lexical and semantic ranks."""
     fold_term_counts(conn, force=True)
     total = n_docs(conn, "experiences")
     query = query_terms(counts(conn, "experience_term_counts", "term", "docs"), task, total, policy)
     lexical_rows = _lexical_rows(conn, policy, query, project)
-    semantic = _semantic(conn, embedder, policy, task, project)
+    semantic = _semantic(conn, embedder, policy, task, project, vector)
     bm25 = {rowid: r for rowid, _, r in lexical_rows}
     lexical_ranks = ranks({rowid: -r for rowid, r in bm25.items()})
     semantic_ranks = ranks(semantic)
@@ -285,15 +321,22 @@ def _confidences(
 
 
 def rank_experiences(
-    conn: sqlite3.Connection, policy: RelevancePolicy, task: str, project: str | None
+    conn: sqlite3.Connection,
+    policy: RelevancePolicy,
+    task: str,
+    project: str | None,
+    vector: QueryVector | None = None,
 ) -> Ranking:
-    """Every candidate experience for ``task``, best first, each graded, served or withheld."""
+    """Every candidate experience for ``task``, best first, each graded, served or withheld
+    (``vector``: the task's, computed before the transaction by :func:`query_vector`)."""
     if not policy.hybrid:
         return _lexical_ranking(conn, policy, task, project)
     embedder = of_store(conn)
     if not has_vectors(conn, embedder):
         return _lexical_ranking(conn, policy, task, project)
-    found, lexical_ranks, semantic_ranks = _candidates(conn, embedder, policy, task, project)
+    found, lexical_ranks, semantic_ranks = _candidates(
+        conn, embedder, policy, task, project, vector
+    )
     found.sort(key=lambda item: (-item.fused, -item.rowid))
     usable = [item for item in found if _withheld_reason(item) is None]
     signals, confidences = _confidences(
