@@ -98,8 +98,8 @@ DEFAULT_GRADING: Final = Grading(
     agreement=1.7461,
     margin=4.1587,
     first=0.9628,
-    min_similarity=0.24,
-    match=0.875,
+    min_similarity=0.25,
+    match=1.01,  # no match tier: none pays under the utility (a wrong match costs 3, a related 0.1)
     related=0.2,
 )
 
@@ -115,7 +115,7 @@ MINILM_GRADING: Final = Grading(
     first=0.8149,
     min_similarity=0.31,
     match=1.01,  # no match tier: no dev confidence level had match precision >= 0.85
-    related=0.3,
+    related=0.075,
 )
 
 GRADINGS: Final[Mapping[str, Grading]] = {
