@@ -1,9 +1,16 @@
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from lorelab.memory import SqliteMemoryStore
+from lorelab.memory import DEFAULT_POLICY, RelevancePolicy, SqliteMemoryStore
+from lorelab.memory._embedders import WORDLLAMA
+
+WITH_MATCH = replace(DEFAULT_POLICY.grading_for(WORDLLAMA.model_id), match=0.875)
+"""WordLlama's frozen rule with a match tier: the match threshold it was frozen with under the
+earlier utility. Neither bundled rule has a match tier now (docs/memory.md); a store whose
+rule has one behaves as these tests show."""
 
 
 @pytest.fixture
@@ -13,7 +20,10 @@ def store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
 
 
 @pytest.fixture
-def wordllama_store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
-    """A store on WordLlama, whose frozen grading has a ``match`` tier (MiniLM's has none)."""
-    with SqliteMemoryStore(tmp_path / "home" / "memory.db", embedding_model="wordllama") as opened:
+def match_store(tmp_path: Path) -> Iterator[SqliteMemoryStore]:
+    """A WordLlama store graded by :data:`WITH_MATCH`, whose rule has a ``match`` tier."""
+    policy = RelevancePolicy(grading=WITH_MATCH)
+    with SqliteMemoryStore(
+        tmp_path / "home" / "memory.db", embedding_model="wordllama", policy=policy
+    ) as opened:
         yield opened

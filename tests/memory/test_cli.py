@@ -146,10 +146,10 @@ def test_the_full_memory_cycle_works_from_the_command_line(run, tmp_path):
     run("record", "--input", str(path))
 
     brief = _json(run("prepare", "partial refund off by a cent, Decimal rounding", "--json"))
-    # Two near-repeats of one problem, neither the same problem as the task: the better one is
-    # served as related context, which gives no commands to avoid (graded briefs).
+    # Two near-repeats of one problem: the better first, both served as related context
+    # (the bundled rule has no match tier), which gives no commands to avoid (graded briefs).
     served = [(item["id"], item["tier"]) for item in brief["experiences"]]
-    assert served == [("exp-2", "related")]
+    assert served == [("exp-2", "related"), ("exp-1", "related")]
     assert brief["avoid_commands"] == []
     assert "exp-2" in run("prepare", "partial refund off by a cent, Decimal rounding").stdout
     empty = run("prepare", "Write the onboarding guide for new hires")

@@ -1,8 +1,10 @@
 """Graded briefs: every served experience carries ``tier`` and ``confidence`` on all four
 surfaces (MCP ``lore_prepare`` through the SDK's own client, ``memory prepare --json``, the
 hook's brief text, ``lore_explain``); an unrelated task gets an empty brief; a ``related``
-item is context, never worded as an instruction. The surfaces are shown on WordLlama stores,
-whose frozen rule has a ``match`` tier; MiniLM's (the default) has none (docs/memory.md)."""
+item is context, never worded as an instruction. Neither bundled model's frozen rule has a
+``match`` tier under the stated utility (docs/memory.md): the match tier's surfaces are shown
+in-process with a rule that has one (:func:`match_tier`), and over MCP (a server process of
+its own) with the bundled rule, whose items are all related."""
 
 import json
 import re
@@ -23,11 +25,13 @@ from lorelab.memory import (
     PrepareRequest,
     RelevancePolicy,
     SqliteMemoryStore,
+    _relevance,
 )
 from lorelab.memory._brief import RELATED_HEADING, render
 from lorelab.memory._embedders import MINILM, WORDLLAMA
 from lorelab.memory._models import BriefExperience
 from mcp import Client
+from tests.memory.conftest import WITH_MATCH
 from tests.support.hooks import claude_payload
 from tests.support.memory import experience
 
@@ -65,25 +69,41 @@ def _keys_ok(item: dict[str, Any]) -> None:
 
 
 WORDLLAMA_GRADING = DEFAULT_POLICY.grading_for(WORDLLAMA.model_id)
+MINILM_GRADING = DEFAULT_POLICY.grading_for(MINILM.model_id)
 
 
+@pytest.fixture
+def match_tier(monkeypatch: pytest.MonkeyPatch) -> None:
+    """WordLlama stores graded by :data:`WITH_MATCH` in this process (CLI runner, hooks)."""
+    gradings = {**_relevance.GRADINGS, WORDLLAMA.model_id: WITH_MATCH}
+    monkeypatch.setattr(_relevance, "GRADINGS", gradings)
+
+
+def test_no_bundled_rule_has_a_match_tier():
+    # The stated utility (a wrong match costs 3, a related item 0.1) made no dev match
+    # threshold pay for either model: both serve every graded item as related.
+    assert MINILM_GRADING.match > 1.0
+    assert WORDLLAMA_GRADING.match > 1.0
+
+
+@pytest.mark.usefixtures("match_tier")
 def test_a_near_repeat_is_a_match_and_an_area_task_gets_a_related_item(tmp_path):
     with SqliteMemoryStore(tmp_path / "m.db", embedding_model="wordllama") as store:
         _seed(store)
         repeat = store.prepare(PrepareRequest(task=REPEAT))
         area = store.prepare(PrepareRequest(task=AREA))
     assert [(e.id, e.tier) for e in repeat.experiences][:1] == [("exp-1", "match")]
-    assert repeat.experiences[0].confidence >= WORDLLAMA_GRADING.match  # type: ignore[operator]
+    assert repeat.experiences[0].confidence >= WITH_MATCH.match  # type: ignore[operator]
     assert [e.tier for e in area.experiences] == ["related"]
     related = area.experiences[0].confidence
     assert related is not None
-    assert WORDLLAMA_GRADING.related <= related < WORDLLAMA_GRADING.match
+    assert WITH_MATCH.related <= related < WITH_MATCH.match
 
 
 def test_with_minilm_a_near_repeat_is_served_first_as_related_and_confident(tmp_path):
     # MiniLM's frozen rule has no match tier (no dev confidence level reached 0.85 match
     # precision): the near-repeat comes first, as context, with a high confidence.
-    grading = DEFAULT_POLICY.grading_for(MINILM.model_id)
+    grading = MINILM_GRADING
     with SqliteMemoryStore(tmp_path / "m.db") as store:
         _seed(store)
         assert store.embedding_model == MINILM.model_id
@@ -114,7 +134,10 @@ def test_a_related_item_is_never_worded_as_an_instruction_and_gives_no_commands_
     with SqliteMemoryStore(tmp_path / "m.db", embedding_model=model) as store:
         _seed(store)
         brief = store.prepare(PrepareRequest(task=AREA))
-    assert [e.tier for e in brief.experiences] == ["related"]
+    tiers = [e.tier for e in brief.experiences]
+    assert tiers
+    assert set(tiers) == {"related"}
+    assert "exp-2" in [e.id for e in brief.experiences]
     # Its failed command is advice for the same problem only: a related item gives none.
     assert brief.avoid_commands == []
     lines = brief.text.splitlines()
@@ -169,6 +192,7 @@ def test_match_items_come_first_and_related_items_after_them(tmp_path):
     assert text.index("Matches (") < text.index("Related (")
 
 
+@pytest.mark.usefixtures("match_tier")
 def test_memory_prepare_json_and_explain_json_carry_tier_and_confidence(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -194,6 +218,7 @@ def test_memory_prepare_json_and_explain_json_carry_tier_and_confidence(tmp_path
     assert "served as related" in human.stdout
 
 
+@pytest.mark.usefixtures("match_tier")
 def test_the_hook_brief_names_each_items_tier_and_confidence(tmp_path):
     project = tmp_path / "refund-project"
     project.mkdir()
@@ -216,7 +241,7 @@ def test_lore_prepare_and_lore_explain_over_mcp_carry_tier_and_confidence(tmp_pa
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     project.mkdir()
-    with SqliteMemoryStore(home / "memory.db", embedding_model="wordllama") as store:
+    with SqliteMemoryStore(home / "memory.db") as store:  # MiniLM, its bundled rule
         _seed(store)
     server = StdioServerParameters(
         command=sys.executable,
@@ -239,16 +264,18 @@ def test_lore_prepare_and_lore_explain_over_mcp_carry_tier_and_confidence(tmp_pa
             return results[0], results[1], results[2], results[3]
 
     repeat, area, unrelated, explained = anyio.run(main)
-    assert repeat["experiences"][0]["tier"] == "match"
-    assert [e["tier"] for e in area["experiences"]] == ["related"]
+    assert [(e["id"], e["tier"]) for e in repeat["experiences"]][:1] == [("exp-1", "related")]
+    assert repeat["experiences"][0]["confidence"] > 0.8
+    assert {e["tier"] for e in area["experiences"]} == {"related"}
     for item in [*repeat["experiences"], *area["experiences"]]:
         _keys_ok(item)
     assert unrelated["empty"]
     assert unrelated["experiences"] == []
     served = [c for c in explained["candidates"] if c["served"]]
-    assert [c["tier"] for c in served] == ["related"]
-    assert 0.0 <= served[0]["confidence"] <= 1.0
-    assert explained["match_threshold"] == WORDLLAMA_GRADING.match
+    assert served
+    assert {c["tier"] for c in served} == {"related"}
+    assert all(MINILM_GRADING.related <= c["confidence"] <= 1.0 for c in served)
+    assert explained["match_threshold"] == MINILM_GRADING.match
 
 
 def test_the_keyword_floor_serves_what_clears_it_as_a_match_without_a_confidence(tmp_path):

@@ -113,8 +113,9 @@ def test_a_wordllama_store_keeps_working_with_wordllama(tmp_path):
         assert _models(store) == [(WORDLLAMA.model_id, 3)]
         brief = store.prepare(PrepareRequest(task=REPEAT))
         explained = store.explain(ExplainRequest(task=REPEAT))
-    assert [(e.id, e.tier) for e in brief.experiences][:1] == [(first.id, "match")]
+    assert [(e.id, e.tier) for e in brief.experiences][:1] == [(first.id, "related")]
     assert explained.match_threshold == DEFAULT_POLICY.grading_for(WORDLLAMA.model_id).match
+    assert explained.candidates[0].confidence == brief.experiences[0].confidence
 
 
 def test_reindex_switches_the_model_and_the_briefs_follow(tmp_path):
@@ -133,7 +134,7 @@ def test_reindex_switches_the_model_and_the_briefs_follow(tmp_path):
         back = store.reindex(ReindexRequest(model="wordllama"))
         assert (back.model, back.experiences) == (WORDLLAMA.model_id, 0)
         again = store.prepare(PrepareRequest(task=REPEAT))
-    assert [(e.id, e.tier) for e in before.experiences][:1] == [(first.id, "match")]
+    assert [(e.id, e.tier) for e in before.experiences][:1] == [(first.id, "related")]
     assert [(e.id, e.tier) for e in after.experiences][:1] == [(first.id, "related")]
     assert explained.match_threshold == DEFAULT_POLICY.grading_for(MINILM.model_id).match
     assert after.experiences[0].confidence != before.experiences[0].confidence

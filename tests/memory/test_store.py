@@ -146,10 +146,10 @@ def test_a_lock_with_a_blank_task_or_id_is_refused(store):
 
 
 def test_prepare_returns_the_relevant_verified_experience_with_commands_to_avoid(
-    wordllama_store,
+    match_store,
 ):
     # Commands to avoid come with a match only (a related item gives none).
-    store = wordllama_store
+    store = match_store
     good = store.record(
         experience(
             commands=[
@@ -201,9 +201,9 @@ def test_a_project_filter_keeps_other_projects_out_but_keeps_unscoped_memories(s
     assert [item.id for item in brief.experiences] == [unscoped.id]
 
 
-def test_the_brief_stays_within_its_budget_and_counts_what_it_left_out(wordllama_store):
+def test_the_brief_stays_within_its_budget_and_counts_what_it_left_out(match_store):
     # Match items are shown in full (related ones compact), so a small budget cuts them.
-    store = wordllama_store
+    store = match_store
     for n in range(5):
         store.record(experience(summary=f"Attempt {n}: " + "quantize refunds " * 40))
     small = store.prepare(PrepareRequest(task=REFUND_TASK, budget_tokens=300))
