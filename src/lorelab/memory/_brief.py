@@ -22,8 +22,8 @@ RELATED_CHARS: Final = 160
 HEADER: Final = "lorelab memory brief: verified memories relevant to this task (ids in brackets)"
 MATCH_HEADING: Final = "Matches (the same problem as this task; what worked before):"
 RELATED_HEADING: Final = (
-    "Related (the same area, a different problem; background context only, not steps for "
-    "this task):"
+    "Related (past work in the same area, possibly another problem; background context "
+    "only, not steps for this task):"
 )
 
 
