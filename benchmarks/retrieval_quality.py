@@ -11,8 +11,10 @@ new store, ``$LORELAB_EMBEDDING_MODEL`` or MiniLM); each model is graded by its 
 The set (``benchmarks/data/retrieval_heldout.json``, schema lorelab.memory.retrieval-set/2)
 is SYNTHETIC, written by hand and blind to the ranking code: 151 verified experiences over 9
 projects, 80 paraphrased tasks, 26 hard negatives and 24 unrelated tasks, each task in the
-``dev`` or ``test`` split. The abstention rule's weights and threshold are fitted with
-``--fit`` on the dev split only; the figures to quote are the test split's. Every task is
+``dev`` or ``test`` split, and 65 more tasks in the ``fresh`` split
+(``retrieval_fresh_tasks.json``), written after the test split had been reported once. The
+abstention rule's weights and thresholds are fitted with ``--fit`` on the dev split only; the
+figures to quote are the fresh split's (the default), the test split's are seen. Every task is
 briefed with its project, as an agent's ``prepare`` would be (``--no-project`` briefs every
 task against the whole store: a harder setting, reported separately).
 
