@@ -146,11 +146,10 @@ def test_the_full_memory_cycle_works_from_the_command_line(run, tmp_path):
     run("record", "--input", str(path))
 
     brief = _json(run("prepare", "partial refund off by a cent, Decimal rounding", "--json"))
-    # Two near-repeats of one problem: the better first, both served as related context
-    # (the bundled rule has no match tier), which gives no commands to avoid (graded briefs).
+    # Two near-repeats of one problem: the better first, as a match.
     served = [(item["id"], item["tier"]) for item in brief["experiences"]]
-    assert served == [("exp-2", "related"), ("exp-1", "related")]
-    assert brief["avoid_commands"] == []
+    assert [item_id for item_id, _ in served] == ["exp-2", "exp-1"]
+    assert served[0][1] == "match"
     assert "exp-2" in run("prepare", "partial refund off by a cent, Decimal rounding").stdout
     empty = run("prepare", "Write the onboarding guide for new hires")
     assert "(empty brief brief-3: nothing stored is about this task" in empty.stdout

@@ -1,10 +1,9 @@
 """Graded briefs: every served experience carries ``tier`` and ``confidence`` on all four
 surfaces (MCP ``lore_prepare`` through the SDK's own client, ``memory prepare --json``, the
 hook's brief text, ``lore_explain``); an unrelated task gets an empty brief; a ``related``
-item is context, never worded as an instruction. Neither bundled model's frozen rule has a
-``match`` tier under the stated utility (docs/memory.md): the match tier's surfaces are shown
-in-process with a rule that has one (:func:`match_tier`), and over MCP (a server process of
-its own) with the bundled rule, whose items are all related."""
+item is context, never worded as an instruction. The in-process surfaces are shown on
+WordLlama stores graded by :data:`WITH_MATCH` (:func:`match_tier`), MCP (a server process of
+its own) on a MiniLM store with its bundled rule."""
 
 import json
 import re
@@ -79,11 +78,9 @@ def match_tier(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_relevance, "GRADINGS", gradings)
 
 
-def test_no_bundled_rule_has_a_match_tier():
-    # The stated utility (a wrong match costs 3, a related item 0.1) made no dev match
-    # threshold pay for either model: both serve every graded item as related.
-    assert MINILM_GRADING.match > 1.0
-    assert WORDLLAMA_GRADING.match > 1.0
+def test_both_bundled_rules_have_a_match_tier_above_their_related_tier():
+    for grading in (MINILM_GRADING, WORDLLAMA_GRADING):
+        assert 0.0 < grading.related < grading.match <= 1.0
 
 
 @pytest.mark.usefixtures("match_tier")
@@ -100,18 +97,15 @@ def test_a_near_repeat_is_a_match_and_an_area_task_gets_a_related_item(tmp_path)
     assert WITH_MATCH.related <= related < WITH_MATCH.match
 
 
-def test_with_minilm_a_near_repeat_is_served_first_as_related_and_confident(tmp_path):
-    # MiniLM's frozen rule has no match tier (no dev confidence level reached 0.85 match
-    # precision): the near-repeat comes first, as context, with a high confidence.
-    grading = MINILM_GRADING
+def test_with_minilm_a_near_repeat_is_served_first_as_a_match(tmp_path):
+    # The default store's own rule (MiniLM's), no policy given.
     with SqliteMemoryStore(tmp_path / "m.db") as store:
         _seed(store)
         assert store.embedding_model == MINILM.model_id
         repeat = store.prepare(PrepareRequest(task=REPEAT))
         area = store.prepare(PrepareRequest(task=AREA))
-    assert grading.match > 1.0
-    assert [(e.id, e.tier) for e in repeat.experiences][:1] == [("exp-1", "related")]
-    assert repeat.experiences[0].confidence > 0.8  # type: ignore[operator]
+    assert [(e.id, e.tier) for e in repeat.experiences][:1] == [("exp-1", "match")]
+    assert repeat.experiences[0].confidence >= MINILM_GRADING.match  # type: ignore[operator]
     assert all(e.tier == "related" for e in area.experiences)
 
 
@@ -264,8 +258,8 @@ def test_lore_prepare_and_lore_explain_over_mcp_carry_tier_and_confidence(tmp_pa
             return results[0], results[1], results[2], results[3]
 
     repeat, area, unrelated, explained = anyio.run(main)
-    assert [(e["id"], e["tier"]) for e in repeat["experiences"]][:1] == [("exp-1", "related")]
-    assert repeat["experiences"][0]["confidence"] > 0.8
+    assert [(e["id"], e["tier"]) for e in repeat["experiences"]][:1] == [("exp-1", "match")]
+    assert repeat["experiences"][0]["confidence"] >= MINILM_GRADING.match
     assert {e["tier"] for e in area["experiences"]} == {"related"}
     for item in [*repeat["experiences"], *area["experiences"]]:
         _keys_ok(item)
