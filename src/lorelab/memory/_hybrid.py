@@ -19,7 +19,8 @@ candidates reaches ``related``, or whose most similar trusted candidate is less 
 ``min_similarity``, gets an empty brief. Each bundled model has its own rule (:data:`GRADINGS`):
 the weights were fitted, and the thresholds chosen by a stated utility, on the splits of the
 held-out retrieval set seen so far (dev, test, fresh: ``benchmarks/retrieval_quality.py
---fit --model NAME``); its fresh2 split is reported, never tuned on. A match threshold above 1 means no match tier.
+--fit --model NAME``); its fresh2 split is reported, never tuned on. A match threshold above
+1 means no match tier.
 """
 
 from __future__ import annotations
