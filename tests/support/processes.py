@@ -4,6 +4,7 @@ from inside meaningless out here, so processes are found by a unique token in /p
 from __future__ import annotations
 
 import os
+import time
 
 
 def alive(pid: int) -> bool:
@@ -13,6 +14,18 @@ def alive(pid: int) -> bool:
             return handle.read().split(") ", 1)[1][0] != "Z"
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
+
+
+def gone_soon(pid: int, bound_s: float = 30.0) -> bool:
+    """Whether ``pid`` is dead within ``bound_s``. SIGKILL is delivered asynchronously: on a
+    loaded machine a process lorelab killed can still be exiting when lorelab itself has
+    exited, so "killed" is checked as "dead before a generous bound", never as "dead at once"."""
+    deadline = time.monotonic() + bound_s
+    while alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def running_with(token: str) -> list[int]:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import gone_soon
+
 TIMEOUT_S = 120
 
 
@@ -22,17 +24,6 @@ def _alive(pid: int) -> bool:
     # A zombie runs nothing: dead for our purposes.
     stat = Path(f"/proc/{pid}/stat")
     return stat.exists() and stat.read_text().split()[2] != "Z"
-
-
-def _gone_soon(pid: int, bound_s: float = 30.0) -> bool:
-    """Whether ``pid`` is dead within ``bound_s`` (SIGKILL is delivered asynchronously: a
-    process lorelab killed can still be exiting when lorelab has exited, on a loaded machine)."""
-    deadline = time.monotonic() + bound_s
-    while _alive(pid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def _processes_naming(text: str) -> list[int]:
@@ -96,7 +87,7 @@ def test_an_interrupted_run_kills_its_host_keeps_aborted_json_and_can_be_finaliz
     assert process.returncode == code, stderr
     assert f"interrupted by {signal.Signals(sent).name}" in stderr
     assert "Traceback" not in stderr
-    assert _gone_soon(host_pid)
+    assert gone_soon(host_pid)
     # Neither the memory server nor any copy of the project outlives the run.
     assert _processes_naming(str(home)) == []
     assert [p.name for p in temp.iterdir() if p.name.startswith("lorelab-conditions-")] == []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lorelab.evaluation.learning import get_dataset
-from tests.support.processes import running_with
+from tests.support.processes import gone_soon, running_with
 
 
 def _manifest(tmp_path: Path) -> Path:
@@ -44,18 +44,6 @@ def _alive(pid: int) -> bool:
     return stat.exists() and stat.read_text().split()[2] != "Z"
 
 
-def _gone_soon(pid: int, bound_s: float = 30.0) -> bool:
-    """Whether ``pid`` is dead within ``bound_s``. SIGKILL is delivered asynchronously: on a
-    loaded machine a process killed by lorelab can still be exiting when lorelab itself has
-    exited, so "killed" is checked as "dead before a generous bound", never as "dead at once"."""
-    deadline = time.monotonic() + bound_s
-    while _alive(pid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupted_run_kills_its_worker_and_records_the_interruption(tmp_path, sent, code):
     marker = tmp_path / "worker.pid"
@@ -78,7 +66,7 @@ def test_an_interrupted_run_kills_its_worker_and_records_the_interruption(tmp_pa
     assert process.returncode == code, stderr
     assert "interrupted by" in stderr
     assert "Traceback" not in stderr
-    assert _gone_soon(worker_pid)
+    assert gone_soon(worker_pid)
     controller = json.loads((output / "controller.json").read_text())
     assert controller["outcome"] == "interrupted"
 
