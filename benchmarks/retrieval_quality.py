@@ -381,8 +381,8 @@ def fit(
             "addressed": ADDRESSED,
         },
         "rule": (
-            f"highest dev utility with dev unrelated silence >= {SILENCE_UNRELATED} and dev "
-            f"match precision >= {MATCH_PRECISION}"
+            f"highest utility on {'+'.join(splits)} with unrelated silence >= "
+            f"{SILENCE_UNRELATED} and match precision >= {MATCH_PRECISION} there"
         ),
         "min_similarity": gate,
         "related": related,

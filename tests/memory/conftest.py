@@ -8,9 +8,9 @@ from lorelab.memory import DEFAULT_POLICY, RelevancePolicy, SqliteMemoryStore
 from lorelab.memory._embedders import WORDLLAMA
 
 WITH_MATCH = replace(DEFAULT_POLICY.grading_for(WORDLLAMA.model_id), match=0.875)
-"""WordLlama's frozen rule with a match tier: the match threshold it was frozen with under the
-earlier utility. Neither bundled rule has a match tier now (docs/memory.md); a store whose
-rule has one behaves as these tests show."""
+"""WordLlama's frozen weights with a fixed match threshold (0.875, the one it had under the
+first utility): a rule with a match tier that does not move when the bundled rules are
+refitted, so the tests of what a match and a related item look like stay put."""
 
 
 @pytest.fixture

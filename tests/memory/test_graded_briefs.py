@@ -73,7 +73,8 @@ MINILM_GRADING = DEFAULT_POLICY.grading_for(MINILM.model_id)
 
 @pytest.fixture
 def match_tier(monkeypatch: pytest.MonkeyPatch) -> None:
-    """WordLlama stores graded by :data:`WITH_MATCH` in this process (CLI runner, hooks)."""
+    """WordLlama stores graded by :data:`WITH_MATCH` in this process (CLI runner, hooks): a
+    fixed rule, so these tests do not move with each refit of the bundled ones."""
     gradings = {**_relevance.GRADINGS, WORDLLAMA.model_id: WITH_MATCH}
     monkeypatch.setattr(_relevance, "GRADINGS", gradings)
 
