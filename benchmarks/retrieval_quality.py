@@ -1,9 +1,10 @@
 """Retrieval quality on the held-out set: hybrid ranking with abstention vs keyword-only.
 
-Run:  python benchmarks/retrieval_quality.py [--split fresh|test|dev|both|all] [--json]
+Run:  python benchmarks/retrieval_quality.py [--split fresh3|fresh2|fresh|test|dev|both|all]
+                                              [--json]
                                               [--no-project]
                                               [--model minilm|wordllama]
-      python benchmarks/retrieval_quality.py --fit [--model ...]  (dev split only: fits the rule)
+      python benchmarks/retrieval_quality.py --fit [--model ...] [--fit-on SPLIT ...]
 
 ``--model`` chooses the embedding model of the benchmark's stores (default: the default for a
 new store, ``$LORELAB_EMBEDDING_MODEL`` or MiniLM); each model is graded by its own frozen rule.
@@ -11,10 +12,11 @@ new store, ``$LORELAB_EMBEDDING_MODEL`` or MiniLM); each model is graded by its 
 The set (``benchmarks/data/retrieval_heldout.json``, schema lorelab.memory.retrieval-set/2)
 is SYNTHETIC, written by hand and blind to the ranking code: 151 verified experiences over 9
 projects, 80 paraphrased tasks, 26 hard negatives and 24 unrelated tasks, each task in the
-``dev`` or ``test`` split, and 65 more tasks in the ``fresh`` split
-(``retrieval_fresh_tasks.json``), written after the test split had been reported once. The
-abstention rule's weights and thresholds are fitted with ``--fit`` on the dev split only; the
-figures to quote are the fresh split's (the default), the test split's are seen. Every task is
+``dev`` or ``test`` split, and three fresh splits, each written blind after the split before
+it had been reported once: ``fresh`` and ``fresh2`` (65 tasks each) and ``fresh3`` (90 tasks:
+40 paraphrases, 26 hard negatives, 24 unrelated). The grading rules' weights and thresholds
+are fitted with ``--fit`` on every split seen before (dev, test, fresh, fresh2); the figures
+to quote are the fresh3 split's (the default), the others are seen. Every task is
 briefed with its project, as an agent's ``prepare`` would be (``--no-project`` briefs every
 task against the whole store: a harder setting, reported separately).
 
@@ -56,9 +58,12 @@ FRESH = SET.with_name("retrieval_fresh_tasks.json")
 split had been reported once (benchmarks/data/README.md). Its figures are the ones to quote."""
 FRESH2 = SET.with_name("retrieval_fresh2_tasks.json")
 """The ``fresh2`` split: 65 more, written after the ``fresh`` split had been reported once."""
+FRESH3 = SET.with_name("retrieval_fresh3_tasks.json")
+"""The ``fresh3`` split: 90 more, written after the ``fresh2`` split had been reported once."""
 LABELS = {
-    "fresh2": "FRESH2 (held out, never seen before this rule was frozen: report these)",
-    "fresh": "fresh (seen: reported once for the rule before; fitted on by this one)",
+    "fresh3": "FRESH3 (held out, never seen before this rule was frozen: report these)",
+    "fresh2": "fresh2 (seen: reported once for the rule before; fitted on by this one)",
+    "fresh": "fresh (seen: reported for an earlier rule; fitted on by this one)",
     "test": "test (seen: reported once for the first rule; fitted on by this one)",
     "dev": "dev (fitted on: not a result)",
 }
@@ -460,7 +465,7 @@ def report(
         "model": named(model).model_id,
         "synthetic": "written by hand for this benchmark, blind to the ranking code",
         "briefed_with_project": use_project,
-        "tuned_on": "dev",
+        "tuned_on": list(FIT_ON),
         "grading": {
             name: getattr(g, name)
             for name in (*FEATURES, "bias", "min_similarity", "related", "match")
@@ -481,7 +486,8 @@ def report(
 def _print(figures: dict[str, Any], splits: list[str]) -> None:
     scope = "with each task's project" if figures["briefed_with_project"] else "whole store"
     print(
-        f"held-out set (synthetic), briefed {scope}; model {figures['model']}; rule fitted on dev"
+        f"held-out set (synthetic), briefed {scope}; model {figures['model']}; rule fitted on "
+        f"{'+'.join(figures['tuned_on'])}"
     )
     for split in splits:
         label = LABELS[split]
@@ -508,7 +514,9 @@ def _print(figures: dict[str, Any], splits: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--split", choices=["fresh2", "fresh", "test", "dev", "both", "all"], default="fresh2"
+        "--split",
+        choices=["fresh3", "fresh2", "fresh", "test", "dev", "both", "all"],
+        default="fresh3",
     )
     parser.add_argument("--fit", action="store_true", help="fit the rule and print it")
     parser.add_argument(
@@ -516,8 +524,8 @@ def main() -> None:
         nargs="+",
         choices=["dev", "test", "fresh", "fresh2"],
         default=list(FIT_ON),
-        help="with --fit: the splits to fit on (the rules were fitted on dev test fresh; the "
-        "rules before them on dev alone)",
+        help="with --fit: the splits to fit on (the rules were fitted on dev test fresh "
+        "fresh2; fresh3 is reported, never fitted on)",
     )
     parser.add_argument("--no-project", action="store_true", help="brief against the whole store")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -530,14 +538,14 @@ def main() -> None:
     args = parser.parse_args()
     model = args.model or default_for_new_store().name
     data = json.loads(SET.read_text(encoding="utf-8"))
-    for extra in (FRESH, FRESH2):
+    for extra in (FRESH, FRESH2, FRESH3):
         if extra.exists():
             data["tasks"] += json.loads(extra.read_text(encoding="utf-8"))["tasks"]
     use_project = not args.no_project
     if args.fit:
         print(json.dumps(fit(data, use_project, model, tuple(args.fit_on)), indent=2))
         return
-    splits = {"both": ["test", "dev"], "all": ["fresh2", "fresh", "test", "dev"]}.get(
+    splits = {"both": ["test", "dev"], "all": ["fresh3", "fresh2", "fresh", "test", "dev"]}.get(
         args.split, [args.split]
     )
     figures = report(data, splits, use_project, model)
