@@ -7,9 +7,11 @@ shows is that a run with a real language model completes and is recorded honestl
 
 The conditions example runs on a subset: ten of its thirteen tasks (the fewest a manifest may
 declare: both seed tasks, two others, six holdouts) under all four conditions,
-with a rework budget of 0 (one host call per run) and completions of at most 256 tokens, so
-the test fits CI's time on two cores: each completion of the 135M model takes seconds there,
-and all 13 tasks with the example's rework budget would be up to 104 host calls.
+with a rework budget of 0 (one host call per run) and completions of at most 128 tokens, so
+the test fits CI's time on two cores: each completion of the 135M model takes seconds there
+(at 256 tokens the 40 calls took 5 to 8 minutes), and all 13 tasks with the example's rework
+budget would be up to 104 host calls. A completion cut short is a host failure, recorded and
+counted as such: the test asserts the run and its records, not the model's answers.
 """
 
 from __future__ import annotations
@@ -134,7 +136,7 @@ def test_the_conditions_example_runs_to_completion_with_the_openai_host(server, 
     started = time.monotonic()
     done = _lorelab(
         "eval", "conditions", "run", "--manifest", str(_subset_manifest(tmp_path)),
-        "--host", "openai", *_endpoint(server, 256), "--output", str(out),
+        "--host", "openai", *_endpoint(server, 128), "--output", str(out),
         "--memory-home", str(tmp_path / "home"),
         "--seed-memory", str(EXAMPLE / "memory_seed.json"), "--json",
         timeout_s=2400,
