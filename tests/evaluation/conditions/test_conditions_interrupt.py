@@ -7,37 +7,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.support.processes import gone_soon
+from tests.support.processes import gone_soon, running_with
 
 TIMEOUT_S = 120
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie runs nothing: dead for our purposes.
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split()[2] != "Z"
-
-
-def _processes_naming(text: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if text in cmdline and _alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
 
 
 def _lorelab(*args: str, env=None) -> subprocess.CompletedProcess[str]:
@@ -89,7 +64,7 @@ def test_an_interrupted_run_kills_its_host_keeps_aborted_json_and_can_be_finaliz
     assert "Traceback" not in stderr
     assert gone_soon(host_pid)
     # Neither the memory server nor any copy of the project outlives the run.
-    assert _processes_naming(str(home)) == []
+    assert running_with(str(home)) == []
     assert [p.name for p in temp.iterdir() if p.name.startswith("lorelab-conditions-")] == []
     aborted = json.loads((output / "aborted.json").read_text())
     assert aborted["outcome"] == "interrupted"

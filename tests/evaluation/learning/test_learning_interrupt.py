@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -32,16 +31,6 @@ def _start(manifest: Path, output: Path, agent: str) -> subprocess.Popen[str]:
     argv = [sys.executable, "-m", "lorelab", "eval", "learning", "run", "--fixtures", str(manifest)]
     argv += ["--repeat", "1", "--seed", "1", "--output", str(output), "--agent", agent]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purposes: it runs nothing.
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split()[2] != "Z"
 
 
 @pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
