@@ -520,7 +520,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--split",
-        choices=["fresh4", "fresh3", "fresh2", "fresh", "test", "dev", "both", "all"],
+        choices=[*LABELS, "both", "all"],
         default="fresh4",
     )
     parser.add_argument("--fit", action="store_true", help="fit the rule and print it")
@@ -530,7 +530,7 @@ def main() -> None:
         choices=["dev", "test", "fresh", "fresh2", "fresh3"],
         default=list(FIT_ON),
         help="with --fit: the splits to fit on (the rules were fitted on dev test fresh "
-        "fresh2; fresh3 is reported, never fitted on)",
+        "fresh2; fresh3 and fresh4 are reported, never fitted on)",
     )
     parser.add_argument("--no-project", action="store_true", help="brief against the whole store")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -550,8 +550,7 @@ def main() -> None:
     if args.fit:
         print(json.dumps(fit(data, use_project, model, tuple(args.fit_on)), indent=2))
         return
-    every = ["fresh4", "fresh3", "fresh2", "fresh", "test", "dev"]
-    splits = {"both": ["test", "dev"], "all": every}.get(args.split, [args.split])
+    splits = {"both": ["test", "dev"], "all": list(LABELS)}.get(args.split, [args.split])
     figures = report(data, splits, use_project, model)
     if args.json:
         print(json.dumps(figures, indent=2))

@@ -19,8 +19,8 @@ candidates reaches ``related``, or whose most similar trusted candidate is less 
 ``min_similarity``, gets an empty brief. Each bundled model has its own rule (:data:`GRADINGS`):
 the weights were fitted, and the thresholds chosen by a stated utility under the targets'
 lower confidence bounds, on the splits of the held-out retrieval set seen so far (dev, test,
-fresh, fresh2: ``benchmarks/retrieval_quality.py --fit --model NAME``); its fresh3 split is
-reported, never tuned on. A match threshold above 1 means no match tier.
+fresh, fresh2: ``benchmarks/retrieval_quality.py --fit --model NAME``); its fresh3 and
+fresh4 splits are reported, never tuned on. A match threshold above 1 means no match tier.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def sigmoid(value: float) -> float:
 # Fitted on every split seen so far, dev, test, fresh and fresh2 (`python
 # benchmarks/retrieval_quality.py --fit --model wordllama`); the thresholds maximise the
 # utility stated in docs/memory.md there, with each target met at its one-sided 90% lower
-# confidence bound, and the fresh3 split is reported. See there for the figures.
+# confidence bound; the fresh3 and fresh4 splits are reported. See there for the figures.
 DEFAULT_GRADING: Final = Grading(
     bias=-3.3405,
     semantic=1.7526,
