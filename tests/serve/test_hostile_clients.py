@@ -361,7 +361,6 @@ def test_a_read_token_prepares_a_brief_that_is_not_recorded(tmp_path):
     _seed(home, project)
     with running_server(home, project, scope="write") as server:
         reader = make_token(home, project, "reader", "read")
-        before = _rows(home)
 
         async def prepare(token: str | None) -> dict[str, object]:
             async with http_client(server.mcp_url, token) as client:
@@ -372,10 +371,13 @@ def test_a_read_token_prepares_a_brief_that_is_not_recorded(tmp_path):
                 assert result.structured_content is not None
                 return result.structured_content
 
+        # A write token's brief is recorded (and the first retrieval brings the store's
+        # derived search counts up to date, as any retrieval does).
+        recorded = anyio.run(prepare, server.token)
+        assert str(recorded["brief_id"]).startswith("brief-")
+        before = _rows(home)
         brief = anyio.run(prepare, reader)
         assert brief["brief_id"] is None
         assert SUMMARY in str(brief["text"])
+        assert brief["text"] == recorded["text"]
         assert _rows(home) == before
-        recorded = anyio.run(prepare, server.token)  # a write token's brief is recorded
-        assert str(recorded["brief_id"]).startswith("brief-")
-        assert recorded["text"] == brief["text"]
