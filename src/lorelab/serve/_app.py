@@ -30,7 +30,7 @@ from mcp.server.auth.middleware.bearer_auth import (
 )
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp_types import CallToolRequestParams, CallToolResult
+from mcp_types import CallToolRequestParams, CallToolResult, TextContent
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -66,6 +66,11 @@ class ServedLorelab(LorelabServer):
         request = getattr(ctx, "request", None)
         name = caller_name(request)
         scopes = caller_scopes(request)
+        needed = self.needed_scope(params.name)
+        if scopes is not None and needed not in scopes:
+            # ScopeGate answered 403 before; this holds should a message ever get past it.
+            text = f"forbidden: token {name!r} has scope {scopes[-1]}; {params.name} needs {needed}"
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
         unrecorded = scopes is not None and "write" not in scopes
         return await anyio.to_thread.run_sync(
             functools.partial(self._call_as, name, unrecorded, entry, params.arguments or {})
