@@ -98,8 +98,9 @@ def serve_group(
     One server per store. Every request needs `Authorization: Bearer TOKEN` (create one with
     `lorelab serve token create NAME --scope read|write|admin`); --no-auth drops that, on
     127.0.0.1 or ::1 only. The project's hooks reach it through HOME/serve.json. At most
-    --max-in-flight requests run at once and --max-queue wait; others get 503. SIGTERM
-    refuses the queue, lets the requests in flight finish and exits. See docs/serve.md for
+    --max-in-flight requests run at once and --max-queue wait; others get 503. A request
+    takes a slot only once its body (at most 4 MiB) has arrived, within --body-timeout-s.
+    SIGTERM refuses the queue, lets the requests in flight finish and exits. See docs/serve.md for
     the limits and for each agent's registration.
     """
     if ctx.invoked_subcommand is not None:
