@@ -197,7 +197,7 @@ def test_a_non_loopback_bind_without_tokens_is_refused_and_nothing_is_stored(tmp
     assert not home.exists()  # refused before the store was even created
     refused = _serve(home, project, "--host", "0.0.0.0", "--no-auth")
     assert refused.returncode == 3
-    assert "--no-auth serves only a loopback address" in refused.stderr
+    assert "--no-auth serves only 127.0.0.1 or ::1 (any spelling)" in refused.stderr
     assert not home.exists()
     # An existing store with only the hooks' own token is refused the same, unchanged.
     make_token(home, project, "local", "write")

@@ -38,7 +38,7 @@ def _store_options(command: F) -> F:
     "--no-auth",
     is_flag=True,
     default=False,
-    help="Accept requests without a token: refused unless --host is a loopback address.",
+    help="Accept requests without a token: refused unless --host is 127.0.0.1 or ::1.",
 )
 @click.option("--tls-cert", default=None, help="PEM certificate: serve HTTPS (with --tls-key).")
 @click.option("--tls-key", default=None, help="PEM private key of --tls-cert.")
@@ -70,6 +70,13 @@ def _store_options(command: F) -> F:
     show_default=True,
     help="Seconds a request may wait for a slot before it is refused with 503.",
 )
+@click.option(
+    "--body-timeout-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Seconds a request's body may take to arrive; a request takes a slot only once it has.",
+)
 @click.pass_context
 def serve_group(
     ctx: click.Context,
@@ -84,14 +91,16 @@ def serve_group(
     max_in_flight: int,
     max_queue: int,
     queue_timeout_s: float,
+    body_timeout_s: float,
 ) -> None:
     """Serve the memory over MCP (streamable HTTP) at /mcp, with bearer tokens.
 
     One server per store. Every request needs `Authorization: Bearer TOKEN` (create one with
-    `lorelab serve token create NAME --scope read|write|admin`); --no-auth drops that, on a
-    loopback address only. The project's hooks reach it through HOME/serve.json. At most
-    --max-in-flight requests run at once and --max-queue wait; others get 503. SIGTERM
-    refuses the queue, lets the requests in flight finish and exits. See docs/serve.md for
+    `lorelab serve token create NAME --scope read|write|admin`); --no-auth drops that, on
+    127.0.0.1 or ::1 only. The project's hooks reach it through HOME/serve.json. At most
+    --max-in-flight requests run at once and --max-queue wait; others get 503. A request
+    takes a slot only once its body (at most 4 MiB) has arrived, within --body-timeout-s.
+    SIGTERM refuses the queue, lets the requests in flight finish and exits. See docs/serve.md for
     the limits and for each agent's registration.
     """
     if ctx.invoked_subcommand is not None:
@@ -111,7 +120,12 @@ def serve_group(
             tls_cert=tls_cert,
             tls_key=tls_key,
             allow_checks=allow_checks or os.environ.get(ALLOW_CHECKS_ENV) == "1",
-            limits=Limits(in_flight=max_in_flight, queued=max_queue, queue_seconds=queue_timeout_s),
+            limits=Limits(
+                in_flight=max_in_flight,
+                queued=max_queue,
+                queue_seconds=queue_timeout_s,
+                body_seconds=body_timeout_s,
+            ),
         )
     )
 
@@ -135,8 +149,8 @@ def _store_file(home: str | None, project_dir: str | None, *, create: bool) -> A
     "--scope",
     type=click.Choice(["read", "write", "admin"]),
     required=True,
-    help="read: prepare, explain, list, show...; write: also record and every other change; "
-    "admin: also lore_check_candidate.",
+    help="read: prepare (its brief unrecorded), explain, list, show...; write: also record "
+    "and every other change; admin: also lore_check_candidate.",
 )
 @_store_options
 @json_option()

@@ -16,6 +16,7 @@ import typing
 from lorelab._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
+    from lorelab.memory._briefs import briefs_unrecorded as briefs_unrecorded
     from lorelab.memory._context import CheckpointRequest as CheckpointRequest
     from lorelab.memory._context import CheckpointResult as CheckpointResult
     from lorelab.memory._context import RecoverRequest as RecoverRequest
@@ -109,6 +110,7 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._text import unique_terms as unique_terms
 
 _EXPORTS: typing.Final = {
+    "lorelab.memory._briefs": ("briefs_unrecorded",),
     "lorelab.memory._context": (
         "CheckpointRequest",
         "CheckpointResult",

@@ -17,9 +17,10 @@ import json
 import logging
 import os
 import socket
+import ssl
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any, Final
@@ -51,22 +52,70 @@ class ServeOptions:
     limits: Limits = field(default_factory=Limits)
 
 
+NO_AUTH_ADDRESSES: Final = (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
+"""The only addresses ``--no-auth`` serves: this machine's own, never another 127/8 address."""
+
+
+def listen_address(host: str) -> str:
+    """``host`` as the socket will bind it: an IP address in its one canonical spelling
+    (``[::1]``, ``::0001`` and ``0:0:0:0:0:0:0:1`` are ``::1``; ``127.1`` and
+    ``127.000.000.001`` are ``127.0.0.1``), or a name as given."""
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        return str(ipaddress.ip_address(bare))
+    except ValueError:
+        pass
+    try:  # the C library's own numeric forms (what bind would accept): no name lookup
+        found = socket.getaddrinfo(bare, None, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+    except (OSError, UnicodeError):
+        return bare
+    return str(ipaddress.ip_address(found[0][4][0]))
+
+
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` names only this machine (``localhost`` or a loopback address)."""
-    if host == "localhost":
+    """Whether ``host`` names only this machine (``localhost`` or a loopback address, any
+    spelling)."""
+    address = listen_address(host)
+    if address == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(address).is_loopback
     except ValueError:
         return False
 
 
+def _no_auth_allowed(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(listen_address(host)) in NO_AUTH_ADDRESSES
+    except ValueError:
+        return False
+
+
+def _no_password() -> bytes:
+    # An encrypted key would make OpenSSL ask on the terminal; none is given, so it is refused.
+    return b""
+
+
 def _check_tls(options: ServeOptions) -> None:
-    if (options.tls_cert is None) != (options.tls_key is None):
+    """Refuse, before anything is created or printed, TLS files that cannot serve."""
+    cert, key = options.tls_cert, options.tls_key
+    if (cert is None) != (key is None):
         raise UsageError("--tls-cert and --tls-key: give both, or neither")
-    for flag, value in (("--tls-cert", options.tls_cert), ("--tls-key", options.tls_key)):
+    for flag, value in (("--tls-cert", cert), ("--tls-key", key)):
         if value is not None and not Path(value).is_file():
             raise InputFileError(f"{flag} {value}: not a readable file")
+    if cert is None:
+        return
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:  # what uvicorn will do with them, done here so that a bad file is one line
+        context.load_cert_chain(cert, key, password=_no_password)
+    except ssl.SSLError as exc:
+        raise InputFileError(
+            f"--tls-cert {cert} --tls-key {key}: not a PEM certificate and its unencrypted "
+            f"private key ({exc.reason or exc})"
+        ) from None
+    except OSError as exc:
+        raise InputFileError(f"--tls-cert {cert} --tls-key {key}: {exc.strerror}") from None
 
 
 @contextlib.contextmanager
@@ -107,6 +156,15 @@ def _bind(host: str, port: int) -> socket.socket:
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
+
+
+def _loopback_names(sock: socket.socket, host: str) -> tuple[str, ...] | None:
+    """The names a loopback server answers to besides its addresses (``None``: not loopback).
+
+    Decided by the address the socket was bound to, whatever ``--host`` spelled or named."""
+    if not ipaddress.ip_address(sock.getsockname()[0].partition("%")[0]).is_loopback:
+        return None
+    return ("localhost",) if host == "localhost" else ("localhost", host)
 
 
 def _client_host(host: str) -> str:
@@ -153,10 +211,10 @@ def _local_token(store_file: Path) -> str:
 
 def _refuse_unsafe_bind(options: ServeOptions, store_file: Path) -> None:
     """Refuse, before anything is created, a bind that would serve others without tokens."""
-    if options.no_auth and not is_loopback(options.host):
+    if options.no_auth and not _no_auth_allowed(options.host):
         raise PreflightError(
-            f"--host {options.host}: --no-auth serves only a loopback address "
-            "(127.0.0.1, ::1, localhost); other addresses need tokens"
+            f"--host {options.host}: --no-auth serves only 127.0.0.1 or ::1 (any spelling); "
+            "other addresses, other 127/8 ones and names included, need tokens"
         )
     if options.no_auth or is_loopback(options.host):
         return
@@ -210,6 +268,7 @@ def run_server(options: ServeOptions) -> None:
             f"project directory {project_dir}: does not exist or is not a directory"
         )
     _refuse_unsafe_bind(options, store_path(options.home, project_dir))
+    options = replace(options, host=listen_address(options.host))
     store = open_store(options.home, project_dir)
     home = store.location.parent
     try:
@@ -232,11 +291,16 @@ def _serve_locked(
     book = None if options.no_auth else TokenBook(store_file)
     token = None if options.no_auth else _local_token(store_file)
     server = ServedLorelab(store, home, project_dir, allow_checks=options.allow_checks)
-    admission = build_app(
-        server, home=home, book=book, host=options.host, run_hook=run_hook, limits=options.limits
+    app, admission = build_app(
+        server,
+        home=home,
+        book=book,
+        loopback_names=_loopback_names(sock, options.host),
+        run_hook=run_hook,
+        limits=options.limits,
     )
     config = uvicorn.Config(
-        admission,
+        app,
         log_level="warning",
         access_log=False,
         lifespan="on",
@@ -244,6 +308,7 @@ def _serve_locked(
         ssl_keyfile=options.tls_key,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
+    config.load()  # the TLS context among the rest: whatever fails here fails unannounced
     port = sock.getsockname()[1]
     state = _write_state(home, options, port, token)
     sys.stderr.write(
