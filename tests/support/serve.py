@@ -18,6 +18,7 @@ import httpx2
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from lorelab._state import server_file
 from lorelab.memory import open_store
 from lorelab.serve import create_token
 from mcp import Client
@@ -65,9 +66,9 @@ def start_server(
 
 
 def wait_for_state(process: subprocess.Popen[bytes], home: Path) -> dict[str, Any]:
-    """``serve.json`` once the server wrote it (it listens by then); fails if the server died."""
+    """The server's state file once it wrote it (it listens by then); fails if it died."""
     deadline = time.monotonic() + START_SECONDS
-    path = home / "serve.json"
+    path = server_file(home)
     while time.monotonic() < deadline:
         if process.poll() is not None:
             stderr = process.stderr.read().decode() if process.stderr else ""

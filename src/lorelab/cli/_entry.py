@@ -62,8 +62,9 @@ def served_answer(
 
     Tried first by every hook (``lorelab.serve._fast``: standard library only). Why the server
     did not take a hook is logged only when the hook was installed ``--via-server``; a server
-    that took it but did not answer in time is logged always, and the hook answers nothing."""
-    from lorelab.serve._fast import NotHandled, home_for, through_server
+    proven to be the user's own that took it but did not answer by the deadline is logged
+    always, and the hook answers nothing."""
+    from lorelab.serve._fast import NoAnswer, NotHandled, home_for, through_server
 
     try:
         return through_server(agent, event, raw, environ)
@@ -73,13 +74,12 @@ def served_answer(
 
             log_line(home_for(raw, environ), f"{agent} {event}: handled in-process: {exc}")
         return None
-    except OSError as exc:
-        from lorelab.hooks._handle import answer
+    except NoAnswer as exc:
+        from lorelab.hooks._agents import AGENTS
+        from lorelab.hooks._answer import answer
         from lorelab.hooks._journal import log_line
 
         log_line(home_for(raw, environ), f"{agent} {event}: server did not answer: {exc}")
-        from lorelab.hooks._agents import AGENTS
-
         return answer(AGENTS[agent], event, None)
 
 

@@ -144,8 +144,11 @@ def token_create(
     name: str, scope: str, home: str | None, project_dir: str | None, as_json: bool
 ) -> None:
     """Create token NAME and print it once: only its hash is kept."""
-    from lorelab.serve import create_token
+    from lorelab.errors import UsageError
+    from lorelab.serve import LOCAL_TOKEN, create_token
 
+    if name == LOCAL_TOKEN:
+        raise UsageError(f"token name {name!r}: reserved for the server's own token for the hooks")
     token = create_token(_store_file(home, project_dir, create=True), name, scope)  # type: ignore[arg-type]
     if as_json:
         echo_json({"name": name, "scope": scope, "token": token})

@@ -161,31 +161,74 @@ class ScopeGate:
         await self.app(scope, replayed, send)
 
 
-HookRunner = Callable[[str, str, bytes, dict[str, str]], str]
+HookRunner = Callable[..., str]
+MAX_FACT_CHARS: Final = 64 * 1024
+"""The longest transcript text a hook may send (``lorelab.hooks._answer.TRANSCRIPT_TEXT_LIMIT``)."""
+
+
+def _facts(head: bytes) -> tuple[str | None, str | None] | None:
+    """``(project, last assistant text)`` from a hook body's first line; ``None`` if malformed."""
+    try:
+        facts = json.loads(head)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(facts, dict) or set(facts) - {"project", "lastAssistantText"}:
+        return None
+    project, text = facts.get("project"), facts.get("lastAssistantText")
+    if project is not None and not (isinstance(project, str) and project.startswith("/")):
+        return None
+    if text is not None and not (isinstance(text, str) and len(text) <= MAX_FACT_CHARS):
+        return None
+    return project, text
 
 
 def _hook_endpoint(home: Path, run_hook: HookRunner) -> Callable[[Request], Awaitable[Response]]:
+    from lorelab.hooks._answer import Served
+
     async def endpoint(request: Request) -> Response:
         body = await request.body()
         head, _, raw = body.partition(b"\n")
-        try:
-            environ = json.loads(head)
-        except ValueError:
-            environ = None
-        if not isinstance(environ, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in environ.items()
-        ):
-            return JSONResponse({"error": "the first line must be a JSON object"}, 400)
+        facts = _facts(head)
+        if facts is None:
+            return JSONResponse(
+                {
+                    "error": 'the first line must be {"project": absolute path or null, '
+                    '"lastAssistantText": string or null}'
+                },
+                400,
+            )
+        project, last_reply = facts
         agent, event = request.path_params["agent"], request.path_params["event"]
-        # The server's own store: whatever home the hook's environment named.
-        environ["LORELAB_HOME"] = str(home)
+        # The server's own store, whatever the hook's environment named; no client value is
+        # taken from an environment, and no path the payload names is opened (``served``).
+        environ = {"LORELAB_HOME": str(home)}
+        if project is not None:
+            environ["CLAUDE_PROJECT_DIR"] = project
 
         def handle() -> str:
             with recording_as(caller_name(request)):
-                return run_hook(agent, event, raw, environ)
+                return run_hook(agent, event, raw, environ, served=Served(last_reply))
 
         out = await anyio.to_thread.run_sync(handle)
         return PlainTextResponse(out)
+
+    return endpoint
+
+
+def _proof_endpoint(proof_key: bytes) -> Callable[[Request], Awaitable[Response]]:
+    """``GET /proof``: HMAC-SHA256(proof key, nonce), so a hook knows it reached this user's
+    server before it sends anything (``lorelab.serve._fast``)."""
+    from lorelab.serve._fast import proof
+
+    async def endpoint(request: Request) -> Response:
+        nonce = request.headers.get("x-lorelab-nonce", "")
+        try:
+            raw = bytes.fromhex(nonce)
+        except ValueError:
+            raw = b""
+        if len(raw) != 32:
+            return JSONResponse({"error": "X-Lorelab-Nonce: 32 bytes in hex expected"}, 400)
+        return JSONResponse({"proof": proof(proof_key, raw)})
 
     return endpoint
 
@@ -213,6 +256,7 @@ def build_app(
     host: str,
     run_hook: HookRunner,
     limits: Limits,
+    proof_key: bytes,
 ) -> Admission:
     """The ASGI application: tokens checked when ``book`` is given (``None``: ``--no-auth``),
     behind admission control (``limits``)."""
@@ -246,6 +290,7 @@ def build_app(
     routes = [
         Route("/mcp", endpoint=mcp_app),
         Route("/healthz", endpoint=_healthz(admission), methods=["GET"]),
+        Route("/proof", endpoint=_proof_endpoint(proof_key), methods=["GET"]),
         Route("/hooks/{agent}/{event}", endpoint=hooks, methods=["POST"]),
     ]
 
