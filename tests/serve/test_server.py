@@ -59,7 +59,7 @@ def test_the_state_file_is_private_and_names_a_local_write_token_kept_out_of_the
         assert live == {"test-client": "admin"}  # the hooks' token is in the server's memory
         assert server.state["token"].encode() not in (home / "memory.db").read_bytes()
 
-    async def main() -> int:
+        async def main() -> int:
             async with http_client(server.mcp_url, server.state["token"]) as client:
                 return len((await client.list_tools()).tools)
 

@@ -7,6 +7,7 @@ when the agent stops.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -75,10 +76,9 @@ def create_home(home: Path) -> None:
     """Make a missing memory home, trusted as this user's own (see ``lorelab._state``)."""
     from lorelab._state import NotPrivate, create_trusted_home
 
-    try:
+    # Made, even when the state directory is not private (the home then stays untrusted).
+    with contextlib.suppress(NotPrivate):
         create_trusted_home(home)
-    except NotPrivate:
-        pass  # made, but the state directory is not private: the home stays untrusted
 
 
 def log_line(home: Path, message: str) -> None:
