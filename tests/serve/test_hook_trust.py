@@ -24,7 +24,6 @@ from lorelab._state import private_dir, server_file
 from lorelab.memory import CommandRun, RecordRequest, Verification, open_store
 from tests.support.hooks import SECRET, claude_payload
 from tests.support.serve import (
-    EVIL,
     PY,
     FakeListener,
     http_client,
