@@ -101,7 +101,8 @@ def _change_command(name: Literal["install", "uninstall"], verb: str, help_text:
             is_flag=True,
             default=False,
             help="Hooks that go through the project's running `lorelab serve` "
-            "(HOME/serve.json) and say in hooks.log when they had to run in-process.",
+            "(found in your private state directory) and say in hooks.log when they had to run "
+            "in-process.",
         )(command)
 
 

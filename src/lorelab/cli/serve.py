@@ -89,7 +89,8 @@ def serve_group(
 
     One server per store. Every request needs `Authorization: Bearer TOKEN` (create one with
     `lorelab serve token create NAME --scope read|write|admin`); --no-auth drops that, on a
-    loopback address only. The project's hooks reach it through HOME/serve.json. At most
+    loopback address only. The project's hooks find it in your private state directory and
+    send it nothing before it proves it holds its key. At most
     --max-in-flight requests run at once and --max-queue wait; others get 503. SIGTERM
     refuses the queue, lets the requests in flight finish and exits. See docs/serve.md for
     the limits and for each agent's registration.
