@@ -266,3 +266,22 @@ def test_a_pre_compact_hook_sends_its_own_transcript_text_to_the_server(tmp_path
     assert "Last assistant message: the fixtures are regenerated" in json.dumps(recovered)
     log = (home / "hooks.log").read_text()
     assert "handled in-process" not in log  # the server wrote it
+
+
+def test_serve_refuses_a_cloned_project_store_it_was_not_pointed_at(tmp_path):
+    origin, clone = tmp_path / "origin", tmp_path / "clone"
+    origin.mkdir()
+    _seed(origin / ".lorelab", origin)
+    shutil.copytree(origin, clone)
+    env = {k: v for k, v in os.environ.items() if k != "LORELAB_HOME"}
+    done = subprocess.run(
+        [PY, "-m", "lorelab", "serve", "--project", str(clone), "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 3
+    assert "not created by lorelab for this user" in done.stderr
+    assert "lorelab hooks trust" in done.stderr
+    assert not server_file(clone / ".lorelab").exists()

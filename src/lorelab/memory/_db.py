@@ -226,7 +226,9 @@ def _make_home(home: Path) -> None:
     (``lorelab._state``: a project's ``.lorelab`` that lorelab did not make is not)."""
     from lorelab._state import NotPrivate, create_trusted_home
 
-    if os.path.lexists(home):
+    # Only a project's home (``.lorelab``) is ever checked; one named by --home or
+    # $LORELAB_HOME is the user's choice, and is not recorded.
+    if os.path.lexists(home) or home.name != ".lorelab":
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         return
     with contextlib.suppress(NotPrivate):

@@ -26,7 +26,15 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any, Final
 
-from lorelab._state import SERVERS, NotPrivate, private_dir, read_json, server_file, write_private
+from lorelab._state import (
+    SERVERS,
+    NotPrivate,
+    private_dir,
+    read_json,
+    server_file,
+    untrusted_reason,
+    write_private,
+)
 from lorelab.errors import InputFileError, PreflightError, UsageError
 from lorelab.memory import SqliteMemoryStore, open_store, store_path
 from lorelab.serve._admission import Admission, Limits
@@ -177,6 +185,18 @@ def _refuse_unsafe_bind(options: ServeOptions, store_file: Path) -> None:
         )
 
 
+def _refuse_untrusted_home(options: ServeOptions, home: Path) -> None:
+    """A project's ``.lorelab`` the user did not make is not served to the hooks unasked."""
+    if options.home is not None or os.environ.get("LORELAB_HOME") or not os.path.lexists(home):
+        return
+    reason = untrusted_reason(home)
+    if reason is not None:
+        raise PreflightError(
+            f"{reason}; look at it, then trust it with `lorelab hooks trust`, or name it "
+            "with --home"
+        )
+
+
 def _log_to_stderr() -> None:
     """One line per refused request or failed tool on stderr, as ``lorelab mcp`` does."""
     for name in ("lorelab.serve", "lorelab.mcp"):
@@ -217,7 +237,9 @@ def run_server(options: ServeOptions) -> None:
         raise InputFileError(
             f"project directory {project_dir}: does not exist or is not a directory"
         )
-    _refuse_unsafe_bind(options, store_path(options.home, project_dir))
+    found = store_path(options.home, project_dir)
+    _refuse_unsafe_bind(options, found)
+    _refuse_untrusted_home(options, found.parent)
     store = open_store(options.home, project_dir)
     home = store.location.parent
     try:
