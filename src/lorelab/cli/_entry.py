@@ -64,23 +64,31 @@ def served_answer(
     did not take a hook is logged only when the hook was installed ``--via-server``; a server
     proven to be the user's own that took it but did not answer by the deadline is logged
     always, and the hook answers nothing."""
-    from lorelab.serve._fast import NoAnswer, NotHandled, home_for, through_server
+    from lorelab.serve._fast import NoAnswer, NotHandled, through_server
 
     try:
         return through_server(agent, event, raw, environ)
     except NotHandled as exc:
         if via_server:
-            from lorelab.hooks._journal import log_line
-
-            log_line(home_for(raw, environ), f"{agent} {event}: handled in-process: {exc}")
+            _log(raw, environ, f"{agent} {event}: handled in-process: {exc}")
         return None
     except NoAnswer as exc:
         from lorelab.hooks._agents import AGENTS
         from lorelab.hooks._answer import answer
-        from lorelab.hooks._journal import log_line
 
-        log_line(home_for(raw, environ), f"{agent} {event}: server did not answer: {exc}")
+        _log(raw, environ, f"{agent} {event}: server did not answer: {exc}")
         return answer(AGENTS[agent], event, None)
+
+
+def _log(raw: bytes, environ: dict[str, str], message: str) -> None:
+    from lorelab.hooks._journal import log_line
+    from lorelab.serve._fast import home_for
+
+    try:
+        home = home_for(raw, environ)
+    except OSError:
+        return  # the directory the hook was started in is gone: nowhere to log
+    log_line(home, message)
 
 
 def run_hook_call(event: str, agent: str, via_server: bool = False) -> None:

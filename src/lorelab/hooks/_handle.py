@@ -12,6 +12,9 @@ What each action does:
 - ``stop``/``end``: an experience proposed from the journal, recorded as verified only when a
   verification command passed after the session's last edit.
 
+A project's ``.lorelab`` that lorelab did not make for this user (a clone's, another user's)
+is not used: nothing is added, nothing written there (``lorelab._state``; ``hooks trust``).
+
 Nothing here blocks the agent: a wrong payload, an active evaluation lock or any failure is one
 line in ``<home>/hooks.log``, nothing added, and exit 0. Nothing is sent over the network.
 """
@@ -88,12 +91,11 @@ def run_hook(
         )
         return answer(agent, event, None)
     home = _home_for(payload.project, environ)
-    if not environ.get("LORELAB_HOME"):
-        refused = _untrusted(home)
+    try:
+        refused = None if environ.get("LORELAB_HOME") else _untrusted(home)
         if refused is not None:
             _refuse_untrusted(f"{agent_name} {event}: {refused}; nothing added or recorded")
             return answer(agent, event, None)
-    try:
         context = _Session(agent, spec, payload, home, served).handle()
     # The hook's own top-level handler: the agent must never be blocked or slowed by a bug or
     # a damaged store here, so any failure becomes one log line and an empty answer.

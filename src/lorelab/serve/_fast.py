@@ -97,7 +97,11 @@ def _state(home: Path) -> dict[str, Any]:
     except NotPrivate as exc:
         raise NotHandled(f"no server of this user for {home}: {exc}") from None
     key = state.get("proof_key")
-    if not isinstance(state.get("url"), str) or not isinstance(key, str) or len(key) < 32:
+    try:
+        usable = isinstance(key, str) and len(bytes.fromhex(key)) >= 16
+    except ValueError:
+        usable = False
+    if not isinstance(state.get("url"), str) or not usable:
         raise NotHandled(f"{path}: has no url and proof key; ignored")
     return state
 
@@ -243,7 +247,11 @@ def through_server(agent: str, event: str, raw: bytes, environ: dict[str, str]) 
     """The hook's answer from the user's running server; ``NotHandled`` when it did not take it.
 
     :class:`NoAnswer` when the proven server took it but did not answer by the deadline."""
-    state = _state(home_for(raw, environ))
+    try:
+        home = home_for(raw, environ)
+    except OSError as exc:  # the directory the hook was started in is gone
+        raise NotHandled(f"no memory home: {exc}") from None
+    state = _state(home)
     key = bytes.fromhex(state["proof_key"])
     exchange = _Exchange(state, _deadline_seconds(environ))
     try:
