@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import stat
 import tempfile
 from pathlib import Path
@@ -24,6 +26,8 @@ STATE_DIRNAME: Final = "lorelab"
 SERVERS: Final = "servers"
 TRUSTED: Final = "trusted"
 MAX_STATE_BYTES: Final = 64 * 1024
+MARK_NAME: Final = "trusted.mark"
+"""The file in a trusted memory home that holds the random mark of its record."""
 _READ_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
@@ -145,23 +149,30 @@ def _check_owned_dir(info: os.stat_result, home: Path) -> None:
 
 
 def trust_home(home: Path) -> None:
-    """Record ``home`` (an existing directory owned by this user) as one the user trusts."""
+    """Record ``home`` (an existing directory owned by this user) as one the user trusts.
+
+    A random mark goes both into the home (:data:`MARK_NAME`, 0600) and into the record, so a
+    directory made again at the same path is not trusted even if it gets the same inode."""
     try:
         identity = _identity(home)
     except OSError as exc:
         raise NotPrivate(f"{home}: {exc.strerror or exc}") from None
     folder = private_dir(TRUSTED, create=True)
-    write_private(
-        folder / f"{home_key(home)[:32]}.json", json.dumps(identity).encode("utf-8") + b"\n"
-    )
+    mark = secrets.token_hex(16)
+    try:
+        write_private(home / MARK_NAME, mark.encode() + b"\n")
+    except OSError as exc:
+        raise NotPrivate(f"{home}: cannot write its mark: {exc.strerror or exc}") from None
+    record = {**identity, "mark": mark}
+    write_private(folder / f"{home_key(home)[:32]}.json", json.dumps(record).encode() + b"\n")
 
 
 def untrusted_reason(home: Path) -> str | None:
     """Why the project memory home ``home`` is not trusted, or ``None`` when it is.
 
     Trusted: a directory owned by this user (not a symlink) recorded by :func:`trust_home` with
-    the same real path, device and inode, so a directory made again at the same place (a clone
-    where the user's own store used to be) is not."""
+    the same real path, device and inode, holding the mark of that record, so a directory made
+    again at the same place (a clone where the user's own store used to be) is not."""
     try:
         identity = _identity(home)
     except OSError as exc:
@@ -175,7 +186,16 @@ def untrusted_reason(home: Path) -> str | None:
             f"{home}: not created by lorelab for this user, and not trusted with "
             "`lorelab hooks trust`"
         )
-    if recorded != identity:
+    mark = recorded.pop("mark", None)
+    try:
+        found = read_private(home / MARK_NAME).decode("ascii", "replace").strip()
+    except NotPrivate:
+        found = ""
+    if (
+        recorded != identity
+        or not isinstance(mark, str)
+        or not hmac.compare_digest(found.encode(), mark.encode())
+    ):
         return f"{home}: not the directory this user trusted at that path (made again since)"
     return None
 

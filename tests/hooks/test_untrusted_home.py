@@ -85,10 +85,10 @@ def test_a_home_made_again_where_a_trusted_one_was_is_not_trusted(tmp_path):
     (project / ".git").mkdir()
     _store_with_poison(project)  # made by lorelab here: trusted
     assert "lorelab: verified memory for this task" in _prompt(project)
-    shipped = tmp_path / "shipped"
-    shutil.copytree(project / ".lorelab", shipped)
+    shipped = _cloned(tmp_path) / ".lorelab"  # another store, made elsewhere
     shutil.rmtree(project / ".lorelab")
-    shutil.copytree(shipped, project / ".lorelab")  # same path, another directory
+    # Same path, another directory (which may even get the same inode number back).
+    shutil.copytree(shipped, project / ".lorelab")
     assert _prompt(project, "s2") == ""
 
 
