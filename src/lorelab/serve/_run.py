@@ -1,4 +1,4 @@
-"""Running ``lorelab serve``: the checks before binding, the lock, ``serve.json``, shutdown.
+"""Running ``lorelab serve``: the checks before binding, the lock, the state file, shutdown.
 
 One server per store: the server holds an exclusive ``flock`` on ``<home>/serve.lock`` for its
 whole life (the kernel drops it if the process dies, so a killed server never blocks the next).
