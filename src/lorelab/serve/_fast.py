@@ -253,11 +253,11 @@ def through_server(agent: str, event: str, raw: bytes, environ: dict[str, str]) 
         raise NotHandled(f"no memory home: {exc}") from None
     state = _state(home)
     key = bytes.fromhex(state["proof_key"])
+    body = _body(agent, event, raw, environ)
     exchange = _Exchange(state, _deadline_seconds(environ))
     try:
         try:
             _prove(exchange, key)
-            body = _body(agent, event, raw, environ)
             head = [
                 f"POST /hooks/{agent}/{event} HTTP/1.1",
                 f"Host: {exchange.hostport}",
