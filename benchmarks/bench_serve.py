@@ -60,6 +60,7 @@ from bench_memory import Vocabulary, _queries
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from lorelab._state import server_file
 from lorelab.memory import RecordManyRequest, SqliteMemoryStore
 from lorelab.serve import create_token
 from mcp import Client
@@ -118,7 +119,7 @@ def _start(home: Path, project: Path) -> tuple[subprocess.Popen[bytes], str]:
         if process.poll() is not None:
             raise SystemExit(f"lorelab serve exited {process.returncode}")
         with contextlib.suppress(OSError, ValueError):
-            state = json.loads((home / "serve.json").read_text())
+            state = json.loads(server_file(home).read_text())
             if state.get("pid") == process.pid:
                 return process, f"{state['url']}/mcp"
         time.sleep(0.05)

@@ -25,6 +25,15 @@ def pynguin_executable(tmp_path_factory) -> Path:
     return executable
 
 
+@pytest.fixture(autouse=True)
+def _private_state_dir(tmp_path_factory, monkeypatch):
+    """Each test has its own user state directory (``lorelab._state``): the servers it starts
+    and the memory homes it makes are known to it alone, and the user's real one is untouched."""
+    base = tmp_path_factory.mktemp("state")
+    base.chmod(0o700)
+    monkeypatch.setenv("XDG_STATE_HOME", str(base))
+
+
 def pytest_configure(config):
     # A shell that starts a command in the background without job control (`cmd &` in a
     # script) starts it with SIGINT ignored, and Python then keeps ignoring it; every process

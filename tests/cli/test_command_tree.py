@@ -43,7 +43,7 @@ def test_a_typo_is_never_pointed_at_an_old_spelling():
 @pytest.mark.parametrize(
     ("group", "commands"),
     [
-        (["hooks"], {"install", "uninstall", "status", "run"}),
+        (["hooks"], {"install", "uninstall", "status", "trust", "run"}),
         (["eval", "learning"], {"run", "export-dataset", "schema"}),
         (["eval", "context"], {"run", "import", "scan", "schema"}),
         (["eval", "conditions"], {"run", "report", "finalize", "schema"}),

@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from lorelab._state import server_file
 from lorelab.cli.main import app
 from tests.support.serve import (
     http_client,
@@ -44,16 +45,19 @@ def test_healthz_answers_without_a_token_and_says_nothing_of_the_store(tmp_path)
     assert str(tmp_path) not in response.text
 
 
-def test_serve_json_is_private_and_names_a_live_local_write_token(tmp_path):
+def test_the_state_file_is_private_and_names_a_local_write_token_kept_out_of_the_store(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     with running_server(home, project) as server:
-        path = home / "serve.json"
+        path = server_file(home)
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        assert not (home / "serve.json").exists()  # never in a project tree
         assert server.state["url"] == server.url
         listed = CliRunner().invoke(app, ["serve", "token", "list", "--home", str(home), "--json"])
         live = {t["name"]: t["scope"] for t in json.loads(listed.stdout) if not t["revoked_at"]}
-        assert live == {"test-client": "admin", "local": "write"}
+        assert live == {"test-client": "admin"}  # the hooks' token is in the server's memory
+        assert server.state["token"].encode() not in (home / "memory.db").read_bytes()
 
         async def main() -> int:
             async with http_client(server.mcp_url, server.state["token"]) as client:
@@ -74,9 +78,9 @@ def test_a_second_server_on_the_same_store_is_refused(tmp_path):
             f"lorelab: error: {home}: another lorelab serve (pid {first.process.pid}) "
             "already serves this store"
         )
-        # The first one still serves, and still owns serve.json.
+        # The first one still serves, and still owns the state file.
         assert httpx2.get(f"{first.url}/healthz", timeout=60).status_code == 200
-        assert json.loads((home / "serve.json").read_text())["pid"] == first.process.pid
+        assert json.loads(server_file(home).read_text())["pid"] == first.process.pid
 
 
 def start_server_args(home: Path, project: Path) -> list[str]:
@@ -85,7 +89,7 @@ def start_server_args(home: Path, project: Path) -> list[str]:
     return [PY, "-m", "lorelab", "serve", "--home", str(home), "--project", str(project)]
 
 
-def test_sigterm_shuts_down_gracefully_withdrawing_serve_json_and_the_local_token(tmp_path):
+def test_sigterm_shuts_down_gracefully_withdrawing_the_state_file(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     make_token(home, project, "ci", "read")
@@ -93,11 +97,10 @@ def test_sigterm_shuts_down_gracefully_withdrawing_serve_json_and_the_local_toke
     wait_for_state(process, home)
     code = stop(process)  # SIGTERM
     assert code == 143  # the shell's convention for SIGTERM, after a graceful shutdown
-    assert not (home / "serve.json").exists()
+    assert not server_file(home).exists()
     listed = CliRunner().invoke(app, ["serve", "token", "list", "--home", str(home), "--json"])
     tokens = {t["name"]: t["revoked_at"] for t in json.loads(listed.stdout)}
-    assert tokens["ci"] is None
-    assert tokens["local"] is not None
+    assert tokens == {"ci": None}
     # The lock went with it: the next server starts.
     again = start_server(home, project)
     wait_for_state(again, home)

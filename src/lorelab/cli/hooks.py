@@ -1,4 +1,4 @@
-"""``lorelab hooks install|uninstall|status|run``: ``hooks run EVENT`` is what the agent runs.
+"""``lorelab hooks install|uninstall|status|trust|run``: ``hooks run EVENT`` is what the agent runs.
 
 ``lorelab hook EVENT``, the spelling installed by earlier releases, is the same command,
 hidden. Installed command lines are answered by :mod:`lorelab.cli._entry` without click;
@@ -101,7 +101,8 @@ def _change_command(name: Literal["install", "uninstall"], verb: str, help_text:
             is_flag=True,
             default=False,
             help="Hooks that go through the project's running `lorelab serve` "
-            "(HOME/serve.json) and say in hooks.log when they had to run in-process.",
+            "(found in your private state directory) and say in hooks.log when they had to run "
+            "in-process.",
         )(command)
 
 
@@ -159,6 +160,34 @@ def status_command(project_dir: Path, as_json: bool) -> None:
         click.echo(f"{item.agent:<12} {item.scope:<8} {state}: {printable(str(item.path))}")
         for note in item.notes:
             click.echo(f"  note: {printable(note)}")
+
+
+@hooks_group.command(name="trust")
+@click.option(
+    "--project-dir",
+    "project_dir",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=".",
+    show_default=True,
+    help="The project whose memory home (.lorelab) to trust.",
+)
+def trust_command(project_dir: Path) -> None:
+    """Let the hooks use a project's .lorelab that lorelab did not make for you.
+
+    The hooks brief only from a memory home lorelab made for you on this machine (or
+    $LORELAB_HOME); one that came with a clone, or is another user's, is left alone until you
+    trust it here, after looking at it (`lorelab memory --home DIR/.lorelab list`).
+    """
+    from lorelab._state import NotPrivate, trust_home
+    from lorelab.errors import UsageError
+    from lorelab.memory._project import DEFAULT_DIRNAME, find_project
+
+    home = find_project(project_dir.resolve()) / DEFAULT_DIRNAME
+    try:
+        trust_home(home)
+    except NotPrivate as exc:
+        raise UsageError(f"cannot trust {home}: {exc}") from None
+    click.echo(f"trusted {printable(str(home))}: the hooks now use its memory")
 
 
 @hooks_group.command(name="run")

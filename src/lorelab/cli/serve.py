@@ -97,10 +97,11 @@ def serve_group(
 
     One server per store. Every request needs `Authorization: Bearer TOKEN` (create one with
     `lorelab serve token create NAME --scope read|write|admin`); --no-auth drops that, on
-    127.0.0.1 or ::1 only. The project's hooks reach it through HOME/serve.json. At most
-    --max-in-flight requests run at once and --max-queue wait; others get 503. A request
-    takes a slot only once its body (at most 4 MiB) has arrived, within --body-timeout-s.
-    SIGTERM refuses the queue, lets the requests in flight finish and exits. See docs/serve.md for
+    127.0.0.1 or ::1 only. The project's hooks find it in your private state directory and
+    send it nothing before it proves it holds its key. At most --max-in-flight requests run at
+    once and --max-queue wait; others get 503. A request takes a slot only once its body (at
+    most 4 MiB) has arrived, within --body-timeout-s. SIGTERM refuses the queue, lets the
+    requests in flight finish and exits. See docs/serve.md for
     the limits and for each agent's registration.
     """
     if ctx.invoked_subcommand is not None:
@@ -158,8 +159,11 @@ def token_create(
     name: str, scope: str, home: str | None, project_dir: str | None, as_json: bool
 ) -> None:
     """Create token NAME and print it once: only its hash is kept."""
-    from lorelab.serve import create_token
+    from lorelab.errors import UsageError
+    from lorelab.serve import LOCAL_TOKEN, create_token
 
+    if name == LOCAL_TOKEN:
+        raise UsageError(f"token name {name!r}: reserved for the server's own token for the hooks")
     token = create_token(_store_file(home, project_dir, create=True), name, scope)  # type: ignore[arg-type]
     if as_json:
         echo_json({"name": name, "scope": scope, "token": token})

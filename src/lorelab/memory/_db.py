@@ -221,6 +221,22 @@ def _create(path: Path, embedder: Embedder) -> None:
                 leftover.unlink()
 
 
+def _make_home(home: Path) -> None:
+    """Make the memory home if it is missing; one lorelab makes is trusted as the user's own
+    (``lorelab._state``: a project's ``.lorelab`` that lorelab did not make is not)."""
+    from lorelab._state import NotPrivate, create_trusted_home
+
+    # Only a project's home (``.lorelab``) is ever checked; one named by --home or
+    # $LORELAB_HOME is the user's choice, and is not recorded.
+    if os.path.lexists(home) or home.name != ".lorelab":
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return
+    with contextlib.suppress(NotPrivate):
+        if create_trusted_home(home):
+            return
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
 class Database:
     """One SQLite store file: the connection, its transactions, and a consistent snapshot.
 
@@ -251,7 +267,7 @@ class Database:
             )
         if create:
             try:
-                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                _make_home(self.path.parent)
             except OSError as exc:
                 raise InputFileError(
                     f"{self.path.parent}: cannot create the memory home: {exc.strerror or exc}"

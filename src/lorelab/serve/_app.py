@@ -188,7 +188,25 @@ class ScopeGate:
         await self.app(scope, replayed, send)
 
 
-HookRunner = Callable[[str, str, bytes, dict[str, str]], str]
+HookRunner = Callable[..., str]
+MAX_FACT_CHARS: Final = 64 * 1024
+"""The longest transcript text a hook may send (``lorelab.hooks._answer.TRANSCRIPT_TEXT_LIMIT``)."""
+
+
+def _facts(head: bytes) -> tuple[str | None, str | None] | None:
+    """``(project, last assistant text)`` from a hook body's first line; ``None`` if malformed."""
+    try:
+        facts = json.loads(head)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(facts, dict) or set(facts) - {"project", "lastAssistantText"}:
+        return None
+    project, text = facts.get("project"), facts.get("lastAssistantText")
+    if project is not None and not (isinstance(project, str) and project.startswith("/")):
+        return None
+    if text is not None and not (isinstance(text, str) and len(text) <= MAX_FACT_CHARS):
+        return None
+    return project, text
 
 
 class HookApp:
@@ -206,27 +224,52 @@ class HookApp:
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
+        from lorelab.hooks._answer import Served
+
         body = await request.body()
         head, _, raw = body.partition(b"\n")
-        try:
-            environ = json.loads(head)
-        except (ValueError, RecursionError):
-            environ = None
-        if not isinstance(environ, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in environ.items()
-        ):
-            return JSONResponse({"error": "the first line must be a JSON object"}, 400)
+        facts = _facts(head)
+        if facts is None:
+            return JSONResponse(
+                {
+                    "error": 'the first line must be {"project": absolute path or null, '
+                    '"lastAssistantText": string or null}'
+                },
+                400,
+            )
+        project, last_reply = facts
         agent, event = request.path_params["agent"], request.path_params["event"]
-        # The server's own store: whatever home the hook's environment named.
-        environ["LORELAB_HOME"] = str(self.home)
+        # The server's own store, whatever the hook's environment named; no client value is
+        # taken from an environment, and no path the payload names is opened (``served``).
+        environ = {"LORELAB_HOME": str(self.home)}
+        if project is not None:
+            environ["CLAUDE_PROJECT_DIR"] = project
         name = caller_name(request)
 
         def handle() -> str:
             with recording_as(name):
-                return self.run_hook(agent, event, raw, environ)
+                return self.run_hook(agent, event, raw, environ, served=Served(last_reply))
 
         out = await anyio.to_thread.run_sync(handle)
         return PlainTextResponse(out)
+
+
+def _proof_endpoint(proof_key: bytes) -> Callable[[Request], Awaitable[Response]]:
+    """``GET /proof``: HMAC-SHA256(proof key, nonce), so a hook knows it reached this user's
+    server before it sends anything (``lorelab.serve._fast``)."""
+    from lorelab.serve._fast import proof
+
+    async def endpoint(request: Request) -> Response:
+        nonce = request.headers.get("x-lorelab-nonce", "")
+        try:
+            raw = bytes.fromhex(nonce)
+        except ValueError:
+            raw = b""
+        if len(raw) != 32:
+            return JSONResponse({"error": "X-Lorelab-Nonce: 32 bytes in hex expected"}, 400)
+        return JSONResponse({"proof": proof(proof_key, raw)})
+
+    return endpoint
 
 
 def _healthz(admission: Admission) -> Callable[[Request], Awaitable[Response]]:
@@ -252,6 +295,7 @@ def build_app(
     loopback_names: tuple[str, ...] | None,
     run_hook: HookRunner,
     limits: Limits,
+    proof_key: bytes,
 ) -> tuple[ASGIApp, Admission]:
     """The ASGI application and its admission: tokens checked when ``book`` is given
     (``None``: ``--no-auth``); with ``loopback_names`` (a loopback server), every request's
@@ -274,6 +318,7 @@ def build_app(
     routes = [
         Route("/mcp", endpoint=admitted(ScopeGate(StreamableHTTPASGIApp(manager), server), "read")),
         Route("/healthz", endpoint=_healthz(admission), methods=["GET"]),
+        Route("/proof", endpoint=_proof_endpoint(proof_key), methods=["GET"]),
         # A hook may record (the Stop hook): it needs a write token, else the SDK's 403.
         Route(
             "/hooks/{agent}/{event}",

@@ -1,9 +1,10 @@
-"""Running ``lorelab serve``: the checks before binding, the lock, ``serve.json``, shutdown.
+"""Running ``lorelab serve``: the checks before binding, the lock, the state file, shutdown.
 
 One server per store: the server holds an exclusive ``flock`` on ``<home>/serve.lock`` for its
 whole life (the kernel drops it if the process dies, so a killed server never blocks the next).
-It issues itself a write token named ``local`` at every start and writes it, with its address,
-to ``<home>/serve.json`` (mode 0600) for the project's hooks; both are withdrawn at shutdown.
+At every start it makes, in memory only, a write token named ``local`` and a proof key, and
+writes them with its address to the user's private state directory (``lorelab._state``) for
+the hooks; the file is withdrawn at shutdown, and a killed server's token and key die with it.
 SIGTERM stops it gracefully: no new connection is accepted and requests in flight finish.
 """
 
@@ -16,6 +17,7 @@ import ipaddress
 import json
 import logging
 import os
+import secrets
 import socket
 import ssl
 import sys
@@ -25,14 +27,21 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any, Final
 
-from lorelab._cache import write_atomically
+from lorelab._state import (
+    SERVERS,
+    NotPrivate,
+    private_dir,
+    read_json,
+    server_file,
+    untrusted_reason,
+    write_private,
+)
 from lorelab.errors import InputFileError, PreflightError, UsageError
 from lorelab.memory import SqliteMemoryStore, open_store, store_path
 from lorelab.serve._admission import Admission, Limits
-from lorelab.serve._tokens import LOCAL_TOKEN, TokenBook, create_token, list_tokens, revoke_token
+from lorelab.serve._tokens import LOCAL_TOKEN, TOKEN_PREFIX, TokenBook, list_tokens, revoke_token
 
 LOCK_NAME: Final = "serve.lock"
-STATE_NAME: Final = "serve.json"
 GRACEFUL_SECONDS: Final = 5
 LOG: Final = logging.getLogger("lorelab.serve")
 
@@ -183,30 +192,37 @@ def _url(options: ServeOptions, port: int) -> str:
     return f"{scheme}://{shown}:{port}"
 
 
-def _write_state(home: Path, options: ServeOptions, port: int, token: str | None) -> Path:
+def _write_state(
+    home: Path, options: ServeOptions, port: int, token: str | None, proof_key: bytes
+) -> Path:
+    """Tell the user's hooks where this server is, in the user's private state directory."""
     state = {
         "url": _url(options, port),
         "token": token,
+        "proof_key": proof_key.hex(),
         "pid": os.getpid(),
+        "home": str(home),
         "tls_cafile": None if options.tls_cert is None else str(Path(options.tls_cert).resolve()),
     }
-    path = home / STATE_NAME
-    write_atomically(path, json.dumps(state, indent=2).encode() + b"\n")
-    os.chmod(path, 0o600)
+    try:
+        private_dir(SERVERS, create=True)
+    except NotPrivate as exc:
+        raise PreflightError(f"the state directory for the hooks is not private: {exc}") from None
+    path = server_file(home)
+    write_private(path, json.dumps(state, indent=2).encode() + b"\n")
     return path
 
 
 def _remove_state(path: Path) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
+    with contextlib.suppress(OSError, ValueError, NotPrivate):
+        if read_json(path).get("pid") == os.getpid():
             path.unlink()
 
 
-def _local_token(store_file: Path) -> str:
-    """A fresh ``local`` token: the one a previous server left live is revoked first."""
+def _revoke_stored_local(store_file: Path) -> None:
+    """Revoke a ``local`` token an earlier release stored (this one keeps it in memory only)."""
     if any(t.name == LOCAL_TOKEN and t.revoked_at is None for t in list_tokens(store_file)):
         revoke_token(store_file, LOCAL_TOKEN)
-    return create_token(store_file, LOCAL_TOKEN, "write")
 
 
 def _refuse_unsafe_bind(options: ServeOptions, store_file: Path) -> None:
@@ -224,6 +240,18 @@ def _refuse_unsafe_bind(options: ServeOptions, store_file: Path) -> None:
         raise PreflightError(
             f"--host {options.host}: a non-loopback address needs a token: create one with "
             "`lorelab serve token create NAME --scope read|write|admin`"
+        )
+
+
+def _refuse_untrusted_home(options: ServeOptions, home: Path) -> None:
+    """A project's ``.lorelab`` the user did not make is not served to the hooks unasked."""
+    if options.home is not None or os.environ.get("LORELAB_HOME") or not os.path.lexists(home):
+        return
+    reason = untrusted_reason(home)
+    if reason is not None:
+        raise PreflightError(
+            f"{reason}; look at it, then trust it with `lorelab hooks trust`, or name it "
+            "with --home"
         )
 
 
@@ -267,7 +295,9 @@ def run_server(options: ServeOptions) -> None:
         raise InputFileError(
             f"project directory {project_dir}: does not exist or is not a directory"
         )
-    _refuse_unsafe_bind(options, store_path(options.home, project_dir))
+    found = store_path(options.home, project_dir)
+    _refuse_unsafe_bind(options, found)
+    _refuse_untrusted_home(options, found.parent)
     options = replace(options, host=listen_address(options.host))
     store = open_store(options.home, project_dir)
     home = store.location.parent
@@ -288,8 +318,12 @@ def _serve_locked(
 
     store_file = store.location
     sock = _bind(options.host, options.port)
-    book = None if options.no_auth else TokenBook(store_file)
-    token = None if options.no_auth else _local_token(store_file)
+    _revoke_stored_local(store_file)
+    # The hooks' token and the proof key live in this process and the private state file
+    # only: a server killed with SIGKILL takes both with it.
+    token = None if options.no_auth else TOKEN_PREFIX + secrets.token_urlsafe(32)
+    proof_key = secrets.token_bytes(32)
+    book = None if options.no_auth else TokenBook(store_file, local=token)
     server = ServedLorelab(store, home, project_dir, allow_checks=options.allow_checks)
     app, admission = build_app(
         server,
@@ -298,6 +332,7 @@ def _serve_locked(
         loopback_names=_loopback_names(sock, options.host),
         run_hook=run_hook,
         limits=options.limits,
+        proof_key=proof_key,
     )
     config = uvicorn.Config(
         app,
@@ -310,7 +345,7 @@ def _serve_locked(
     )
     config.load()  # the TLS context among the rest: whatever fails here fails unannounced
     port = sock.getsockname()[1]
-    state = _write_state(home, options, port, token)
+    state = _write_state(home, options, port, token, proof_key)
     sys.stderr.write(
         f"lorelab serve: {_url(options, port)}/mcp for {store_file}"
         f"{' (no auth: loopback only)' if options.no_auth else ''}\n"
@@ -320,9 +355,6 @@ def _serve_locked(
         _server_class()(config, admission).run(sockets=[sock])
     finally:
         _remove_state(state)
-        if token is not None:
-            with contextlib.suppress(UsageError):
-                revoke_token(store_file, LOCAL_TOKEN)
         if book is not None:
             book.close()
         sock.close()
