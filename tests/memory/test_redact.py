@@ -301,6 +301,7 @@ def test_a_bracketed_or_spaced_secret_value_is_redacted_whole(text, redacted):
         "tokens: [a, b]",
         "bypass the cache: it works now",
         "the sort_key: by name then date",
+        "ran pwd: it printed the project root",
         "secrets: inherit",
         "password: $(cat /run/secrets/db)",
     ],

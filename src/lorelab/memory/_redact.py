@@ -84,10 +84,16 @@ _SECRET_KEY: Final = (
     r"|[A-Za-z0-9_.-]*[_-]key|[A-Za-z0-9_.-]*pass)"
 )
 # The keys no setting or prose word shares (``bypass``, ``sort_key`` are left out): a value with
-# spaces after one of them mid-line (``set password: correct horse battery staple``) is a secret.
+# spaces after one of them inside a YAML flow mapping ({user: bob, password: a b c}) is a secret.
 _STRONG_SECRET_KEY: Final = (
     r"[A-Za-z0-9_.-]*?(?:(?:secret|token)(?!s(?![A-Za-z0-9_.-]))|password|passwd|pwd|"
     r"passphrase|api[_-]?key|access[_-]?key|credential|private[_-]?key)[A-Za-z0-9_.-]*"
+)
+# The keys whose values hold spaces (pass phrases): after one of them, a value with spaces
+# anywhere in a line (set password: correct horse battery staple) is a secret. Tokens and keys
+# hold no spaces, and prose such as "auth token: fix the expiry check" is left alone.
+_PASSPHRASE_KEY: Final = (
+    r"(?:[A-Za-z0-9_.-]*(?:password|passwd|passphrase)[A-Za-z0-9_.-]*|[A-Za-z0-9_.-]+[_.-]pwd)"
 )
 # A value in brackets (``SECRET_KEY={...}``, ``(...)``, ``[...]``) runs to its closing bracket on
 # the same line, quotes and spaces included.
@@ -304,12 +310,12 @@ _DETECTORS: Final = (
         _SECRET_HINTS,
         accept=lambda value: " " in value and value.lower() not in _NOT_SECRETS,
     ),
-    # And mid-line, after a key no prose word shares (set password: correct horse battery
-    # staple): to the end of the line or a " #" comment.
+    # And mid-line, after a pass-phrase key (set password: correct horse battery staple): to
+    # the end of the line or a " #" comment.
     _Detector(
         "secret_assignment",
         _Pattern(
-            r"(?im)(?<![A-Za-z0-9_.-])" + _STRONG_SECRET_KEY + r":[ \t]+"
+            r"(?im)(?<![A-Za-z0-9_.-])" + _PASSPHRASE_KEY + r":[ \t]+"
             r"(?P<value>[^\s\"'#|>{(\[](?:[^\n#]|(?<!\s)#)*?)[ \t]*(?:[ \t]#[^\n]*)?$"
         ),
         _SECRET_HINTS,
