@@ -510,7 +510,7 @@ def test_require_sandbox_refuses_without_bubblewrap_unless_unconfined_runs_are_a
     _sandbox.probe_sandbox.cache_clear()
     try:
         with pytest.raises(SandboxUnavailable, match=r"apt-get install bubblewrap") as refused:
-            _sandbox.require_sandbox("lorelab eval learning")
+            _sandbox.require_sandbox("lorelab eval learning", allow_unsandboxed=False)
         allowed = _sandbox.require_sandbox("lorelab eval learning", allow_unsandboxed=True)
     finally:
         _sandbox.probe_sandbox.cache_clear()

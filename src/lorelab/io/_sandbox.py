@@ -396,29 +396,29 @@ class Confinement(RecordModel):
     )
     detail: str = Field(description="The probe's finding, e.g. 'bubblewrap not found'.")
     allow_unsandboxed: bool = Field(
-        description="Whether --allow-unsandboxed was given: without a working sandbox the "
-        "run was allowed to go ahead unconfined (false: it would have been refused)."
+        description="Whether --allow-unsandboxed was given; only then does a run go ahead "
+        "where no sandbox works ('none')."
     )
 
 
-def require_sandbox(what: str, *, allow_unsandboxed: bool = False) -> Confinement:
+def require_sandbox(what: str, *, allow_unsandboxed: bool | None = None) -> Confinement:
     """The confinement untrusted code will have; :class:`SandboxUnavailable` (exit 2, nothing
-    run) when there is no working sandbox and ``allow_unsandboxed`` is false.
+    run) when there is no working sandbox and unconfined runs were not allowed.
 
-    ``what`` names the command or flag in the one-line refusal."""
+    ``what`` names the command or flag in the one-line refusal; ``allow_unsandboxed`` is
+    ``None`` where the command has no ``--allow-unsandboxed`` (the refusal then offers none)."""
     support = probe_sandbox()
     if support.kind == "none" and not allow_unsandboxed:
+        offer = (
+            "" if allow_unsandboxed is None else ", or pass --allow-unsandboxed to run unconfined"
+        )
         raise SandboxUnavailable(
             f"{what}: no working sandbox on this machine ({support.detail}); install "
-            f"bubblewrap ({INSTALL_COMMAND}){_unsandboxed_hint(what)}; nothing was run"
+            f"bubblewrap ({INSTALL_COMMAND}){offer}; nothing was run"
         )
     return Confinement(
-        sandbox=support.kind, detail=support.detail, allow_unsandboxed=allow_unsandboxed
+        sandbox=support.kind, detail=support.detail, allow_unsandboxed=bool(allow_unsandboxed)
     )
-
-
-def _unsandboxed_hint(what: str) -> str:
-    return "" if what == "--sandbox" else ", or pass --allow-unsandboxed to run it unconfined"
 
 
 def sandbox_kind(requested: bool) -> SandboxKind:

@@ -253,6 +253,7 @@ class Database:
         self.read_only = False
         """Whether the store is read-only: its file is (:func:`file_read_only`), or a write found
         it so (set by that write's refusal)."""
+        self._opened_read_only = False
         if self.path.exists() and not self.path.is_file():
             raise InputFileError(f"{self.path}: not a regular file")
         if not create and not self.path.is_file():
