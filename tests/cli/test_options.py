@@ -32,6 +32,7 @@ SHARED_NAMES = {
     "--json": "as_json",
     "--home": "home",
     "--worker-timeout-s": "worker_timeout_s",
+    "--allow-unsandboxed": "allow_unsandboxed",
 }
 
 

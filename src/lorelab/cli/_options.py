@@ -16,6 +16,7 @@ decorator                      flags                                  parameter
 ``home_option``                ``--home``                             ``home: Path | None``
 ``project_option``             ``--project``                          ``project_dir`` (or given)
 ``file_option``                any file flag (``--manifest``...)      given, ``Path`` (``None``)
+``allow_unsandboxed_option``   ``--allow-unsandboxed``                ``allow_unsandboxed: bool``
 =============================  =====================================  ============================
 
 Timeouts are given in seconds everywhere (``--timeout-s`` for test runs,
@@ -139,6 +140,19 @@ def file_option(
         required=required,
         type=click.Path(path_type=Path, dir_okay=False),
         help=help_text,
+    )
+
+
+def allow_unsandboxed_option() -> Callable[[F], F]:
+    """``--allow-unsandboxed``, for commands that run generated or reference code; passed on as
+    ``allow_unsandboxed``. Without it such a command refuses (exit 2) where no sandbox works."""
+    return click.option(
+        "--allow-unsandboxed",
+        "allow_unsandboxed",
+        is_flag=True,
+        help="Where no sandbox works (bubblewrap missing, or unable to create its namespaces), "
+        "run generated and reference code unconfined instead of refusing; the receipts record "
+        "that it was given. Install bubblewrap instead: apt-get install bubblewrap.",
     )
 
 

@@ -10,6 +10,7 @@ import click
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with
 from lorelab.cli._executor_options import executor_options
 from lorelab.cli._options import (
+    allow_unsandboxed_option,
     endpoint_options,
     file_option,
     identity_option,
@@ -102,6 +103,7 @@ def _json_argv(text: str | None) -> list[str] | None:
 )
 @executor_options("task x condition runs")
 @endpoint_options()
+@allow_unsandboxed_option()
 @json_option("Print the run summary as JSON.")
 def run_command(
     manifest_path: Path,
@@ -116,6 +118,7 @@ def run_command(
     executor: str,
     ray_address: str | None,
     endpoint: EndpointOptions,
+    allow_unsandboxed: bool,
     as_json: bool,
 ) -> None:
     """Run every task under baseline, memory_guided, skill_planned and dreaming.
@@ -125,7 +128,8 @@ def run_command(
     run completed (a task the host did not solve is a measured outcome); 1 when any run could
     not complete as declared: a host call failed, a memory operation failed, or the host
     claimed another model than host.model (all kept in the record); 2 for bad input, nothing
-    run; 3 for a preflight failure (memory unreachable, seeds not as declared, holdouts
+    run (also: no working sandbox for the verify commands, unless --allow-unsandboxed); 3 for a
+    preflight failure (memory unreachable, seeds not as declared, holdouts
     already in memory, lock refused) or a changed host identity; 130/143 when interrupted
     (Ctrl-C/SIGTERM: the host is killed, aborted.json written, finalize clears the lock).
 
@@ -148,6 +152,7 @@ def run_command(
                 verify_timeout_s=verify_timeout_s,
                 executor=runs_on,
                 endpoint=endpoint,
+                allow_unsandboxed=allow_unsandboxed,
             )
         )
     finally:

@@ -20,6 +20,7 @@ from lorelab.cli._common import (
 from lorelab.cli._executor_options import executor_options
 from lorelab.cli._options import (
     agent_option,
+    allow_unsandboxed_option,
     endpoint_options,
     identity_option,
     json_option,
@@ -116,6 +117,7 @@ def learning_group() -> None:
 )
 @executor_options("trials")
 @endpoint_options()
+@allow_unsandboxed_option()
 @json_option("Print summary.json instead of a table.")
 def run_command(
     output: Path | None,
@@ -138,12 +140,15 @@ def run_command(
     executor: str,
     ray_address: str | None,
     endpoint: EndpointOptions,
+    allow_unsandboxed: bool,
     as_json: bool,
 ) -> None:
     """Run the paired evaluation into a fresh --output directory, with receipts.
 
     The worker --agent plays every role, except the roles --architect-agent, --author-agent
-    and --reviewer-agent hand to another worker (the same in both arms). Exit 0 when every trial
+    and --reviewer-agent hand to another worker (the same in both arms). Reference suites and
+    generated tests run in bubblewrap; without a working one the run is refused (exit 2)
+    unless --allow-unsandboxed. Exit 0 when every trial
     qualified; 1 when ground truth failed or some trial did not qualify (the summary is still
     written); 2 for bad input; 3 when a worker's identity fails preflight or reference-test or
     defect content would reach a worker; 130/143 when interrupted (the worker is killed,
@@ -177,6 +182,7 @@ def run_command(
         else ("protocol-fixture" if evidence_kind else None),
         started=started,
         control="placebo" if control == "placebo" else None,
+        allow_unsandboxed=allow_unsandboxed,
     )
     variants = sum(1 + len(fixture.defects) for fixture in manifest.fixtures)
     runs_on = make_executor(jobs, executor, ray_address)

@@ -37,6 +37,7 @@ __all__ = [
     "MAX_DEPTH",
     "MIB",
     "SCRIPT_HASH_CAP",
+    "Confinement",
     "ExecutionCancelled",
     "ProcessResult",
     "ProcessScope",
@@ -62,6 +63,7 @@ __all__ = [
     "read_json",
     "read_model",
     "remove_tree",
+    "require_sandbox",
     "run_bounded",
     "run_process",
     "sandbox_kind",
@@ -75,7 +77,14 @@ if _typing.TYPE_CHECKING:
     from lorelab.io._process import ProcessResult, run_bounded, run_process
     from lorelab.io._progress import Tick, at_terminal, no_progress, progress_bar
     from lorelab.io._receipts import ReceiptDir, create_output_dir
-    from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
+    from lorelab.io._sandbox import (
+        Confinement,
+        SandboxKind,
+        SandboxSupport,
+        probe_sandbox,
+        require_sandbox,
+        sandbox_kind,
+    )
     from lorelab.io._scope import ExecutionCancelled, ProcessScope
     from lorelab.io._signals import interrupts_deferred
     from lorelab.io._tree import remove_tree
@@ -92,9 +101,11 @@ _WHERE: _typing.Final = {
     "progress_bar": "lorelab.io._progress",
     "ReceiptDir": "lorelab.io._receipts",
     "create_output_dir": "lorelab.io._receipts",
+    "Confinement": "lorelab.io._sandbox",
     "SandboxKind": "lorelab.io._sandbox",
     "SandboxSupport": "lorelab.io._sandbox",
     "probe_sandbox": "lorelab.io._sandbox",
+    "require_sandbox": "lorelab.io._sandbox",
     "sandbox_kind": "lorelab.io._sandbox",
     "interrupts_deferred": "lorelab.io._signals",
     "remove_tree": "lorelab.io._tree",
