@@ -200,6 +200,22 @@ def untrusted_reason(home: Path) -> str | None:
     return None
 
 
+def refuse_untrusted_home(home: Path, *, named: bool) -> None:
+    """Refuse (:class:`lorelab.errors.PreflightError`) to serve a discovered project memory
+    home the user did not make: one a clone or another user supplied. A home the user named
+    (``--home``, ``$LORELAB_HOME``) and one that does not exist yet are not checked."""
+    if named or os.environ.get("LORELAB_HOME") or not os.path.lexists(home):
+        return
+    reason = untrusted_reason(home)
+    if reason is not None:
+        from lorelab.errors import PreflightError
+
+        raise PreflightError(
+            f"{reason}; look at it, then trust it with `lorelab hooks trust`, or name it "
+            "with --home"
+        )
+
+
 def create_trusted_home(home: Path) -> bool:
     """Make the missing memory home ``home`` (0700) and trust it; ``False`` if it existed."""
     try:

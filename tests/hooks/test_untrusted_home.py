@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,3 +114,24 @@ def test_a_home_owned_by_another_user_is_refused_and_cannot_be_trusted(tmp_path)
     assert refused.exit_code == 2
     assert "owned by uid 65534, not by this user" in refused.stderr
     assert _prompt(clone) == ""
+
+
+def test_lorelab_mcp_refuses_a_store_shipped_in_a_cloned_repository(tmp_path):
+    # The agent's MCP server is the other way a shipped store could brief it (lore_prepare).
+    clone = _cloned(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "LORELAB_HOME"}
+    done = subprocess.run(
+        [sys.executable, "-m", "lorelab", "mcp", "--project", str(clone)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "not created by lorelab for this user" in lines[0]
+    assert "lorelab hooks trust" in lines[0]
+    assert "Traceback" not in done.stderr

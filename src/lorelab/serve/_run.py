@@ -32,8 +32,8 @@ from lorelab._state import (
     NotPrivate,
     private_dir,
     read_json,
+    refuse_untrusted_home,
     server_file,
-    untrusted_reason,
     write_private,
 )
 from lorelab.errors import InputFileError, PreflightError, UsageError
@@ -245,14 +245,7 @@ def _refuse_unsafe_bind(options: ServeOptions, store_file: Path) -> None:
 
 def _refuse_untrusted_home(options: ServeOptions, home: Path) -> None:
     """A project's ``.lorelab`` the user did not make is not served to the hooks unasked."""
-    if options.home is not None or os.environ.get("LORELAB_HOME") or not os.path.lexists(home):
-        return
-    reason = untrusted_reason(home)
-    if reason is not None:
-        raise PreflightError(
-            f"{reason}; look at it, then trust it with `lorelab hooks trust`, or name it "
-            "with --home"
-        )
+    refuse_untrusted_home(home, named=options.home is not None)
 
 
 def _log_to_stderr() -> None:
