@@ -213,3 +213,25 @@ def test_help_never_cuts_a_command_summary_mid_sentence(group):
     assert result.exit_code == 0
     commands = result.output.split("Commands:", 1)[1]
     assert "..." not in commands
+
+
+@pytest.mark.parametrize(
+    ("args", "suggested"),
+    [
+        (["hooks", "install", "claud"], "Did you mean 'claude-code'?"),
+        (["hooks", "install", "gemni"], "Did you mean 'gemini'?"),
+        (["memory", "list", "--kind", "lesons"], "Did you mean 'lesson'?"),
+        (["tests", "run", ".", "--runner", "pyest"], "Did you mean 'pytest'?"),
+    ],
+)
+def test_a_mistyped_choice_gets_a_suggestion_in_one_line(args, suggested):
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith("lorelab: error: ")
+    assert suggested in line
+
+
+def test_an_argument_choice_is_named_by_its_metavar_not_its_choices():
+    result = CliRunner().invoke(app, ["hooks", "install", "claud"])
+    assert "Invalid value for 'AGENT'" in result.stderr

@@ -80,19 +80,27 @@ _FLAGS = ("record", "--task", "t", "--summary", "s", "--outcome", "passed", "--v
 @pytest.mark.parametrize(
     ("args", "stdin", "message"),
     [
-        (("record", "--task", "t"), None, "record flags: summary: Field required"),
+        (
+            ("record", "--task", "t"),
+            None,
+            "Missing options --summary, --outcome, --verify-command and --verify-exit-code.",
+        ),
         (("record", "--input", "-"), "{not json", "stdin: invalid JSON"),
         (("record", "--input", "-", "--task", "x"), "{}", "either with --input or with flags"),
         (("record", "--input", "/nonexistent/x.json"), None, "x.json"),
         (("record", "--ran", "zero:pytest"), None, "expected EXIT_CODE:COMMAND"),
-        (("prepare", "x y z", "--budget-tokens", "5"), None, "budget_tokens"),
+        (
+            ("prepare", "x y z", "--budget-tokens", "5"),
+            None,
+            "--budget-tokens 5: Input should be greater than or equal to 50",
+        ),
         (("promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"), None, "name"),
         (("show", "nope"), None, "not an item id"),
         (("outcome", "plan-4", "--passed", "--rework-count", "0"), None, "does not exist"),
         (
             (*_FLAGS, "--verify-exit-code", "99999999999999999999999"),
             None,
-            "record flags: verification.exit_code: Input should be less than or equal to",
+            "--verify-exit-code 99999999999999999999999: Input should be less than or equal to",
         ),
         (
             ("record", "--input", "-"),
@@ -107,13 +115,14 @@ _FLAGS = ("record", "--task", "t", "--summary", "s", "--outcome", "passed", "--v
         (
             (*_FLAGS, "--verify-exit-code", "0", "--ran", "99999999999999999999:make"),
             None,
-            "record flags: commands.0.exit_code: Input should be less than or equal to",
+            "--ran 99999999999999999999: Input should be less than or equal to",
         ),
-        (("list", "--limit", "99999999999999999999"), None, "list arguments: limit"),
-        (("list", "--limit", "0"), None, "list arguments: limit"),
-        (("outcome", "plan-1", "--passed", "--rework-count", "100000"), None, "rework_count"),
-        (("check", "cand-1", "--timeout", "nan"), None, "timeout_seconds"),
-        (("dream", "--limit", "99999999999999999999"), None, "dream arguments: limit"),
+        (("list", "--limit", "99999999999999999999"), None, "--limit 99999999999999999999:"),
+        (("list", "--limit", "0"), None, "--limit 0: Input should be greater than or equal to 1"),
+        (("outcome", "plan-1", "--passed", "--rework-count", "100000"), None, "--rework-count"),
+        (("check", "cand-1", "--timeout", "nan"), None, "--timeout nan"),
+        (("dream", "--limit", "99999999999999999999"), None, "--limit 99999999999999999999:"),
+        (("record", "--task", "t", "--summary", "s"), None, "Missing options --outcome, --verify"),
     ],
 )
 def test_bad_input_is_one_line_on_stderr_with_exit_code_2(run, args, stdin, message):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import click
@@ -19,6 +19,7 @@ from lorelab.cli._signals import interrupted_exit_code
 from lorelab.errors import LorelabError
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
     from rich.console import Console
 
 
@@ -39,6 +40,96 @@ def _one_line(exc: click.UsageError) -> click.UsageError:
     if isinstance(exc, OneLineUsageError | NoArgsIsHelpError):
         return exc  # already one line, or "no arguments: here is the help"
     return OneLineUsageError(exc.format_message(), exc.ctx)
+
+
+def _closest(value: str, choices: Sequence[str]) -> str | None:
+    """The one choice ``value`` most likely meant: the only one it begins, else the closest."""
+    starting = [choice for choice in choices if choice.startswith(value)]
+    if value and len(starting) == 1:
+        return starting[0]
+    import difflib  # only a mistyped value pays for it
+
+    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+class SuggestingChoice(click.Choice[Any]):
+    """A choice whose error names the likely meant value: ``'claud' ... Did you mean 'claude'?``
+
+    Every command a :class:`LorelabGroup` hands out has its choices made this kind, so every
+    choice in the tree suggests, with no command declaring it."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        message = super().get_invalid_choice_message(value, ctx)
+        close = _closest(str(value), [str(choice) for choice in self.choices])
+        return f"{message} Did you mean {close!r}?" if close is not None else message
+
+
+def _suggesting(command: click.Command) -> click.Command:
+    for param in command.params:
+        if type(param.type) is click.Choice:
+            param.type = SuggestingChoice(param.type.choices, param.type.case_sensitive)
+    return command
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def require_options(given: Mapping[str, object]) -> None:
+    """A usage error naming every flag of ``given`` (flag -> value) that is ``None``, at once."""
+    missing = [flag for flag, value in given.items() if value is None]
+    if missing:
+        plural = "s" if len(missing) > 1 else ""
+        raise click.UsageError(f"Missing option{plural} {_listed(missing)}.")
+
+
+def param_flags(params: Iterable[click.Parameter]) -> dict[str, str]:
+    """How the user spells each parameter: ``--budget-tokens`` for an option, ``TASK`` for an
+    argument, by parameter name."""
+    spelled: dict[str, str] = {}
+    for param in params:
+        if param.name is None:
+            continue
+        if isinstance(param, click.Option):
+            long = [opt for opt in param.opts if opt.startswith("--")] or param.opts
+            spelled[param.name] = long[0].split("/")[0]
+        else:
+            spelled[param.name] = param.human_readable_name.upper()
+    return spelled
+
+
+def flags_usage_error(
+    exc: ValidationError, flag_of: Callable[[tuple[int | str, ...]], tuple[str, ...]]
+) -> click.UsageError:
+    """One usage error for every problem pydantic found in a request made from flags.
+
+    Each problem names the user's flag (``flag_of`` maps a field's location to it) instead of
+    the request's field: all the missing flags at once, then each bad value with what it was.
+    A flag not given reaches the request as ``None``: its error is a missing flag too.
+    """
+    missing: list[str] = []
+    invalid: list[str] = []
+    for error in exc.errors():
+        location = tuple(error["loc"])
+        flags = flag_of(location) or (".".join(str(part) for part in location) or "(top level)",)
+        value = error.get("input")
+        if error["type"] == "missing" or value is None:
+            missing.extend(flag for flag in flags if flag not in missing)
+            continue
+        flag = " ".join(flags)
+        shown = (
+            f" {value!r}"
+            if isinstance(value, str)
+            else (f" {value}" if isinstance(value, int | float) else "")
+        )
+        invalid.append(f"{flag}{shown}: {error['msg']}")
+    parts = []
+    if missing:
+        plural = "s" if len(missing) > 1 else ""
+        parts.append(f"Missing option{plural} {_listed(missing)}.")
+    parts.extend(f"{problem}." for problem in invalid)
+    return click.UsageError(" ".join(parts))
 
 
 class LorelabGroup(click.Group):
@@ -92,6 +183,10 @@ class LorelabGroup(click.Group):
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise OneLineUsageError(f"No such command {name!r}.{hint}", ctx)
         return super().resolve_command(ctx, args)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        return None if command is None else _suggesting(command)
 
     def _hidden(self, name: str) -> bool:
         """Whether the command ``name`` stays out of help and suggestions (an old spelling)."""

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from lorelab.cli import _memory_views as views
-from lorelab.cli._common import echo_json
+from lorelab.cli._common import echo_json, flags_usage_error, param_flags
 from lorelab.errors import UsageError
-from lorelab.io import read_json
+from lorelab.io import read_json, validate_model
 from lorelab.memory import (
     CheckRun,
     LocksResult,
@@ -23,7 +23,11 @@ from lorelab.memory import (
     open_store,
 )
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 Options = dict[str, Any]
+M = TypeVar("M", bound="BaseModel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,9 @@ class Call:
     data: Any
     source: str
     project_dir: str | None = None
+    fields: dict[str, tuple[str, ...]] | None = None
+    """Made from flags: the parameters that give each request field (a dotted path), so that
+    an error names the user's flags; ``None`` when the request was read from JSON."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +82,51 @@ def store_for(ctx: click.Context, *, create: bool) -> MemoryStore:
     return store
 
 
-def _json_input(source: str | None, given: Options, what: str, flags_source: str) -> Call:
+def _json_input(
+    source: str | None,
+    given: Options,
+    what: str,
+    flags_source: str,
+    fields: dict[str, tuple[str, ...]] | None = None,
+) -> Call:
     """The request from ``--input`` (a JSON file or ``-``) or from flags, never both."""
     if source is None:
-        return Call(given, flags_source)
+        return Call(given, flags_source, fields=fields or {})
     if given:
         raise UsageError(f"give the {what} either with --input or with flags, not both")
     return Call(views.read_input(source), "stdin" if source == "-" else source)
+
+
+def request_of(model: type[M], call: Call, params: list[click.Parameter]) -> M:
+    """``call``'s data validated as ``model``; when it was made from flags, an error names the
+    flags (all the missing ones at once), not the request's fields."""
+    if call.fields is None:
+        return validate_model(model, call.data, call.source)
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(call.data)
+    except ValidationError as exc:
+        raise flags_usage_error(exc, _flag_namer(call.fields, params)) from None
+
+
+def _flag_namer(
+    fields: dict[str, tuple[str, ...]], params: list[click.Parameter]
+) -> Callable[[tuple[int | str, ...]], tuple[str, ...]]:
+    """How an error's location (``("verification", "exit_code")``) is spelled on the command
+    line: the flags of the longest dotted prefix the call declared, else the flag named like
+    the field."""
+    spelled = param_flags(params)
+
+    def flag_of(location: tuple[int | str, ...]) -> tuple[str, ...]:
+        words = [str(part) for part in location]
+        for end in range(len(words), 0, -1):
+            names = fields.get(".".join(words[:end]))
+            if names:
+                return tuple(spelled.get(name, name) for name in names)
+        return (spelled[words[0]],) if words and words[0] in spelled else ()
+
+    return flag_of
 
 
 def _given(options: Options, names: dict[str, str]) -> Options:
@@ -100,6 +145,9 @@ def from_options(what: str, **fields: str | Callable[[Options], Any]) -> Callabl
                 for field, source in fields.items()
             },
             f"{what} arguments",
+            fields={
+                field: (source,) for field, source in fields.items() if isinstance(source, str)
+            },
         )
 
     return call
@@ -127,22 +175,30 @@ def _input(what: str) -> click.Option:
 # ------------------------------------------------------------------ record
 
 
+_RECORD_FIELDS = {
+    "task": "task",
+    "summary": "summary",
+    "outcome": "outcome",
+    "project_name": "project",
+    "qa": "qa",
+    "plan_id": "plan_id",
+    "skill_id": "skill_id",
+    "host": "host",
+    "model": "model",
+    "task_id": "task_id",
+}
+_RECORD_FLAGS: dict[str, tuple[str, ...]] = {
+    **{field: (name,) for name, field in _RECORD_FIELDS.items()},
+    "verification": ("verify_command", "verify_exit_code"),
+    "verification.command": ("verify_command",),
+    "verification.exit_code": ("verify_exit_code",),
+    "commands": ("ran",),
+    "steps": ("step",),
+}
+
+
 def _record_call(options: Options) -> Call:
-    given = _given(
-        options,
-        {
-            "task": "task",
-            "summary": "summary",
-            "outcome": "outcome",
-            "project_name": "project",
-            "qa": "qa",
-            "plan_id": "plan_id",
-            "skill_id": "skill_id",
-            "host": "host",
-            "model": "model",
-            "task_id": "task_id",
-        },
-    )
+    given = _given(options, _RECORD_FIELDS)
     if options["verify_command"] is not None or options["verify_exit_code"] is not None:
         given["verification"] = {
             "command": options["verify_command"],
@@ -154,7 +210,7 @@ def _record_call(options: Options) -> Call:
         given["steps"] = list(options["step"])
     if options["files"]:
         given["files"] = list(options["files"])
-    return _json_input(options["input_path"], given, "experience", "record flags")
+    return _json_input(options["input_path"], given, "experience", "record flags", _RECORD_FLAGS)
 
 
 _RECORD = Command(
@@ -301,6 +357,7 @@ _CHECK = Command(
         {"candidate_id": o["candidate_id"], "timeout_seconds": o["timeout"]},
         "check arguments",
         project_dir=o["directory"],
+        fields={"candidate_id": ("candidate_id",), "timeout_seconds": ("timeout",)},
     ),
     human=lambda request, run: views.print_check(run),
     exit_code=_check_failed,
@@ -391,7 +448,9 @@ def _lock_call(options: Options) -> Call:
     if not holdout:
         raise UsageError("give at least one holdout task with --task or --tasks-file")
     return Call(
-        {"evaluation_id": options["evaluation_id"], "holdout_tasks": holdout}, "lock arguments"
+        {"evaluation_id": options["evaluation_id"], "holdout_tasks": holdout},
+        "lock arguments",
+        fields={"evaluation_id": ("evaluation_id",), "holdout_tasks": ("tasks", "tasks_file")},
     )
 
 
@@ -439,14 +498,15 @@ _LOCK_SHOW = Command(
 
 
 def _checkpoint_call(options: Options) -> Call:
-    given = _given(
-        options, {"scope": "scope", "boundary": "boundary", "summary": "summary", "task": "task"}
-    )
+    names = {"scope": "scope", "boundary": "boundary", "summary": "summary", "task": "task"}
+    given = _given(options, names)
     if options["notes"]:
         given["notes"] = list(options["notes"])
     if options["failed"]:
         given["failed_commands"] = views.parse_ran(options["failed"], "--failed")
-    return _json_input(options["input_path"], given, "checkpoint", "checkpoint flags")
+    fields: dict[str, tuple[str, ...]] = {name: (name,) for name in names}
+    fields |= {"notes": ("notes",), "failed_commands": ("failed",)}
+    return _json_input(options["input_path"], given, "checkpoint", "checkpoint flags", fields)
 
 
 _CHECKPOINT = Command(
@@ -523,6 +583,8 @@ def default_command(entry: Operation[Any, Any]) -> Command:
     return Command(
         help=f"{entry.description}\n\nGive the request as JSON with --input (a file, or -).",
         params=[_input(f"{entry.request.__name__}")],
-        call=lambda o: _json_input(o["input_path"], {}, "request", f"{entry.name} arguments"),
+        call=lambda o: _json_input(
+            o["input_path"], {}, "request", f"{entry.name} arguments", {"": ("input_path",)}
+        ),
         human=lambda request, result: echo_json(result),
     )

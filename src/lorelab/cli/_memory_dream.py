@@ -11,16 +11,17 @@ from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 from lorelab.cli import _memory_views as views
 from lorelab.cli._common import echo_json, exit_with
 from lorelab.cli._memory_commands import (
+    Call,
     Command,
     Options,
     Where,
     from_options,
     project_name,
+    request_of,
     store_for,
     where_of,
 )
 from lorelab.errors import UsageError
-from lorelab.io import validate_model
 from lorelab.memory import HOME_ENV, WorkerDreamRequest, find_project
 
 
@@ -52,15 +53,16 @@ def _dream_divert(ctx: click.Context, options: Options, as_json: bool) -> bool:
             raise UsageError(f"{stray[0]} is only used with --agent (a worker-based Dream)")
         return False
     max_candidates = options["max_candidates"]
-    request = validate_model(
-        WorkerDreamRequest,
+    call = Call(
         {
             "project": options["project_name"],
             "limit": options["limit"],
             "max_candidates": 10 if max_candidates is None else max_candidates,
         },
         "dream arguments",
+        fields={"project": ("project_name",)},
     )
+    request = request_of(WorkerDreamRequest, call, DREAM.params)
     timeout_ms, max_output_bytes = options["timeout_ms"], options["max_output_bytes"]
     # Loaded here: a worker-based Dream is the only memory command that needs the workers.
     from lorelab.memory._dream_worker import dream_with_worker

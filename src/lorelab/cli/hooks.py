@@ -79,7 +79,7 @@ def _change_command(name: Literal["install", "uninstall"], verb: str, help_text:
     """``hooks install`` or ``hooks uninstall``: one change to AGENT's configuration."""
 
     @hooks_group.command(name=name, help=help_text)
-    @click.argument("agent", type=_AGENT_CHOICE)
+    @click.argument("agent", type=_AGENT_CHOICE, metavar="AGENT")
     @_scope_option
     @_PROJECT
     @json_option()

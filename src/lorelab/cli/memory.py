@@ -22,6 +22,7 @@ from lorelab.cli._memory_commands import (
     Where,
     default_command,
     json_option,
+    request_of,
     store_for,
     where_of,
 )
@@ -29,7 +30,6 @@ from lorelab.cli._memory_dream import DREAM
 from lorelab.cli._memory_retrieval import RETRIEVAL_COMMANDS
 from lorelab.cli._options import project_option
 from lorelab.errors import UsageError
-from lorelab.io import validate_model
 from lorelab.memory import OPERATIONS, Operation, Target, find_project, memory_home
 
 
@@ -63,7 +63,7 @@ def _run(entry: Operation[Any, Any], command: Command, options: Options) -> None
     if command.divert is not None and command.divert(ctx, options, as_json):
         return
     call = command.call(options)
-    request = validate_model(entry.request, call.data, call.source)
+    request = request_of(entry.request, call, command.params)
     result = entry.handler(_target(ctx, entry, call.project_dir), request)
     if as_json:
         echo_json(command.json_view(result) if command.json_view is not None else result)

@@ -77,7 +77,17 @@ def test_run_without_output_and_agent_is_a_one_line_usage_error():
     hint = result.stderr.strip().splitlines()
     assert len(hint) == 1
     assert hint[0].startswith("lorelab: error: ")
-    assert "--output and --agent are required" in hint[0]
+    assert "Missing options --output and --agent." in hint[0]
+
+
+def test_run_names_only_the_flag_that_is_missing():
+    result = CliRunner().invoke(
+        app, ["eval", "learning", "run", "--dataset", "default", "--agent", "fixture"]
+    )
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("lorelab: error: Missing option --output.")
+    assert "--agent" not in line.split("(see")[0]
 
 
 def test_the_bare_learning_group_shows_its_help_and_runs_nothing():
