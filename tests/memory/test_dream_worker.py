@@ -421,7 +421,7 @@ def test_a_payload_over_the_cap_is_refused_before_anything_runs(run, tmp_path, m
         (("--timeout-ms", "500"), "--timeout-ms is only used with --agent"),
         (("--identity", "me"), "--identity is only used with --agent"),
         (("--agent", "fixture", "--timeout-ms", "0"), "timeout 0 ms must be between"),
-        (("--agent", "fixture", "--max-candidates", "0"), "max_candidates"),
+        (("--agent", "fixture", "--max-candidates", "0"), "--max-candidates 0: Input should be"),
         (("--agent", "pytest -q"), "neither a shipped adapter"),
     ],
 )

@@ -422,6 +422,10 @@ class DreamResult(OutputModel):
     candidates: list[Candidate] = Field(description="New candidates from this Dream.")
     considered_experiences: int
     already_known: int = Field(description="Shared procedures already a Skill or a candidate.")
+    reason: str | None = Field(
+        default=None,
+        description="Why no new candidate was proposed, with the mining rule; null when one was.",
+    )
 
 
 class CandidateProposal(InputModel):

@@ -547,7 +547,7 @@ def _all_runs(run: ConditionsRun) -> Section:
             r.record.rework_count,
             r.record.guidance_tokens,
             Value(r.record.retrieval_relevant, unknown=_no_retrieval(r.condition)),
-            r.host_time_ms,
+            Value(r.host_time_ms, milliseconds=True),
             ", ".join(r.flags) or "none",
         ]
         for p, r in run.runs
@@ -565,7 +565,7 @@ def _all_runs(run: ConditionsRun) -> Section:
                 "rework",
                 "guidance tokens",
                 "retrieval relevant",
-                "host ms",
+                "host time",
                 "flags",
             ),
             rows,
