@@ -12,6 +12,7 @@ decorator                      flags                                  parameter
                                ``--timeout-ms``)
 ``max_output_bytes_option``    ``--max-output-bytes``                 ``max_output_bytes: int``
 ``json_option``                ``--json``                             ``as_json: bool``
+``quiet_option``               ``-q``, ``--quiet``                    (none: applied around it)
 ``output_option``              ``--output``                           ``output: Path | None``
 ``home_option``                ``--home``                             ``home: Path | None``
 ``project_option``             ``--project``                          ``project_dir`` (or given)
@@ -89,6 +90,26 @@ def identity_option(
 def json_option(help_text: str = "Print the result as JSON.") -> Callable[[F], F]:
     """``--json``, passed on as ``as_json``."""
     return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def quiet_option(
+    help_text: str = "No progress on stderr (by default a bar at a terminal, else one line per "
+    "finished unit).",
+) -> Callable[[F], F]:
+    """``-q/--quiet``: the command runs inside :func:`lorelab.io.quiet_progress`; it receives no
+    parameter."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, quiet: bool, **kwargs: Any) -> Any:
+            from lorelab.io import quiet_progress
+
+            with quiet_progress(quiet):
+                return function(*args, **kwargs)
+
+        return click.option("-q", "--quiet", "quiet", is_flag=True, help=help_text)(wrapper)  # type: ignore[return-value]
+
+    return decorate
 
 
 def output_option(

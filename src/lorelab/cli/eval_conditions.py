@@ -15,6 +15,7 @@ from lorelab.cli._options import (
     identity_option,
     json_option,
     output_option,
+    quiet_option,
 )
 from lorelab.cli.eval_conditions_report import report_command
 from lorelab.errors import UsageError
@@ -103,6 +104,7 @@ def _json_argv(text: str | None) -> list[str] | None:
 @executor_options("task x condition runs")
 @endpoint_options()
 @json_option("Print the run summary as JSON.")
+@quiet_option()
 def run_command(
     manifest_path: Path,
     host: str,

@@ -26,6 +26,7 @@ from lorelab.cli._options import (
     json_option,
     max_output_bytes_option,
     output_option,
+    quiet_option,
     worker_timeout_option,
 )
 from lorelab.evaluation.executors import make_executor
@@ -117,6 +118,7 @@ def learning_group() -> None:
 @executor_options("trials")
 @endpoint_options()
 @json_option("Print summary.json instead of a table.")
+@quiet_option()
 def run_command(
     output: Path | None,
     agent: str | None,

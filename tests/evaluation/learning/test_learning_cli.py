@@ -106,3 +106,32 @@ def test_installed_program_exports_the_default_dataset_without_a_traceback():
     )
     assert completed.returncode == 0, completed.stderr.decode()
     assert json.loads(completed.stdout)["id"] == "lorelab-default-1"
+
+
+def _fake_run(request, output, progress, runs_on):
+    from types import SimpleNamespace
+
+    progress("ground truth run normalize reference")
+    progress("trial 1/2 normalize r1 memory: qualified, 3/3 detected")
+    progress("trial 2/2 normalize r1 no-memory: qualified, 2/3 detected")
+    return SimpleNamespace(summary=None, message="2 trials", exit_code=0)
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_run_off_a_terminal_prints_one_line_per_finished_unit_unless_quiet(
+    tmp_path, monkeypatch, quiet
+):
+    monkeypatch.setattr("lorelab.cli.eval_learning.run_learning", _fake_run)
+    args = ["eval", "learning", "run", "--dataset", "default", "--agent", "fixture"]
+    args += ["--output", str(tmp_path / "out"), *(["--quiet"] if quiet else [])]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    progress = [line for line in result.stderr.splitlines() if line.startswith("learning")]
+    if quiet:
+        assert progress == []
+    else:
+        assert [line.split(" (")[0] for line in progress] == [
+            "learning evaluation 1/30: ground truth run normalize reference",
+            "learning evaluation 2/30: trial 1/2 normalize r1 memory: qualified, 3/3 detected",
+            "learning evaluation 3/30: trial 2/2 normalize r1 no-memory: qualified, 2/3 detected",
+        ]
