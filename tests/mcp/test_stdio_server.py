@@ -517,6 +517,12 @@ _BAD_CALLS: list[tuple[tuple[str, ...], str | None, str, dict[str, Any]]] = [
 # Where a message names its input: the CLI names the file, stdin or its flags; a tool its
 # arguments. What follows is the same.
 _SOURCE = re.compile(r"^(?:stdin|arguments|[a-z-]+ (?:arguments|flags)): ")
+_FLAG_OF = {
+    "budget_tokens": "budget-tokens",
+    "limit": "limit",
+    "name": "name",
+    "timeout_seconds": "timeout",
+}
 
 
 def test_a_bad_call_gets_the_same_one_line_message_from_the_cli_and_over_mcp(tmp_path, transport):
@@ -553,7 +559,14 @@ def test_a_bad_call_gets_the_same_one_line_message_from_the_cli_and_over_mcp(tmp
 
     from_mcp = anyio.run(main)
     for cli_text, mcp_text in zip(from_cli, from_mcp, strict=True):
-        assert _SOURCE.sub("", cli_text) == _SOURCE.sub("", mcp_text), (cli_text, mcp_text)
+        if cli_text.startswith("--"):
+            # Made from flags: the CLI names the user's flag and value where the tool names its
+            # argument; the problem is the same.
+            problem = _SOURCE.sub("", mcp_text).split(": ", 1)[1]
+            assert cli_text.startswith(f"--{_FLAG_OF[_SOURCE.sub('', mcp_text).split(':')[0]]} ")
+            assert f": {problem}. (see '" in cli_text, (cli_text, mcp_text)
+        else:
+            assert _SOURCE.sub("", cli_text) == _SOURCE.sub("", mcp_text), (cli_text, mcp_text)
         assert "validation error" not in mcp_text
         assert "pydantic" not in mcp_text
 
