@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from lorelab.io import ProcessScope, _sandbox, probe_sandbox, run_process
+from tests.support.missing_tools import bubblewrap_reason
 from tests.support.sleepers import (
     DETACHED_SLEEPERS,
     KILLS_ITS_LAUNCHER,
@@ -30,8 +31,7 @@ ENV = dict(os.environ)
 SUPPORT = probe_sandbox()
 needs_bubblewrap = pytest.mark.skipif(
     SUPPORT.kind != "bubblewrap",
-    reason=f"no full bubblewrap sandbox on this machine ({SUPPORT.detail}); "
-    "install it with: apt-get install -y bubblewrap",
+    reason=bubblewrap_reason(SUPPORT.detail),
 )
 
 

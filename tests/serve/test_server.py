@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from lorelab.cli.main import app
+from tests.support.missing_tools import missing
 from tests.support.serve import (
     http_client,
     make_token,
@@ -202,7 +203,7 @@ def _free_port() -> int:
 NGINX_EXAMPLE = Path(__file__).parents[2] / "examples" / "serve" / "nginx.conf"
 
 
-@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed")
+@pytest.mark.skipif(shutil.which("nginx") is None, reason=missing("nginx"))
 def test_the_documented_nginx_configuration_proxies_mcp_with_tls(tmp_path):
     # docs/serve.md shows examples/serve/nginx.conf; this runs that file, with its
     # placeholders filled in, in front of a real server.
