@@ -149,6 +149,13 @@ class LorelabGroup(click.Group):
     ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent, **extra)
+        except NoArgsIsHelpError as exc:
+            # A bare group is a question, not a mistake: its help on stdout, exit 0 (as gh).
+            help_ctx = exc.ctx
+            if help_ctx is None:
+                raise
+            click.echo(help_ctx.get_help())
+            help_ctx.exit(0)
         except click.UsageError as exc:
             raise _one_line(exc) from None
 
@@ -217,6 +224,25 @@ class LazyCommand(NamedTuple):
     hidden: bool = False
 
 
+def deprecation(old: str, new: str) -> None:
+    """Say on stderr that the old spelling ``old`` still works and ``new`` is the one to use."""
+    click.echo(f"lorelab: warning: {old!r} is deprecated; use {new!r}", err=True)
+
+
+def deprecated_alias(command: click.Command, old: str, new: str) -> click.Command:
+    """A hidden copy of ``command`` for its old spelling ``old``: it works as before, after one
+    deprecation line on stderr naming ``new``."""
+    alias = hidden_alias(command)
+    invoke = type(command).invoke
+
+    def warn_then_invoke(ctx: click.Context) -> Any:
+        deprecation(old, new)
+        return invoke(alias, ctx)
+
+    alias.invoke = warn_then_invoke  # type: ignore[method-assign]
+    return alias
+
+
 def hidden_alias(command: click.Command) -> click.Command:
     """A copy of ``command`` that works as before but is listed in no help: an old spelling.
 
@@ -227,27 +253,43 @@ def hidden_alias(command: click.Command) -> click.Command:
 
 
 class DefaultRunGroup(LorelabGroup):
-    """A group whose old spelling without a subcommand still runs ``run``.
+    """A group whose old spelling without a subcommand still runs ``run`` (or ``default``).
 
     ``lorelab eval learning --dataset ...`` and ``lorelab eval context FIXTURE...`` were the
     spellings before every evaluation group took explicit subcommands; they stay working,
     and are shown in no help. ``positional_run``: a first argument that is no subcommand's
-    name is ``run``'s (``context``'s fixtures); otherwise only an option starts ``run``."""
+    name is ``run``'s (``context``'s fixtures); otherwise only an option starts ``run``.
+    ``warn``: the old spelling, even bare (``lorelab serve``), runs ``default`` after a
+    deprecation line on stderr."""
 
-    def __init__(self, *args: Any, positional_run: bool = False, **kwargs: Any) -> None:
-        kwargs.setdefault("no_args_is_help", True)
+    def __init__(
+        self,
+        *args: Any,
+        positional_run: bool = False,
+        default: str = "run",
+        warn: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("no_args_is_help", not warn)
         super().__init__(*args, **kwargs)
         self.positional_run = positional_run
+        self.default = default
+        self.warn = warn
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         first = args[0] if args else None
         if (
-            first is not None
-            and first not in self.commands
-            and first not in ctx.help_option_names
-            and (self.positional_run or first.startswith("-"))
-        ):
-            args = ["run", *args]
+            (first is None and self.warn)
+            or (
+                first is not None
+                and first not in self.commands
+                and first not in ctx.help_option_names
+                and (self.positional_run or first.startswith("-"))
+            )
+        ) and not ctx.resilient_parsing:
+            if self.warn:
+                deprecation(ctx.command_path, f"{ctx.command_path} {self.default}")
+            args = [self.default, *args]
         return super().parse_args(ctx, args)
 
 

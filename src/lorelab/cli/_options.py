@@ -180,6 +180,28 @@ def max_output_bytes_option(
     )
 
 
+def old_option(old: str, new: str, name: str, **option: Any) -> Callable[[F], F]:
+    """The old spelling ``old`` of the option ``new`` (parameter ``name``, default None): hidden,
+    it works as before after a deprecation line on stderr; giving both is a usage error."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(f"old_{name}")
+            if value is not None:
+                if kwargs.get(name) is not None:
+                    raise click.UsageError(f"give {new} once (not also its old spelling {old})")
+                from lorelab.cli._common import deprecation
+
+                deprecation(old, new)
+                kwargs[name] = value
+            return function(*args, **kwargs)
+
+        return click.option(old, f"old_{name}", hidden=True, default=None, **option)(wrapper)  # type: ignore[return-value]
+
+    return decorate
+
+
 def worker_timeout_option(
     *, default_ms: int, max_ms: int | None = None, prefix: str = ""
 ) -> Callable[[F], F]:
@@ -208,6 +230,10 @@ def worker_timeout_option(
             if worker_timeout_s is not None:
                 kwargs["timeout_ms"] = max(1, round(worker_timeout_s * 1000))
             else:
+                if old is not None:
+                    from lorelab.cli._common import deprecation
+
+                    deprecation("--timeout-ms", "--worker-timeout-s")
                 kwargs["timeout_ms"] = default_ms if old is None else old
             return function(*args, **kwargs)
 

@@ -1,7 +1,7 @@
 """The four-condition evaluation's report: the decision, pass rates, paired changes per holdout,
 rework, guidance tokens, negative transfer and pollution, Skills to review, and memory failures.
 
-The figures come from the same report ``lorelab eval conditions report`` prints, computed by
+The figures come from the same report ``lorelab eval conditions decide`` prints, computed by
 :func:`lorelab.evaluation.conditions.evaluate` from the run's runs file and the manifest in its
 ``manifest.json`` receipt; nothing is recomputed here.
 """
