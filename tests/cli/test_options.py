@@ -41,7 +41,7 @@ def _options(command: click.Command):
 
 def test_the_command_tree_is_loaded_completely():
     paths = {" ".join(path) for path, _ in ALL_COMMANDS}
-    assert {"tests run", "tests generate", "eval conditions report", "worker call"} <= paths
+    assert {"tests run", "tests generate", "eval conditions decide", "worker call"} <= paths
 
 
 @pytest.mark.parametrize("flag", sorted(SHARED_NAMES))

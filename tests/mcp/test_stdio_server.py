@@ -344,18 +344,18 @@ def test_the_cli_and_mcp_give_the_same_results_for_the_same_calls(tmp_path, tran
         cli("record", "--input", "-", stdin=json.dumps(_experience(SECOND))),
         cli("prepare", "regenerate parquet fixtures for orders", "--budget-tokens", "600"),
         cli("prepare", "Add a dark mode toggle to the settings page"),
-        cli("promote", "exp-1", "exp-2", "--name", "orders-fixtures", "--description", "Fixtures."),
+        cli("skills", "promote", "exp-1", "exp-2", "--name", "orders-fixtures", "--description", "Fixtures."),
         cli("start", "regenerate the orders parquet fixtures"),
         cli("outcome", "plan-1", "--failed", "--rework-count", "2"),
-        cli("health"),
+        cli("skills", "health"),
         cli("dream"),
         cli("list", "--kind", "experience"),
         cli("show", "exp-2"),
         cli("record", "--input", "-", stdin=json.dumps(_other_experience("Seed the dev database"))),
         cli("record", "--input", "-", stdin=json.dumps(_other_experience("Dev database seeding"))),
         cli("dream"),
-        cli("check", "cand-1", "--dir", str(project)),
-        cli("promote-candidate", "cand-1", "--name", "seed-dev-db"),
+        cli("candidates", "check", "cand-1", "--dir", str(project)),
+        cli("candidates", "promote", "cand-1", "--name", "seed-dev-db"),
         cli("checkpoint", "--input", "-", stdin=json.dumps(CHECKPOINT)),
         cli("recover", "task-17"),
         cli("recover", "never"),
@@ -477,26 +477,26 @@ _BAD_CALLS: list[tuple[tuple[str, ...], str | None, str, dict[str, Any]]] = [
         {"plan_id": "plan-8", "passed": True, "rework_count": 0},
     ),
     (
-        ("promote", "exp-1", "exp-1", "--name", "a-b", "--description", "d"),
+        ("skills", "promote", "exp-1", "exp-1", "--name", "a-b", "--description", "d"),
         None,
         "lore_promote_skill",
         {"experience_ids": ["exp-1", "exp-1"], "name": "a-b", "description": "d"},
     ),
     (
-        ("promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"),
+        ("skills", "promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"),
         None,
         "lore_promote_skill",
         {"experience_ids": ["exp-1", "exp-2"], "name": "Bad Name", "description": "d"},
     ),
-    (("check", "cand-9"), None, "lore_check_candidate", {"candidate_id": "cand-9"}),
+    (("candidates", "check", "cand-9"), None, "lore_check_candidate", {"candidate_id": "cand-9"}),
     (
-        ("check", "cand-9", "--timeout", "0"),
+        ("candidates", "check", "cand-9", "--timeout-s", "0"),
         None,
         "lore_check_candidate",
         {"candidate_id": "cand-9", "timeout_seconds": 0},
     ),
     (
-        ("promote-candidate", "cand-9"),
+        ("candidates", "promote", "cand-9"),
         None,
         "lore_promote_candidate",
         {"candidate_id": "cand-9"},
@@ -521,7 +521,7 @@ _FLAG_OF = {
     "budget_tokens": "budget-tokens",
     "limit": "limit",
     "name": "name",
-    "timeout_seconds": "timeout",
+    "timeout_seconds": "timeout-s",
 }
 
 
@@ -640,7 +640,7 @@ def test_without_the_operators_consent_no_recorded_command_runs_over_mcp(tmp_pat
     shown = CliRunner().invoke(app, [*memory, "show", "cand-1", "--json"])
     assert json.loads(shown.stdout)["state"] == "candidate"  # never checked
     # The operator still checks candidates from the command line.
-    checked = CliRunner().invoke(app, [*memory, "check", "cand-1", "--json"])
+    checked = CliRunner().invoke(app, [*memory, "candidates", "check", "cand-1", "--json"])
     assert checked.exit_code == 0, checked.output
     assert token in _printed(json.loads(checked.stdout))
 

@@ -94,7 +94,7 @@ _FLAGS = ("record", "--task", "t", "--summary", "s", "--outcome", "passed", "--v
             None,
             "--budget-tokens 5: Input should be greater than or equal to 50",
         ),
-        (("promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"), None, "name"),
+        (("skills", "promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"), None, "name"),
         (("show", "nope"), None, "not an item id"),
         (("outcome", "plan-4", "--passed", "--rework-count", "0"), None, "does not exist"),
         (
@@ -120,7 +120,7 @@ _FLAGS = ("record", "--task", "t", "--summary", "s", "--outcome", "passed", "--v
         (("list", "--limit", "99999999999999999999"), None, "--limit 99999999999999999999:"),
         (("list", "--limit", "0"), None, "--limit 0: Input should be greater than or equal to 1"),
         (("outcome", "plan-1", "--passed", "--rework-count", "100000"), None, "--rework-count"),
-        (("check", "cand-1", "--timeout", "nan"), None, "--timeout nan"),
+        (("candidates", "check", "cand-1", "--timeout-s", "nan"), None, "--timeout-s nan"),
         (("dream", "--limit", "99999999999999999999"), None, "--limit 99999999999999999999:"),
         (("record", "--task", "t", "--summary", "s"), None, "Missing options --outcome, --verify"),
     ],
@@ -165,6 +165,7 @@ def test_the_full_memory_cycle_works_from_the_command_line(run, tmp_path):
 
     skill = _json(
         run(
+            "skills",
             "promote",
             "exp-1",
             "exp-2",
@@ -180,9 +181,9 @@ def test_the_full_memory_cycle_works_from_the_command_line(run, tmp_path):
     assert (plan["plan_id"], plan["skill_id"]) == ("plan-1", "skill-1")
     outcome = _json(run("outcome", "plan-1", "--failed", "--rework-count", "2", "--json"))
     assert (outcome["health"], outcome["state"]) == (1, "trusted")
-    health = _json(run("health", "skill-1", "--json"))
+    health = _json(run("skills", "health", "skill-1", "--json"))
     assert health["skills"][0]["failures"] == 1
-    assert "skill-1" in run("health").stdout
+    assert "skill-1" in run("skills", "health").stdout
 
     listed = _json(run("list", "--kind", "brief", "--json"))
     assert listed["total"] == 4
@@ -239,10 +240,10 @@ def test_dream_check_and_promote_candidate_from_the_command_line(run, tmp_path):
     dream = _json(run("dream", "--json"))
     [candidate] = dream["candidates"]
     assert candidate["state"] == "candidate"
-    run("promote-candidate", candidate["id"], code=2)
-    checked = run("check", candidate["id"], "--dir", str(project), "--json")
+    run("candidates", "promote", candidate["id"], code=2)
+    checked = run("candidates", "check", candidate["id"], "--dir", str(project), "--json")
     assert _json(checked)["passed"] is True
-    skill = _json(run("promote-candidate", candidate["id"], "--name", "fixtures", "--json"))
+    skill = _json(run("candidates", "promote", candidate["id"], "--name", "fixtures", "--json"))
     assert (skill["name"], skill["origin"]) == ("fixtures", "dream")
     assert not Path(project, "out.txt").exists()
 
@@ -258,7 +259,7 @@ def test_a_failing_check_prints_its_results_and_exits_1(run, tmp_path):
         }
         run("record", "--input", "-", input=json.dumps(data))
     [candidate] = _json(run("dream", "--json"))["candidates"]
-    result = run("check", candidate["id"], "--dir", str(tmp_path), code=1)
+    result = run("candidates", "check", candidate["id"], "--dir", str(tmp_path), code=1)
     assert "FAILED" in result.stdout
     assert "[failed]" in result.stdout
 
@@ -286,8 +287,8 @@ def test_a_dream_over_non_ascii_tasks_exports_as_a_valid_agent_skill(run, tmp_pa
         )
     [candidate] = _json(run("dream", "--json"))["candidates"]
     assert candidate["name"] == "aaa-zzz"
-    run("check", candidate["id"], "--dir", str(project))
-    skill = _json(run("promote-candidate", candidate["id"], "--json"))
+    run("candidates", "check", candidate["id"], "--dir", str(project))
+    skill = _json(run("candidates", "promote", candidate["id"], "--json"))
     out = tmp_path / "out"
     assert _json(run("skills", "export", str(out), "--json")) == [
         str(out / skill["name"] / "SKILL.md")
@@ -307,7 +308,7 @@ def _invoke(*args: str):
     [
         ("list",),
         ("show", "exp-1"),
-        ("health",),
+        ("skills", "health",),
         ("dream",),
         ("lock", "show"),
         ("skills", "export", "OUT"),
@@ -440,4 +441,4 @@ def test_exporting_no_skills_says_how_a_skill_comes_to_exist(run, tmp_path):
     out = run("skills", "export", str(tmp_path / "skills"), code=0).stdout
     assert out.startswith("no Skills to export")
     assert "lorelab memory promote" in out
-    assert "memory promote-candidate" in out
+    assert "memory candidates promote" in out

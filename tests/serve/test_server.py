@@ -83,7 +83,7 @@ def test_a_second_server_on_the_same_store_is_refused(tmp_path):
 def start_server_args(home: Path, project: Path) -> list[str]:
     from tests.support.serve import PY
 
-    return [PY, "-m", "lorelab", "serve", "--home", str(home), "--project", str(project)]
+    return [PY, "-m", "lorelab", "serve", "start", "--home", str(home), "--project", str(project)]
 
 
 def test_sigterm_shuts_down_gracefully_withdrawing_serve_json_and_the_local_token(tmp_path):
@@ -186,7 +186,17 @@ def test_tls_flags_must_come_together(tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     result = CliRunner().invoke(
-        app, ["serve", "--home", str(tmp_path / "h"), "--project", str(project), "--tls-cert", "x"]
+        app,
+        [
+            "serve",
+            "start",
+            "--home",
+            str(tmp_path / "h"),
+            "--project",
+            str(project),
+            "--tls-cert",
+            "x",
+        ],
     )
     assert result.exit_code == 2
     assert (

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from lorelab.cli import _memory_views as views
-from lorelab.cli._common import echo_json, flags_usage_error, param_flags
+from lorelab.cli._common import deprecation, echo_json, flags_usage_error, param_flags
 from lorelab.errors import UsageError
 from lorelab.io import read_json, validate_model
 from lorelab.memory import (
@@ -335,6 +335,14 @@ _HEALTH = Command(
 )
 
 
+def _seconds(options: Options) -> float:
+    """``--timeout-s``, or the old spelling ``--timeout`` (the same seconds) with a warning."""
+    if options["timeout"] is None:
+        return float(options["timeout_s"])
+    deprecation("--timeout", "--timeout-s")
+    return float(options["timeout"])
+
+
 def _check_failed(run: CheckRun) -> int:
     return 0 if run.passed else 1
 
@@ -350,14 +358,18 @@ _CHECK = Command(
             help="Project to copy for the checks (default: --project, else the current directory).",
         ),
         click.Option(
-            ["--timeout"], type=float, default=60.0, show_default=True, help="Seconds per check."
+            ["--timeout-s"], type=float, default=60.0, show_default=True, help="Seconds per check."
         ),
+        click.Option(["--timeout"], type=float, default=None, hidden=True),
     ],
     call=lambda o: Call(
-        {"candidate_id": o["candidate_id"], "timeout_seconds": o["timeout"]},
+        {"candidate_id": o["candidate_id"], "timeout_seconds": _seconds(o)},
         "check arguments",
         project_dir=o["directory"],
-        fields={"candidate_id": ("candidate_id",), "timeout_seconds": ("timeout",)},
+        fields={
+            "candidate_id": ("candidate_id",),
+            "timeout_seconds": ("timeout_s" if o["timeout"] is None else "timeout",),
+        },
     ),
     human=lambda request, run: views.print_check(run),
     exit_code=_check_failed,
@@ -380,6 +392,13 @@ _PROMOTE_CANDIDATE = Command(
 
 # ------------------------------------------------------------------ list and show
 
+
+def _list_call(options: Options) -> Call:
+    if options["kind"] == "lesson":
+        deprecation("lorelab memory list --kind lesson", "lorelab tests lessons list")
+    return from_options("list", kind="kind", limit="limit")(options)
+
+
 _LIST = Command(
     help="The most recent items of one kind, newest first.",
     params=[
@@ -393,7 +412,7 @@ _LIST = Command(
         ),
         click.Option(["--limit"], type=int, default=50, show_default=True),
     ],
-    call=from_options("list", kind="kind", limit="limit"),
+    call=lambda o: _list_call(o),
     human=lambda request, result: views.list_table(result),
 )
 
@@ -414,8 +433,9 @@ def _print_paths(request: Any, result: SkillsExportResult) -> None:
     if not result.paths:
         views.echo(
             "no Skills to export: a Skill is promoted from two or more verified experiences "
-            "(`lorelab memory promote`), or from a mined candidate whose checks passed "
-            "(`lorelab memory dream`, `memory check CAND`, `memory promote-candidate CAND`)"
+            "(`lorelab memory skills promote`), or from a mined candidate whose checks passed "
+            "(`lorelab memory dream`, `memory candidates check CAND`, "
+            "`memory candidates promote CAND`)"
         )
 
 

@@ -9,7 +9,7 @@ import click
 
 from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 from lorelab.cli import _memory_views as views
-from lorelab.cli._common import echo_json, exit_with
+from lorelab.cli._common import deprecation, echo_json, exit_with
 from lorelab.cli._memory_commands import (
     Call,
     Command,
@@ -41,8 +41,14 @@ def _worker_cwd(where: Where) -> Path | None:
 def _dream_divert(ctx: click.Context, options: Options, as_json: bool) -> bool:
     """``dream --agent``: a worker proposes the candidates; without it, the transport options
     are refused and the operation (mining) runs."""
+    if options["timeout_ms"] is not None:
+        deprecation("--timeout-ms", "--worker-timeout-s")
+    if options["worker_timeout_s"] is not None:
+        if options["timeout_ms"] is not None:
+            raise UsageError("give the worker timeout once: --worker-timeout-s")
+        options["timeout_ms"] = max(1, round(options["worker_timeout_s"] * 1000))
     given = {
-        "--timeout-ms": options["timeout_ms"],
+        "--worker-timeout-s": options["timeout_ms"],
         "--max-output-bytes": options["max_output_bytes"],
         "--max-candidates": options["max_candidates"],
         "--identity": options["operator_identity"],
@@ -111,12 +117,13 @@ DREAM = Command(
             "shell.",
         ),
         click.Option(
-            ["--timeout-ms"],
-            type=int,
+            ["--worker-timeout-s"],
+            type=click.FloatRange(min=0, min_open=True),
             default=None,
-            help="With --agent: kill the worker after this many ms "
-            f"(default {DEFAULT_TIMEOUT_MS}).",
+            help="With --agent: kill the worker after this many seconds "
+            f"(default {DEFAULT_TIMEOUT_MS / 1000:g}).",
         ),
+        click.Option(["--timeout-ms"], type=int, default=None, hidden=True),
         click.Option(
             ["--max-output-bytes"],
             type=int,

@@ -264,7 +264,7 @@ def promote_candidate(db: Database, request: PromoteCandidateRequest) -> Skill:
             raise UsageError(f"candidate {request.candidate_id} does not exist in this store")
         if row["state"] != "checked":
             hint = (
-                f"run `lorelab memory check {request.candidate_id}` first"
+                f"run `lorelab memory candidates check {request.candidate_id}` first"
                 if row["state"] in ("candidate", "check_failed")
                 else "it is already a Skill"
             )

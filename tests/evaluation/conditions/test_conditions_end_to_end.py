@@ -48,7 +48,7 @@ def run(tmp_path_factory):
         "--manifest", str(EXAMPLE / "conditions.json"),
         "--host", "fixture-host",
         "--output", str(output),
-        "--memory-home", str(home),
+        "--home", str(home),
         "--seed-memory", str(EXAMPLE / "memory_seed.json"),
         "--identity", "e2e test",
         "--json",

@@ -58,7 +58,7 @@ def test_the_next_hint_names_the_manifest_and_following_it_gives_the_readmes_dec
         app,
         [
             "eval", "conditions", "run", "--manifest", str(manifest), "--host", "fixture-host",
-            "--output", str(tmp_path / "unused"), "--memory-home", str(tmp_path / "home"),
+            "--output", str(tmp_path / "unused"), "--home", str(tmp_path / "home"),
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
