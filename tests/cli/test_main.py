@@ -157,7 +157,7 @@ def test_a_group_without_a_subcommand_still_shows_its_help():
     assert "learning" in result.output
 
 
-def test_eval_conditions_report_is_the_evaluate_command(tmp_path):
+def test_eval_conditions_decide_is_the_evaluate_command(tmp_path):
     runs = [
         {
             "task_id": task,
@@ -180,7 +180,7 @@ def test_eval_conditions_report_is_the_evaluate_command(tmp_path):
     runs_file.write_text(json.dumps({"runs": runs}))
     old = CliRunner().invoke(app, ["evaluate", "--input", str(runs_file), "--json"])
     new = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(runs_file), "--json"]
+        app, ["eval", "conditions", "decide", "--input", str(runs_file), "--json"]
     )
     # Two tasks are under the protocol minimums: both spellings decide "insufficient" (exit 1).
     assert old.exit_code == new.exit_code == 1, old.output

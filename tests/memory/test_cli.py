@@ -94,7 +94,11 @@ _FLAGS = ("record", "--task", "t", "--summary", "s", "--outcome", "passed", "--v
             None,
             "--budget-tokens 5: Input should be greater than or equal to 50",
         ),
-        (("skills", "promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"), None, "name"),
+        (
+            ("skills", "promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"),
+            None,
+            "name",
+        ),
         (("show", "nope"), None, "not an item id"),
         (("outcome", "plan-4", "--passed", "--rework-count", "0"), None, "does not exist"),
         (
@@ -308,7 +312,10 @@ def _invoke(*args: str):
     [
         ("list",),
         ("show", "exp-1"),
-        ("skills", "health",),
+        (
+            "skills",
+            "health",
+        ),
         ("dream",),
         ("lock", "show"),
         ("skills", "export", "OUT"),

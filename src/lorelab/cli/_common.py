@@ -99,6 +99,25 @@ def param_flags(params: Iterable[click.Parameter]) -> dict[str, str]:
     return spelled
 
 
+def flag_namer(
+    fields: dict[str, tuple[str, ...]], params: list[click.Parameter]
+) -> Callable[[tuple[int | str, ...]], tuple[str, ...]]:
+    """How an error's location (``("verification", "exit_code")``) is spelled on the command
+    line: the flags of the longest dotted prefix the call declared, else the flag named like
+    the field."""
+    spelled = param_flags(params)
+
+    def flag_of(location: tuple[int | str, ...]) -> tuple[str, ...]:
+        words = [str(part) for part in location]
+        for end in range(len(words), 0, -1):
+            names = fields.get(".".join(words[:end]))
+            if names:
+                return tuple(spelled.get(name, name) for name in names)
+        return (spelled[words[0]],) if words and words[0] in spelled else ()
+
+    return flag_of
+
+
 def flags_usage_error(
     exc: ValidationError, flag_of: Callable[[tuple[int | str, ...]], tuple[str, ...]]
 ) -> click.UsageError:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from lorelab.cli import _memory_views as views
-from lorelab.cli._common import deprecation, echo_json, flags_usage_error, param_flags
+from lorelab.cli._common import deprecation, echo_json, flag_namer, flags_usage_error
 from lorelab.errors import UsageError
 from lorelab.io import read_json, validate_model
 from lorelab.memory import (
@@ -107,26 +107,7 @@ def request_of(model: type[M], call: Call, params: list[click.Parameter]) -> M:
     try:
         return model.model_validate(call.data)
     except ValidationError as exc:
-        raise flags_usage_error(exc, _flag_namer(call.fields, params)) from None
-
-
-def _flag_namer(
-    fields: dict[str, tuple[str, ...]], params: list[click.Parameter]
-) -> Callable[[tuple[int | str, ...]], tuple[str, ...]]:
-    """How an error's location (``("verification", "exit_code")``) is spelled on the command
-    line: the flags of the longest dotted prefix the call declared, else the flag named like
-    the field."""
-    spelled = param_flags(params)
-
-    def flag_of(location: tuple[int | str, ...]) -> tuple[str, ...]:
-        words = [str(part) for part in location]
-        for end in range(len(words), 0, -1):
-            names = fields.get(".".join(words[:end]))
-            if names:
-                return tuple(spelled.get(name, name) for name in names)
-        return (spelled[words[0]],) if words and words[0] in spelled else ()
-
-    return flag_of
+        raise flags_usage_error(exc, flag_namer(call.fields, params)) from None
 
 
 def _given(options: Options, names: dict[str, str]) -> Options:
@@ -412,7 +393,7 @@ _LIST = Command(
         ),
         click.Option(["--limit"], type=int, default=50, show_default=True),
     ],
-    call=lambda o: _list_call(o),
+    call=_list_call,
     human=lambda request, result: views.list_table(result),
 )
 
