@@ -447,5 +447,5 @@ def test_exporting_no_skills_says_how_a_skill_comes_to_exist(run, tmp_path):
     run("prepare", "anything")  # the README's sequence: a store with no Skill yet
     out = run("skills", "export", str(tmp_path / "skills"), code=0).stdout
     assert out.startswith("no Skills to export")
-    assert "lorelab memory promote" in out
+    assert "lorelab memory skills promote" in out
     assert "memory candidates promote" in out

@@ -159,7 +159,7 @@ def test_the_fixture_dreamer_stores_unchecked_worker_candidates_that_reach_nothi
     assert brief["skills"] == []
     assert _json(run("start", TASK, "--json"))["plan_id"] is None
     refused = run("candidates", "promote", candidate["id"], code=2)
-    assert "run `lorelab memory check" in refused.stderr
+    assert "run `lorelab memory candidates check" in refused.stderr
 
     checked = _json(run("candidates", "check", candidate["id"], "--json"))
     assert checked["passed"] is True
