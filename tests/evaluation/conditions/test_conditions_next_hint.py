@@ -64,7 +64,7 @@ def test_the_next_hint_names_the_manifest_and_following_it_gives_the_readmes_dec
     assert result.exit_code == 0, result.output
     hint = next(line for line in result.output.splitlines() if line.startswith("next: "))
     argv = shlex.split(hint.removeprefix("next: "))
-    assert argv[:4] == ["lorelab", "eval", "conditions", "report"]
+    assert argv[:4] == ["lorelab", "eval", "conditions", "decide"]
     assert argv[argv.index("--manifest") + 1] == str(manifest)
     followed = CliRunner().invoke(app, [*argv[1:], "--json"])
     readme = evaluate_file(summary.output / "beta2_runs.json", manifest)
