@@ -130,6 +130,9 @@ def test_the_old_millisecond_spelling_still_works(tmp_path):
     result = _worker_call(tmp_path, "--timeout-ms", "3000")
     receipt = json.loads(result.stdout)
     assert receipt["timeoutMs"] == 3000
+    assert result.stderr.splitlines()[0] == (
+        "lorelab: warning: '--timeout-ms' is deprecated; use '--worker-timeout-s'"
+    )
 
 
 def test_giving_both_timeout_spellings_is_a_one_line_usage_error(tmp_path):
