@@ -3,9 +3,9 @@
 Each picture in docs/images is a page of `lorelab report` shot by headless Chromium: the default
 learning run (the README's command 1) and the conditions example. Beside each PNG is the SHA-256
 of the HTML that produced it (NAME.png.sha256), after leaving out what differs between two runs
-of the same code (durations and the time chart). `--check` makes the pages again and exits 1
-naming every picture whose page changed: then run this script without `--check`. Pixels are
-never compared.
+of the same code: durations, the time chart, and the random trial order (its seed, and the
+numbered receipt files the links name). `--check` makes the pages again and exits 1 naming every
+picture whose page changed: then run this script without `--check`. Pixels are never compared.
 
     python scripts/make_images.py            # remake the pictures (about 4 min on 2 idle cores)
     python scripts/make_images.py --check    # CI: exit 1 when a picture is stale
@@ -47,12 +47,17 @@ PICTURES = (
 _TIME_FIGURE = re.compile(r'<figure[^>]*data-figure="time".*?</figure>', re.DOTALL)
 _TIME_CELL = re.compile(r'data-value="[^"]*">\d+(?:\.\d+)? (?:ms|s)</td>')
 _DURATION = re.compile(r"\b\d+(?:\.\d+)? (?:ms|s)\b")
+_ORDER_SEED = re.compile(r'(order seed</td><td class="num") data-value="\d+">\d+<')
+_HREF = re.compile(r' href="[^"]*"')
 
 
 def normalised(html: str) -> str:
-    """The page without what two runs of the same code disagree on: how long things took."""
+    """The page without what two runs of the same code disagree on: how long things took, the
+    random trial order (its seed, and so the numbered receipt files every link names)."""
     html = _TIME_FIGURE.sub('<figure data-figure="time"></figure>', html)
     html = _TIME_CELL.sub('data-value="T">T</td>', html)
+    html = _ORDER_SEED.sub(r'\1 data-value="S">S<', html)
+    html = _HREF.sub("", html)
     return _DURATION.sub("T", html)
 
 

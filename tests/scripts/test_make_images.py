@@ -23,16 +23,20 @@ make_images = _load()
 PAGE = """<p>label: advance, +0.500; 39 passed</p>
 <table><tr><td class="num" data-value="27067">27.1 s</td></tr></table>
 <figure class="fig" data-figure="time"><svg><rect width="812.3"/></svg></figure>
-<p>elapsed 206.3 s, setup 85 ms</p>"""
+<p>elapsed 206.3 s, setup 85 ms</p>
+<tr><td>order seed</td><td class="num" data-value="1371394815">1371394815</td></tr>
+<a href="out/learning/trials/005-normalize-r1-memory.json" class="receipt">memory</a>"""
 
 
-def test_durations_and_the_time_chart_do_not_change_the_hash():
+def test_durations_the_time_chart_and_the_trial_order_do_not_change_the_hash():
     other = (
         PAGE.replace("27067", "31002")
         .replace("27.1 s", "31.0 s")
         .replace("812.3", "640.0")
         .replace("206.3 s", "99.9 s")
         .replace("85 ms", "91 ms")
+        .replace("1371394815", "588256873")
+        .replace("005-normalize", "001-normalize")
     )
     assert make_images.page_hash(other) == make_images.page_hash(PAGE)
 
