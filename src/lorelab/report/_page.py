@@ -37,7 +37,7 @@ background:#f3f4f6}
 .figure-block{margin:10px 0 18px}
 figure{margin:0 0 8px;max-width:100%;overflow-x:auto}
 figure svg{max-width:100%;height:auto;display:block}
-figure svg.wide{width:100%;min-width:900px;max-width:1600px}
+figure svg.wide{width:100%;min-width:820px;max-width:1600px}
 figcaption{color:var(--muted);font-size:12px;max-width:900px;margin-top:4px}
 .data{overflow-x:auto;min-width:0}
 table[data-table=overview] td.num{text-align:left}
