@@ -137,8 +137,9 @@ def flags_usage_error(
             missing.extend(flag for flag in flags if flag not in missing)
             continue
         flag = " ".join(flags)
+        # The value is the user's own input: its control and bidi characters go escaped.
         shown = (
-            f" {value!r}"
+            f" {printable(repr(value))}"
             if isinstance(value, str)
             else (f" {value}" if isinstance(value, int | float) else "")
         )
