@@ -221,7 +221,7 @@ def _hook() -> tuple[str, ...]:
 def _start_server(home: Path, project: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     """A ``lorelab serve`` for ``home``, once its state file (the hooks' fast path) exists."""
     server = subprocess.Popen(
-        [*PROGRAM, "serve", "--home", str(home), "--project", str(project), "--port", "0"],
+        [*PROGRAM, "serve", "start", "--home", str(home), "--project", str(project), "--port", "0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import missing_tools
+
 
 @pytest.fixture(scope="session")
 def pynguin_executable(tmp_path_factory) -> Path:
@@ -41,6 +43,7 @@ def pytest_configure(config):
     # never arrives. Each test process (xdist workers included) takes Ctrl-C as a terminal does.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    missing_tools.pytest_configure(config)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -12,6 +12,7 @@ from lorelab.cli.main import app
 from lorelab.io import _sandbox, probe_sandbox
 from lorelab.workspace import FileEntry, RunRoot
 from tests.support.deep_tree import DEPTH, MAKE_DEEP_TREE
+from tests.support.missing_tools import bubblewrap_reason
 from tests.support.sleepers import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
 
 SUPPORT = probe_sandbox()
@@ -56,8 +57,7 @@ def test_a_passing_suite_that_detaches_sleepers_leaves_none_running(project):
 
 @pytest.mark.skipif(
     SUPPORT.kind != "bubblewrap",
-    reason=f"no full bubblewrap sandbox on this machine ({SUPPORT.detail}); "
-    "install it with: apt-get install -y bubblewrap",
+    reason=bubblewrap_reason(SUPPORT.detail),
 )
 def test_with_sandbox_a_conftest_cannot_delete_a_file_outside_the_project(project, tmp_path):
     victim = tmp_path / "victim.txt"

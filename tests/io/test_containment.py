@@ -20,6 +20,7 @@ import pytest
 
 from lorelab.errors import SandboxUnavailable
 from lorelab.io import ProcessScope, _sandbox, probe_sandbox, run_process
+from tests.support.missing_tools import bubblewrap_reason
 from tests.support.sleepers import (
     DETACHED_SLEEPERS,
     KILLS_ITS_LAUNCHER,
@@ -31,8 +32,7 @@ ENV = dict(os.environ)
 SUPPORT = probe_sandbox()
 needs_bubblewrap = pytest.mark.skipif(
     SUPPORT.kind != "bubblewrap",
-    reason=f"no full bubblewrap sandbox on this machine ({SUPPORT.detail}); "
-    "install it with: apt-get install -y bubblewrap",
+    reason=bubblewrap_reason(SUPPORT.detail),
 )
 
 

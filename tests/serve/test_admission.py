@@ -224,7 +224,16 @@ def test_the_limits_are_checked_before_anything_starts(tmp_path):
     project.mkdir()
     result = CliRunner().invoke(
         app,
-        ["serve", "--home", str(tmp_path / "h"), "--project", str(project), "--max-queue", "-1"],
+        [
+            "serve",
+            "start",
+            "--home",
+            str(tmp_path / "h"),
+            "--project",
+            str(project),
+            "--max-queue",
+            "-1",
+        ],
     )
     assert result.exit_code == 2
     assert "--max-queue" in result.stderr

@@ -179,7 +179,17 @@ def test_a_write_token_records_and_the_record_names_it_in_show_and_explain(serve
 
 
 def _serve(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [PY, "-m", "lorelab", "serve", "--home", str(home), "--project", str(project)]
+    command = [
+        PY,
+        "-m",
+        "lorelab",
+        "serve",
+        "start",
+        "--home",
+        str(home),
+        "--project",
+        str(project),
+    ]
     return subprocess.run(
         [*command, "--port", "0", *args], capture_output=True, text=True, timeout=120
     )

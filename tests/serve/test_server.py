@@ -23,6 +23,7 @@ from cryptography.x509.oid import NameOID
 
 from lorelab._state import server_file
 from lorelab.cli.main import app
+from tests.support.missing_tools import missing
 from tests.support.serve import (
     http_client,
     make_token,
@@ -86,7 +87,7 @@ def test_a_second_server_on_the_same_store_is_refused(tmp_path):
 def start_server_args(home: Path, project: Path) -> list[str]:
     from tests.support.serve import PY
 
-    return [PY, "-m", "lorelab", "serve", "--home", str(home), "--project", str(project)]
+    return [PY, "-m", "lorelab", "serve", "start", "--home", str(home), "--project", str(project)]
 
 
 def test_sigterm_shuts_down_gracefully_withdrawing_the_state_file(tmp_path):
@@ -188,7 +189,17 @@ def test_tls_flags_must_come_together(tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     result = CliRunner().invoke(
-        app, ["serve", "--home", str(tmp_path / "h"), "--project", str(project), "--tls-cert", "x"]
+        app,
+        [
+            "serve",
+            "start",
+            "--home",
+            str(tmp_path / "h"),
+            "--project",
+            str(project),
+            "--tls-cert",
+            "x",
+        ],
     )
     assert result.exit_code == 2
     assert (
@@ -205,7 +216,7 @@ def _free_port() -> int:
 NGINX_EXAMPLE = Path(__file__).parents[2] / "examples" / "serve" / "nginx.conf"
 
 
-@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed")
+@pytest.mark.skipif(shutil.which("nginx") is None, reason=missing("nginx"))
 def test_the_documented_nginx_configuration_proxies_mcp_with_tls(tmp_path):
     # docs/serve.md shows examples/serve/nginx.conf; this runs that file, with its
     # placeholders filled in, in front of a real server.

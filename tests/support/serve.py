@@ -56,7 +56,17 @@ def start_server(
     env: dict[str, str] | None = None,
     port: int = 0,
 ) -> subprocess.Popen[bytes]:
-    command = [PY, "-m", "lorelab", "serve", "--home", str(home), "--project", str(project)]
+    command = [
+        PY,
+        "-m",
+        "lorelab",
+        "serve",
+        "start",
+        "--home",
+        str(home),
+        "--project",
+        str(project),
+    ]
     return subprocess.Popen(
         [*command, "--port", str(port), *args],
         env={**os.environ, **(env or {})},

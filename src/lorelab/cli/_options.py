@@ -12,6 +12,7 @@ decorator                      flags                                  parameter
                                ``--timeout-ms``)
 ``max_output_bytes_option``    ``--max-output-bytes``                 ``max_output_bytes: int``
 ``json_option``                ``--json``                             ``as_json: bool``
+``quiet_option``               ``-q``, ``--quiet``                    (none: applied around it)
 ``output_option``              ``--output``                           ``output: Path | None``
 ``home_option``                ``--home``                             ``home: Path | None``
 ``project_option``             ``--project``                          ``project_dir`` (or given)
@@ -90,6 +91,26 @@ def identity_option(
 def json_option(help_text: str = "Print the result as JSON.") -> Callable[[F], F]:
     """``--json``, passed on as ``as_json``."""
     return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def quiet_option(
+    help_text: str = "No progress on stderr (by default a bar at a terminal, else one line per "
+    "finished unit).",
+) -> Callable[[F], F]:
+    """``-q/--quiet``: the command runs inside :func:`lorelab.io.quiet_progress`; it receives no
+    parameter."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, quiet: bool, **kwargs: Any) -> Any:
+            from lorelab.io import quiet_progress
+
+            with quiet_progress(quiet):
+                return function(*args, **kwargs)
+
+        return click.option("-q", "--quiet", "quiet", is_flag=True, help=help_text)(wrapper)  # type: ignore[return-value]
+
+    return decorate
 
 
 def output_option(
@@ -173,6 +194,28 @@ def max_output_bytes_option(
     )
 
 
+def old_option(old: str, new: str, name: str, **option: Any) -> Callable[[F], F]:
+    """The old spelling ``old`` of the option ``new`` (parameter ``name``, default None): hidden,
+    it works as before after a deprecation line on stderr; giving both is a usage error."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(f"old_{name}")
+            if value is not None:
+                if kwargs.get(name) is not None:
+                    raise click.UsageError(f"give {new} once (not also its old spelling {old})")
+                from lorelab.cli._common import deprecation
+
+                deprecation(old, new)
+                kwargs[name] = value
+            return function(*args, **kwargs)
+
+        return click.option(old, f"old_{name}", hidden=True, default=None, **option)(wrapper)  # type: ignore[return-value]
+
+    return decorate
+
+
 def worker_timeout_option(
     *, default_ms: int, max_ms: int | None = None, prefix: str = ""
 ) -> Callable[[F], F]:
@@ -201,6 +244,10 @@ def worker_timeout_option(
             if worker_timeout_s is not None:
                 kwargs["timeout_ms"] = max(1, round(worker_timeout_s * 1000))
             else:
+                if old is not None:
+                    from lorelab.cli._common import deprecation
+
+                    deprecation("--timeout-ms", "--worker-timeout-s")
                 kwargs["timeout_ms"] = default_ms if old is None else old
             return function(*args, **kwargs)
 

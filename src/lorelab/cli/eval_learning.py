@@ -15,6 +15,7 @@ from lorelab.cli._common import (
     DefaultRunGroup,
     echo_json,
     exit_with,
+    require_options,
     stdout_console,
 )
 from lorelab.cli._executor_options import executor_options
@@ -26,9 +27,9 @@ from lorelab.cli._options import (
     json_option,
     max_output_bytes_option,
     output_option,
+    quiet_option,
     worker_timeout_option,
 )
-from lorelab.errors import UsageError
 from lorelab.evaluation.executors import make_executor
 from lorelab.evaluation.learning import DATASET_NAMES, get_dataset, manifest_schema
 from lorelab.evaluation.learning.controller import (
@@ -119,6 +120,7 @@ def learning_group() -> None:
 @endpoint_options()
 @allow_unsandboxed_option()
 @json_option("Print summary.json instead of a table.")
+@quiet_option()
 def run_command(
     output: Path | None,
     agent: str | None,
@@ -157,8 +159,9 @@ def run_command(
     With --jobs N or --executor ray, trials run side by side in the order decided up front;
     recall figures stand and the summary marks time comparisons confounded.
     """
-    if output is None or agent is None:
-        raise UsageError("lorelab eval learning run: --output and --agent are required")
+    require_options({"--output": output, "--agent": agent})
+    assert output is not None
+    assert agent is not None
     started = time.perf_counter()
     manifest, label = read_manifest_input(manifest_path, dataset)
     main_agent, role_agents = _agents(

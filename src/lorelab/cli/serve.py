@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from lorelab.cli._common import LorelabGroup, echo_json
+from lorelab.cli._common import DefaultRunGroup, LorelabGroup, echo_json
 from lorelab.cli._options import json_option, project_option
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,7 +28,17 @@ def _store_options(command: F) -> F:
     return _home_option(_project(command))
 
 
-@click.group(name="serve", cls=LorelabGroup, invoke_without_command=True)
+@click.group(name="serve", cls=DefaultRunGroup, default="start", warn=True)
+def serve_group() -> None:
+    """Serve the memory over MCP (streamable HTTP) at /mcp, and manage its bearer tokens.
+
+    \b
+    lorelab serve start [--host ADDRESS] [--port N] [...]
+    lorelab serve token create|list|revoke ...
+    """
+
+
+@serve_group.command(name="start")
 @_store_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
@@ -77,9 +87,7 @@ def _store_options(command: F) -> F:
     show_default=True,
     help="Seconds a request's body may take to arrive; a request takes a slot only once it has.",
 )
-@click.pass_context
-def serve_group(
-    ctx: click.Context,
+def start_command(
     home: str | None,
     project_dir: str | None,
     host: str,
@@ -104,8 +112,6 @@ def serve_group(
     requests in flight finish and exits. See docs/serve.md for
     the limits and for each agent's registration.
     """
-    if ctx.invoked_subcommand is not None:
-        return
     import os
 
     from lorelab.memory import ALLOW_CHECKS_ENV

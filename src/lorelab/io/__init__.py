@@ -59,6 +59,7 @@ __all__ = [
     "pretty_json",
     "probe_sandbox",
     "progress_bar",
+    "quiet_progress",
     "read_bounded",
     "read_json",
     "read_model",
@@ -75,7 +76,13 @@ __all__ = [
 
 if _typing.TYPE_CHECKING:
     from lorelab.io._process import ProcessResult, run_bounded, run_process
-    from lorelab.io._progress import Tick, at_terminal, no_progress, progress_bar
+    from lorelab.io._progress import (
+        Tick,
+        at_terminal,
+        no_progress,
+        progress_bar,
+        quiet_progress,
+    )
     from lorelab.io._receipts import ReceiptDir, create_output_dir
     from lorelab.io._sandbox import (
         Confinement,
@@ -99,6 +106,7 @@ _WHERE: _typing.Final = {
     "at_terminal": "lorelab.io._progress",
     "no_progress": "lorelab.io._progress",
     "progress_bar": "lorelab.io._progress",
+    "quiet_progress": "lorelab.io._progress",
     "ReceiptDir": "lorelab.io._receipts",
     "create_output_dir": "lorelab.io._receipts",
     "Confinement": "lorelab.io._sandbox",

@@ -24,6 +24,14 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._dream_worker import WorkerDreamResult as WorkerDreamResult
     from lorelab.memory._dream_worker import dream_with_worker as dream_with_worker
     from lorelab.memory._experiences import recording_as as recording_as
+    from lorelab.memory._item_models import EvaluationLock as EvaluationLock
+    from lorelab.memory._item_models import Experience as Experience
+    from lorelab.memory._item_models import Item as Item
+    from lorelab.memory._item_models import Lesson as Lesson
+    from lorelab.memory._item_models import ListRequest as ListRequest
+    from lorelab.memory._item_models import ListResult as ListResult
+    from lorelab.memory._item_models import ShowRequest as ShowRequest
+    from lorelab.memory._item_models import ShowResult as ShowResult
     from lorelab.memory._location import HOME_ENV as HOME_ENV
     from lorelab.memory._location import memory_home as memory_home
     from lorelab.memory._location import open_store as open_store
@@ -37,12 +45,6 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._models import CommandRun as CommandRun
     from lorelab.memory._models import DreamRequest as DreamRequest
     from lorelab.memory._models import DreamResult as DreamResult
-    from lorelab.memory._models import EvaluationLock as EvaluationLock
-    from lorelab.memory._models import Experience as Experience
-    from lorelab.memory._models import Item as Item
-    from lorelab.memory._models import Lesson as Lesson
-    from lorelab.memory._models import ListRequest as ListRequest
-    from lorelab.memory._models import ListResult as ListResult
     from lorelab.memory._models import OutcomeRequest as OutcomeRequest
     from lorelab.memory._models import OutcomeResult as OutcomeResult
     from lorelab.memory._models import PrepareRequest as PrepareRequest
@@ -50,8 +52,6 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._models import PromoteRequest as PromoteRequest
     from lorelab.memory._models import RecordRequest as RecordRequest
     from lorelab.memory._models import RecordResult as RecordResult
-    from lorelab.memory._models import ShowRequest as ShowRequest
-    from lorelab.memory._models import ShowResult as ShowResult
     from lorelab.memory._models import Skill as Skill
     from lorelab.memory._models import SkillHealthRequest as SkillHealthRequest
     from lorelab.memory._models import SkillHealthResult as SkillHealthResult
@@ -128,6 +128,16 @@ _EXPORTS: typing.Final = {
         "open_store",
         "store_path",
     ),
+    "lorelab.memory._item_models": (
+        "EvaluationLock",
+        "Experience",
+        "Item",
+        "Lesson",
+        "ListRequest",
+        "ListResult",
+        "ShowRequest",
+        "ShowResult",
+    ),
     "lorelab.memory._models": (
         "Brief",
         "Candidate",
@@ -138,12 +148,6 @@ _EXPORTS: typing.Final = {
         "CommandRun",
         "DreamRequest",
         "DreamResult",
-        "EvaluationLock",
-        "Experience",
-        "Item",
-        "Lesson",
-        "ListRequest",
-        "ListResult",
         "OutcomeRequest",
         "OutcomeResult",
         "PrepareRequest",
@@ -151,8 +155,6 @@ _EXPORTS: typing.Final = {
         "PromoteRequest",
         "RecordRequest",
         "RecordResult",
-        "ShowRequest",
-        "ShowResult",
         "Skill",
         "SkillHealthRequest",
         "SkillHealthResult",

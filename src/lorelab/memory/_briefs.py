@@ -13,14 +13,13 @@ from lorelab._model import estimate_tokens
 from lorelab.errors import PreflightError
 from lorelab.memory._brief import Rendered, render
 from lorelab.memory._db import Database, Row, dumps, format_id, loads, now, one, optional_id
+from lorelab.memory._item_models import BriefRecord, StoredCommand
 from lorelab.memory._models import (
     AvoidCommand,
     Brief,
     BriefExperience,
-    BriefRecord,
     BriefSkill,
     PrepareRequest,
-    StoredCommand,
 )
 from lorelab.memory._redact import Redactor
 from lorelab.memory._relevance import RelevancePolicy

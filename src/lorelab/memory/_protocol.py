@@ -12,16 +12,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from lorelab.memory._item_models import (
+    EvaluationLock,
+    Lesson,
+    ListRequest,
+    ListResult,
+    ShowRequest,
+    ShowResult,
+)
 from lorelab.memory._models import (
     Brief,
     Candidate,
     CheckRun,
     DreamRequest,
     DreamResult,
-    EvaluationLock,
-    Lesson,
-    ListRequest,
-    ListResult,
     OutcomeRequest,
     OutcomeResult,
     PrepareRequest,
@@ -29,8 +33,6 @@ from lorelab.memory._models import (
     PromoteRequest,
     RecordRequest,
     RecordResult,
-    ShowRequest,
-    ShowResult,
     Skill,
     SkillHealthRequest,
     SkillHealthResult,

@@ -9,11 +9,9 @@ from typing import Any
 from pydantic import Field
 
 from lorelab._model import InputModel, OutputModel
+from lorelab.memory._item_models import EvaluationLock, Experience, Lesson
 from lorelab.memory._models import (
     CandidateProposal,
-    EvaluationLock,
-    Experience,
-    Lesson,
     ProposalOutcome,
     RecordRequest,
     RecordResult,

@@ -185,6 +185,17 @@ def _client_host(host: str) -> str:
     return host
 
 
+def _listening(options: ServeOptions, port: int) -> str:
+    """Where the server listens, as started: every address for 0.0.0.0 or ::, then the URL a
+    client on this machine uses."""
+    url = f"{_url(options, port)}/mcp"
+    if options.host in ("0.0.0.0", "", "::"):
+        bound = "[::]" if options.host == "::" else "0.0.0.0"
+        every = "every IPv6 address" if options.host == "::" else "every IPv4 address"
+        return f"listening on {every} ({bound}:{port}); on this machine {url}"
+    return url
+
+
 def _url(options: ServeOptions, port: int) -> str:
     host = _client_host(options.host)
     shown = f"[{host}]" if ":" in host else host
@@ -340,7 +351,7 @@ def _serve_locked(
     port = sock.getsockname()[1]
     state = _write_state(home, options, port, token, proof_key)
     sys.stderr.write(
-        f"lorelab serve: {_url(options, port)}/mcp for {store_file}"
+        f"lorelab serve: {_listening(options, port)} for {store_file}"
         f"{' (no auth: loopback only)' if options.no_auth else ''}\n"
     )
     sys.stderr.flush()

@@ -64,7 +64,7 @@ def test_the_lorelab_profile_needs_a_memory_home(manifest, tmp_path):
     options = RunOptions(
         manifest_path=EXAMPLE / "conditions.json", host="fixture-host", output=tmp_path / "o"
     )
-    with pytest.raises(UsageError, match="--memory-home"):
+    with pytest.raises(UsageError, match="--home"):
         resolve_memory(manifest, options, EXAMPLE / "project")
 
 
@@ -109,7 +109,7 @@ def test_the_run_command_refuses_an_existing_output_directory_before_anything_ru
             "--manifest", str(EXAMPLE / "conditions.json"),
             "--host", "fixture-host",
             "--output", str(output),
-            "--memory-home", str(tmp_path / "home"),
+            "--home", str(tmp_path / "home"),
         ],
     )  # fmt: skip
     assert result.exit_code == 2
@@ -331,7 +331,7 @@ def _run_example(tmp_path: Path, *args: str):
             "eval", "conditions", "run",
             "--manifest", str(EXAMPLE / "conditions.json"),
             "--output", str(output),
-            "--memory-home", str(tmp_path / "home"),
+            "--home", str(tmp_path / "home"),
             *args,
         ],
     )  # fmt: skip

@@ -176,14 +176,14 @@ def resolve_memory(
     profile = PROFILES[manifest.memory.profile]
     home = Path(os.path.abspath(options.memory_home)) if options.memory_home else None
     if home is not None and home.exists() and not home.is_dir():
-        raise UsageError(f"--memory-home {options.memory_home}: exists and is not a directory")
+        raise UsageError(f"--home {options.memory_home}: exists and is not a directory")
     if home is not None:
         real_home, real_project = Path(os.path.realpath(home)), Path(os.path.realpath(project))
         if real_home == real_project or real_project in real_home.parents:
             # The snapshot leaves out only directories named .lorelab; any other memory home
             # inside the project would be copied into every condition's project, baseline too.
             raise UsageError(
-                f"--memory-home {options.memory_home}: is inside the project {project}; a "
+                f"--home {options.memory_home}: is inside the project {project}; a "
                 "baseline host would find the memory in its copy (put the home elsewhere)"
             )
     argv = options.memory_argv or manifest.memory.argv
@@ -195,9 +195,7 @@ def resolve_memory(
             "memory.argv in the manifest"
         )
     if home is None:
-        raise UsageError(
-            "the lorelab memory profile needs --memory-home DIR: the memory home under test"
-        )
+        raise UsageError("the lorelab memory profile needs --home DIR: the memory home under test")
     return profile, lorelab_server_argv(home, project), home
 
 
