@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from lorelab.errors import LorelabError
 from lorelab.io import canonical_bytes
+from lorelab.workers._secrets import redact_secrets
 from lorelab.workers.adapters._agent import AdapterFailure, Answer, Request, sum_counts
 from lorelab.workers.adapters.openai._chat import (
     DIALECTS,
@@ -31,7 +32,13 @@ from lorelab.workers.prompts import build_prompt
 from lorelab.workers.roles import Usage, validate_response
 
 DEFAULT_KEY_VARIABLE: Final = "OPENAI_API_KEY"
-DEFAULT_MAX_TOKENS: Final = 1024
+# The answer budget of each role, in tokens: what its largest acceptable answer needs. The
+# architect's grows with the cases it may plan; every budget is also capped by the call's output
+# bound (a token is at least one byte of answer) and by --max-tokens when given.
+ROLE_TOKENS: Final = {"reviewer": 384, "author": 2048, "host": 1536}
+ARCHITECT_BASE_TOKENS: Final = 64
+ARCHITECT_CASE_TOKENS: Final = 96
+ARCHITECT_DEFAULT_CASES: Final = 8
 ANSWER_ROLES: Final = ("architect", "author", "reviewer")
 # Keep this much of the budget to report after the last completion.
 REPORT_MARGIN_S: Final = 2.0
@@ -51,7 +58,19 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--model-file", default=None, help="The local model file (bound only).")
     parser.add_argument("--schema-dialect", choices=DIALECTS, default="json_schema")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="A ceiling on each completion's max_tokens (default: each role's answer budget).",
+    )
+    parser.add_argument(
+        "--no-stream",
+        dest="stream",
+        action="store_false",
+        help="Ask for one JSON reply instead of a stream (a server then cannot see a timed-out "
+        "call leave, and generates on).",
+    )
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--host-attempts", type=int, default=1, help="Edit rounds per host call.")
     parser.add_argument("--host-context-bytes", type=int, default=8_000)
@@ -69,13 +88,9 @@ def api_key(options: argparse.Namespace, env: dict[str, str] | os._Environ[str])
 
 
 def redact(text: str, key: str | None) -> str:
-    """``text`` with the key (and its last 8 characters, as providers echo them) removed."""
-    if not key:
-        return text
-    text = text.replace(key, "[key]")
-    if len(key) >= 12:
-        text = text.replace(key[-8:], "[key]")
-    return text
+    """``text`` with the key (and its last 8 characters, as providers echo them) and every
+    bearer-token shape removed."""
+    return redact_secrets(text, key)
 
 
 @dataclass(slots=True)
@@ -147,6 +162,22 @@ class Session:
         return completion
 
 
+def role_max_tokens(
+    role: str, payload: dict[str, Any], max_output_bytes: int, ceiling: int | None
+) -> int:
+    """``max_tokens`` for one role's completion: its answer budget (:data:`ROLE_TOKENS`), at
+    most the output bound in bytes and the ``--max-tokens`` ceiling."""
+    if role == "architect":
+        limits = payload.get("limits")
+        cases = limits.get("maxCases") if isinstance(limits, dict) else None
+        count = cases if isinstance(cases, int) and cases > 0 else ARCHITECT_DEFAULT_CASES
+        budget = ARCHITECT_BASE_TOKENS + ARCHITECT_CASE_TOKENS * count
+    else:
+        budget = ROLE_TOKENS.get(role, ROLE_TOKENS["host"])
+    budget = min(budget, max_output_bytes)
+    return max(1, min(budget, ceiling) if ceiling is not None else budget)
+
+
 def _usage(input_tokens: int | None, output_tokens: int | None) -> Usage | None:
     if input_tokens is None and output_tokens is None:
         return None
@@ -156,15 +187,18 @@ def _usage(input_tokens: int | None, output_tokens: int | None) -> Usage | None:
 def open_session(request: Request, key: str | None) -> Session:
     """The settings and deadline of one call, from the options and the transport budget."""
     options = request.options
-    if options.max_tokens < 1:
+    if options.max_tokens is not None and options.max_tokens < 1:
         raise AdapterFailure("invalid-option", "--max-tokens must be at least 1", exit_code=2)
     settings = ChatSettings(
         endpoint=_endpoint(options.base_url),
         model=options.model,
         key=key,
         dialect=options.schema_dialect,
-        max_tokens=options.max_tokens,
+        max_tokens=role_max_tokens(
+            request.role, request.payload, request.budget.max_output_bytes, options.max_tokens
+        ),
         temperature=options.temperature,
+        stream=options.stream,
     )
     return Session(
         settings=settings,
@@ -193,7 +227,10 @@ def answer_role(request: Request, session: Session) -> Answer:
         raise AdapterFailure(
             "invalid-answer", str(exc), usage=session.usage, model=session.model
         ) from None
-    notes = [f"{session.completions} completion(s); dialect {session.settings.dialect}"]
+    notes = [
+        f"{session.completions} completion(s); dialect {session.settings.dialect}; "
+        f"max_tokens {session.settings.max_tokens}; stream {session.settings.stream}"
+    ]
     return Answer(response=value, usage=session.usage, model=session.model, notes=notes)
 
 
