@@ -95,7 +95,10 @@ def _events(reply: Reply, body: Any, model: str | None) -> list[bytes] | None:
     content = {"role": "assistant", "content": message.get("content")}
     chunks = [
         {**base, "choices": [{"index": 0, "delta": content, "finish_reason": None}]},
-        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": first.get("finish_reason")}]},
+        {
+            **base,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": first.get("finish_reason")}],
+        },
     ]
     options = body.get("stream_options") if isinstance(body, dict) else None
     if isinstance(options, dict) and options.get("include_usage") and "usage" in value:
@@ -203,6 +206,11 @@ class ReplayServer:
         """The requests received so far, in order."""
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def completions(self) -> list[Seen]:
+        """The completion requests (POST) received so far, in order."""
+        return [seen for seen in self.requests if seen.method == "POST"]
 
     def __enter__(self) -> ReplayServer:
         self._thread.start()

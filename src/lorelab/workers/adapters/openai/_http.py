@@ -2,9 +2,9 @@
 
 Standard library only (``http.client``): one connection per request, the body read at most one
 byte past its bound. The timeout is a total deadline on the whole exchange (connect, headers and
-body), not a bound on each receive: at the deadline a watchdog shuts the socket down, so a server
-that trickles a byte at a time cannot hold a call, and a server that streams sees the client
-leave. A streamed reply (``text/event-stream``) is read event by event under the same bounds.
+body), not a bound on each receive: every receive gets only the time left, so a server that
+trickles a byte at a time cannot hold a call; at the deadline the connection is closed, so a
+server that streams sees the client leave. A streamed reply (``text/event-stream``) is read event by event under the same bounds.
 The API key goes only into the ``Authorization`` header of a completion request; the preflight
 sends no key and asks for no completion.
 """
@@ -12,9 +12,10 @@ sends no key and asks for no completion.
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import socket
-import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import SplitResult, urlsplit
@@ -102,30 +103,45 @@ def _describe(exc: BaseException) -> str:
     return str(text)
 
 
-class _Watchdog:
-    """Shuts a connection's socket down at a deadline: a total bound on the exchange."""
+class _DeadlineReader(io.RawIOBase):
+    """The socket's bytes, each receive bounded by the time left before the deadline (and none
+    after it): http.client reads status, headers and body through it, so no trickle of bytes
+    can stretch an exchange past its deadline."""
 
-    def __init__(self, connection: http.client.HTTPConnection, timeout_s: float) -> None:
-        self._connection = connection
-        self.fired = False
-        self._timer = threading.Timer(max(timeout_s, 0.0), self._fire)
-        self._timer.daemon = True
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._sock = sock
+        # A socket file keeps the descriptor open after the connection drops its socket.
+        self._file = sock.makefile("rb", buffering=0)
+        self._deadline = deadline
 
-    def _fire(self) -> None:
-        self.fired = True
-        sock = self._connection.sock
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # already closed: nothing left to stop
+    def close(self) -> None:
+        self._file.close()
+        super().close()
 
-    def __enter__(self) -> _Watchdog:
-        self._timer.start()
-        return self
+    def readable(self) -> bool:
+        return True
 
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
+    def readinto(self, buffer: Any) -> int:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the deadline passed")
+        self._sock.settimeout(left)
+        count: int | None = self._file.readinto(buffer)
+        return count or 0
+
+
+def _deadline_connection(endpoint: Endpoint, timeout_s: float) -> http.client.HTTPConnection:
+    deadline = time.monotonic() + timeout_s
+    connection = _connection(endpoint, timeout_s)
+
+    def response(sock: socket.socket, *args: Any, **kwargs: Any) -> http.client.HTTPResponse:
+        reply = http.client.HTTPResponse(sock, *args, **kwargs)
+        reply.fp = io.BufferedReader(_DeadlineReader(sock, deadline))
+        return reply
+
+    connection.response_class = response  # type: ignore[assignment]
+    return connection
 
 
 def _read_events(response: http.client.HTTPResponse, limit: int) -> tuple[tuple[bytes, ...], bool]:
@@ -171,24 +187,18 @@ def request(
         headers["Content-Type"] = "application/json"
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    connection = _connection(endpoint, timeout_s)
-    watchdog = _Watchdog(connection, timeout_s)
+    connection = _deadline_connection(endpoint, timeout_s)
     try:
-        with watchdog:
-            connection.request(method, endpoint.path + suffix, body=data, headers=headers)
-            response = connection.getresponse()
-            kind = response.getheader("Content-Type", "") or ""
-            if stream and response.status == 200 and kind.startswith("text/event-stream"):
-                events, overflow = _read_events(response, limit)
-                reply = HttpReply(response.status, b"", overflow, events)
-            else:
-                payload = response.read(limit + 1)
-                reply = HttpReply(response.status, payload[:limit], len(payload) > limit)
-        if watchdog.fired and not reply.overflow:
-            raise TimeoutError("the deadline passed")
-        return reply
+        connection.request(method, endpoint.path + suffix, body=data, headers=headers)
+        response = connection.getresponse()
+        kind = response.getheader("Content-Type", "") or ""
+        if stream and response.status == 200 and kind.startswith("text/event-stream"):
+            events, overflow = _read_events(response, limit)
+            return HttpReply(response.status, b"", overflow, events)
+        payload = response.read(limit + 1)
+        return HttpReply(response.status, payload[:limit], len(payload) > limit)
     except (OSError, http.client.HTTPException) as exc:
-        late = watchdog.fired or isinstance(exc, socket.timeout | TimeoutError)
+        late = isinstance(exc, socket.timeout | TimeoutError)
         kind = "server-timeout" if late else "server-error"
         why = f"timed out after {timeout_s:.0f} s (connection closed)" if late else _describe(exc)
         raise HttpFailure(kind, f"{method} {endpoint.url(suffix)}: {why}") from None
