@@ -6,7 +6,8 @@ server, or a scripted fault: an HTTP 500, a body over a bound, malformed JSON, a
 name); ``GET .../models`` answers like llama.cpp's server (``models``), and ``GET /props``
 (at the server's root, as llama.cpp's own server serves it) answers ``props`` when one is given,
 else 404 (as llama-cpp-python's server does). ``serve(models=..., props=...)`` changes what is
-served, as a server restarted with another model would. A request with ``"stream": true`` gets a
+served, as a server restarted with another model would; ``restart=(n, models, props)`` does it
+right after the n-th completion is answered. A request with ``"stream": true`` gets a
 200 reply as server-sent events (``data: {chunk}`` lines, then ``data: [DONE]``): one chunk with
 the whole content, then one with the finish reason and, when ``stream_options.include_usage``
 asks for it, the usage (as OpenAI and vLLM stream it). Every request is kept in ``requests``
@@ -75,6 +76,8 @@ class _State:
     echo_in_model: bool = False
     models: dict[str, Any] | None = field(default_factory=lambda: dict(MODELS_REPLY))
     props: dict[str, Any] | None = None
+    restart: tuple[int, dict[str, Any] | None, dict[str, Any] | None] | None = None
+    completions: int = 0
     requests: list[Seen] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -153,6 +156,9 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
             self._record(body)
             with state.lock:
                 reply = state.replies.pop(0) if state.replies else None
+                state.completions += 1
+                if state.restart is not None and state.completions == state.restart[0]:
+                    state.models, state.props = state.restart[1], state.restart[2]
             if reply is None:
                 reply = Reply.json({"error": {"message": "no recorded reply left"}}, status=500)
             if reply.status != 200 and state.echo_authorization:
@@ -186,8 +192,11 @@ class ReplayServer:
         echo_in_model: bool = False,
         models: dict[str, Any] | None = MODELS_REPLY,
         props: dict[str, Any] | None = None,
+        restart: tuple[int, dict[str, Any] | None, dict[str, Any] | None] | None = None,
     ) -> None:
-        self._state = _State(list(replies), echo_authorization, echo_in_model, models, props)
+        self._state = _State(
+            list(replies), echo_authorization, echo_in_model, models, props, restart
+        )
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._state))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

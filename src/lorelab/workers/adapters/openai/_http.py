@@ -4,9 +4,9 @@ Standard library only (``http.client``): one connection per request, the body re
 byte past its bound. The timeout is a total deadline on the whole exchange (connect, headers and
 body), not a bound on each receive: every receive gets only the time left, so a server that
 trickles a byte at a time cannot hold a call; at the deadline the connection is closed, so a
-server that streams sees the client leave. A streamed reply (``text/event-stream``) is read event by event under the same bounds.
-The API key goes only into the ``Authorization`` header of a completion request; the preflight
-sends no key and asks for no completion.
+server that streams sees the client leave. A streamed reply (``text/event-stream``) is read
+event by event under the same bounds. The API key goes only into the ``Authorization`` header
+of a completion request; the preflight sends no key and asks for no completion.
 """
 
 from __future__ import annotations
