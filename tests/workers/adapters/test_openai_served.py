@@ -44,10 +44,11 @@ def test_the_served_models_are_bound_into_the_identity(trial):
 
 
 def test_a_renamed_model_is_refused_at_binding_with_what_the_server_serves(trial):
-    with ReplayServer([]) as server, pytest.raises(UsageError) as refused:
+    with ReplayServer([]) as server:
         argv = openai_argv(server.base_url)
         argv[argv.index(ALIAS)] = "smollm2-RENAMED"
-        bind_identity(argv, cwd=trial, operator_identity=None)
+        with pytest.raises(UsageError) as refused:
+            bind_identity(argv, cwd=trial, operator_identity=None)
     assert "--model 'smollm2-RENAMED' is not served by" in str(refused.value)
     assert ALIAS in str(refused.value)
 
@@ -91,9 +92,10 @@ def test_a_vllm_root_that_is_not_the_bound_model_file_is_refused(trial, tmp_path
     model = tmp_path / "qwen2.5-coder-7b-instruct-q4_k_m.gguf"
     model.write_bytes(b"GGUF" + b"\x00" * 64)
     listing = _listing(ALIAS, root="/srv/models/deepseek-coder-6.7b.Q4_K_M.gguf")
-    with ReplayServer([], models=listing) as server, pytest.raises(UsageError) as refused:
+    with ReplayServer([], models=listing) as server:
         argv = openai_argv(server.base_url, "--model-file", str(model))
-        bind_identity(argv, cwd=trial, operator_identity=None)
+        with pytest.raises(UsageError) as refused:
+            bind_identity(argv, cwd=trial, operator_identity=None)
     assert f"--model-file {model} is not the model" in str(refused.value)
     assert "deepseek-coder-6.7b.Q4_K_M.gguf" in str(refused.value)
 

@@ -4,7 +4,6 @@ preflight in one line (exit 2, nothing written), or, when it changes mid-run, th
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
