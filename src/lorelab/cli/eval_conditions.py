@@ -180,6 +180,10 @@ def run_command(
             f"next: lorelab eval conditions report --input {shlex.quote(str(result['runsFile']))} "
             f"--manifest {shlex.quote(str(manifest_path))}"
         )
+    reason = summary.exit_reason()
+    if summary.exit_code != 0 and reason is not None:
+        # Every non-zero exit says why, in one line, on stderr (stdout may be JSON).
+        click.echo(reason, err=True)
     exit_with(summary.exit_code)
 
 
