@@ -80,4 +80,5 @@ def test_a_server_restarted_with_another_model_mid_run_makes_the_trial_identity_
         assert trial["reason"].startswith("identity-changed"), trial["reason"]
         assert "invalid answer" not in trial["reason"]
     assert any("is not served" in line for t in trials for line in t["identityChecks"])
-    assert outcome.exit_code != 0
+    assert outcome.exit_code == 1
+    assert f"{len(trials)} refused (identity-changed: " in outcome.message
