@@ -17,7 +17,7 @@ import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from typing import Any, Final
 
 from lorelab.testing.openai_server import MODELS_REPLY
@@ -146,3 +146,56 @@ class TricklingServer:
         self._stop.set()
         self._thread.join(timeout=10)
         self._listener.close()
+
+
+class CountingServer:
+    """Answers every completion with the recorded reviewer reply after ``hold_s`` seconds, many
+    at a time, and keeps the most completions it ever had in progress at once (``most``)."""
+
+    def __init__(self, hold_s: float = 1.0) -> None:
+        self.most = 0
+        self._now = 0
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _json(self, value: Any) -> None:
+                data = json.dumps(value).encode("utf-8")
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._json(MODELS_REPLY)
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["Content-Length"]))
+                with server._lock:
+                    server._now += 1
+                    server.most = max(server.most, server._now)
+                time.sleep(hold_s)
+                with server._lock:
+                    server._now -= 1
+                self._json(exchange("reviewer", "llama-cpp")["response"]["body"])
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> CountingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=30)

@@ -11,7 +11,7 @@ from lorelab.testing.openai_server import ReplayServer, Reply
 from lorelab.workers import WorkerBounds
 from lorelab.workers.adapters.openai._http import parse_base_url, unreachable
 from tests.support.openai import call, distinct_architect, exchange, openai_argv
-from tests.support.slow_server import GeneratingServer, TricklingServer
+from tests.support.slow_server import CountingServer, GeneratingServer, TricklingServer
 from tests.support.workers import architect_payload, reviewer_payload
 
 FIRST_TIMEOUT_MS = 9_000
@@ -97,3 +97,41 @@ def test_a_key_echoed_in_the_replys_model_reaches_no_receipt(trial, monkeypatch)
             assert key not in text
             assert key[-8:] not in text
             assert "Bearer sk-" not in text
+
+
+def _side_by_side(argv, trial) -> list:
+    results: list = []
+    threads = [
+        threading.Thread(target=lambda: results.append(call(argv, reviewer_payload(), trial)))
+        for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+def test_serialized_calls_reach_a_local_server_one_at_a_time_and_report_the_wait(trial):
+    with CountingServer(hold_s=1.5) as server:
+        results = _side_by_side(openai_argv(server.base_url, "--serialize-calls"), trial)
+        most = server.most
+    assert len(results) == 2
+    assert all(result.ok for result in results), [r.receipt.failure_detail for r in results]
+    assert most == 1
+    waits = [
+        int(line.rsplit("queue wait ", 1)[1].split(" ms")[0])
+        for result in results
+        for line in result.receipt.stderr_tail.splitlines()
+        if "queue wait" in line
+    ]
+    assert len(waits) == 2
+    assert max(waits) >= 1000
+
+
+def test_without_serialization_the_calls_overlap(trial):
+    with CountingServer(hold_s=1.5) as server:
+        results = _side_by_side(openai_argv(server.base_url), trial)
+        most = server.most
+    assert all(result.ok for result in results)
+    assert most == 2

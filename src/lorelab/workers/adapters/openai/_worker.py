@@ -28,6 +28,7 @@ from lorelab.workers.adapters.openai._chat import (
     role_schema,
 )
 from lorelab.workers.adapters.openai._http import RESPONSE_LIMIT, parse_base_url
+from lorelab.workers.adapters.openai._serial import serialized
 from lorelab.workers.prompts import build_prompt
 from lorelab.workers.roles import Usage, validate_response
 
@@ -63,6 +64,11 @@ def build_parser(description: str) -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="A ceiling on each completion's max_tokens (default: each role's answer budget).",
+    )
+    parser.add_argument(
+        "--serialize-calls",
+        action="store_true",
+        help="One completion at a time to this base URL across this user's adapter processes.",
     )
     parser.add_argument(
         "--no-stream",
@@ -104,6 +110,8 @@ class Session:
     output_tokens: list[int | None] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
     completions: int = 0
+    serialize: bool = False
+    queue_wait_s: float = 0.0
 
     @property
     def usage(self) -> Usage | None:
@@ -129,9 +137,7 @@ class Session:
                 "tool-timeout", "no time left for a completion", usage=self.usage, model=self.model
             )
         try:
-            completion = complete(
-                self.settings, role, prompt, schema, timeout_s=timeout, limit=RESPONSE_LIMIT
-            )
+            completion = self._complete(role, prompt, schema, timeout)
         except AdapterFailure as failure:
             failure.usage = failure.usage or self.usage
             failure.model = failure.model or self.model
@@ -160,6 +166,36 @@ class Session:
                 model=self.model,
             )
         return completion
+
+    def _complete(
+        self, role: str, prompt: str, schema: dict[str, Any], timeout: float
+    ) -> Completion:
+        if not self.serialize:
+            return complete(
+                self.settings, role, prompt, schema, timeout_s=timeout, limit=RESPONSE_LIMIT
+            )
+        ready_by = time.monotonic() + timeout - 1
+        with serialized(self.settings.endpoint.base_url, ready_by) as waited:
+            self.queue_wait_s += waited
+            return complete(
+                self.settings,
+                role,
+                prompt,
+                schema,
+                timeout_s=self.remaining_s(),
+                limit=RESPONSE_LIMIT,
+            )
+
+    def describe(self) -> str:
+        """The note every answer carries: completions, dialect, budget, stream, queue wait."""
+        settings = self.settings
+        text = (
+            f"{self.completions} completion(s); dialect {settings.dialect}; max_tokens "
+            f"{settings.max_tokens}; stream {settings.stream}"
+        )
+        if self.serialize:
+            text += f"; queue wait {int(self.queue_wait_s * 1000)} ms"
+        return text
 
 
 def role_max_tokens(
@@ -204,6 +240,7 @@ def open_session(request: Request, key: str | None) -> Session:
         settings=settings,
         deadline=time.monotonic() + request.budget.tool_timeout_s,
         max_output_bytes=request.budget.max_output_bytes,
+        serialize=options.serialize_calls,
     )
 
 
@@ -227,10 +264,7 @@ def answer_role(request: Request, session: Session) -> Answer:
         raise AdapterFailure(
             "invalid-answer", str(exc), usage=session.usage, model=session.model
         ) from None
-    notes = [
-        f"{session.completions} completion(s); dialect {session.settings.dialect}; "
-        f"max_tokens {session.settings.max_tokens}; stream {session.settings.stream}"
-    ]
+    notes = [session.describe()]
     return Answer(response=value, usage=session.usage, model=session.model, notes=notes)
 
 
