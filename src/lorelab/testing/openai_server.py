@@ -91,7 +91,7 @@ def _events(reply: Reply, body: Any, model: str | None) -> list[bytes] | None:
     choices = value.get("choices") if isinstance(value, dict) else None
     first = choices[0] if isinstance(choices, list) and choices else None
     message = first.get("message") if isinstance(first, dict) else None
-    if not isinstance(message, dict):
+    if not isinstance(first, dict) or not isinstance(message, dict):
         return None
     name = model if model is not None else value.get("model")
     base = {"id": value.get("id", "chatcmpl"), "object": "chat.completion.chunk", "model": name}
