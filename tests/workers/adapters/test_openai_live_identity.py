@@ -88,10 +88,13 @@ def test_a_server_restarted_with_another_gguf_mid_run_makes_trials_identity_chan
             "--model", str(smollm2), "--base-url", one.base_url, "--model-file", str(smollm2),
             "--max-tokens", "128", "--worker-timeout-s", "120", "--output", str(out),
         )  # fmt: skip
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Output to files: a pipe nobody reads while the run goes on could fill and stall it.
+        with (tmp_path / "run.out").open("w") as sink, (tmp_path / "run.err").open("w") as err:
+            process = subprocess.Popen(argv, stdout=sink, stderr=err, text=True)
         _wait_for_a_trial(out, process)
     with llama_server(home, tmp_path / "second.log", model=gemma, alias=None, port=port):
-        _, stderr = process.communicate(timeout=RUN_WAIT_S)
+        process.wait(timeout=RUN_WAIT_S)
+    stderr = (tmp_path / "run.err").read_text()
     assert process.returncode == 1, stderr[-3000:]
     manifest = json.loads((out / "manifest.json").read_text())
     served = manifest["roleIdentities"]["author"]["endpoint"]["served"]
