@@ -128,6 +128,7 @@ def run_command(
     run; 3 for a preflight failure (memory unreachable, seeds not as declared, holdouts
     already in memory, lock refused) or a changed host identity; 130/143 when interrupted
     (Ctrl-C/SIGTERM: the host is killed, aborted.json written, finalize clears the lock).
+    Exits 1 and 3 print one line on stderr naming the cause and the count of runs.
 
     With --jobs N or --executor ray the runs of each phase run side by side; the memory is
     asked for every run's guidance first, in sequential order, and stays with this process.
