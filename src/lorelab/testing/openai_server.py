@@ -3,11 +3,18 @@
 ``ReplayServer(replies)`` listens on 127.0.0.1 (a free port) in a background thread. Each
 ``POST .../chat/completions`` gets the next :class:`Reply` in order (a recorded reply of a real
 server, or a scripted fault: an HTTP 500, a body over a bound, malformed JSON, another model
-name); ``GET .../models`` answers like llama.cpp's server. Every request is kept in
-``requests`` (method, path, headers, body) so a test can check what the adapter sent, such as
-that no key went with the preflight. ``echo_authorization`` makes every error reply repeat the
-``Authorization`` header it received, as a careless provider might: a planted key must still
-never reach a receipt.
+name); ``GET .../models`` answers like llama.cpp's server (``models``), and ``GET /props``
+(at the server's root, as llama.cpp's own server serves it) answers ``props`` when one is given,
+else 404 (as llama-cpp-python's server does). ``serve(models=..., props=...)`` changes what is
+served, as a server restarted with another model would; ``restart=(n, models, props)`` does it
+right after the n-th completion is answered. A request with ``"stream": true`` gets a
+200 reply as server-sent events (``data: {chunk}`` lines, then ``data: [DONE]``): one chunk with
+the whole content, then one with the finish reason and, when ``stream_options.include_usage``
+asks for it, the usage (as OpenAI and vLLM stream it). Every request is kept in ``requests``
+(method, path, headers, body) so a test can check what the adapter sent, such as that no key
+went with the preflight. ``echo_authorization`` makes every error reply repeat the
+``Authorization`` header it received, and ``echo_in_model`` puts it in every reply's ``model``,
+as a careless provider might: a planted key must still never reach a receipt.
 
 Use it as a context manager::
 
@@ -66,8 +73,40 @@ class Seen:
 class _State:
     replies: list[Reply]
     echo_authorization: bool
+    echo_in_model: bool = False
+    models: dict[str, Any] | None = field(default_factory=lambda: dict(MODELS_REPLY))
+    props: dict[str, Any] | None = None
+    restart: tuple[int, dict[str, Any] | None, dict[str, Any] | None] | None = None
+    completions: int = 0
     requests: list[Seen] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _events(reply: Reply, body: Any, model: str | None) -> list[bytes] | None:
+    """A 200 completion reply as stream chunks, or ``None`` when it cannot be one."""
+    try:
+        value = json.loads(reply.body)
+    except ValueError:
+        return None
+    choices = value.get("choices") if isinstance(value, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    if not isinstance(first, dict) or not isinstance(message, dict):
+        return None
+    name = model if model is not None else value.get("model")
+    base = {"id": value.get("id", "chatcmpl"), "object": "chat.completion.chunk", "model": name}
+    content = {"role": "assistant", "content": message.get("content")}
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": content, "finish_reason": None}]},
+        {
+            **base,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": first.get("finish_reason")}],
+        },
+    ]
+    options = body.get("stream_options") if isinstance(body, dict) else None
+    if isinstance(options, dict) and options.get("include_usage") and "usage" in value:
+        chunks[-1]["usage"] = value["usage"]
+    return [json.dumps(chunk).encode("utf-8") for chunk in chunks]
 
 
 def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
@@ -86,12 +125,26 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
             with state.lock:
                 state.requests.append(Seen(self.command, self.path, dict(self.headers), body))
 
+        def _stream(self, events: list[bytes]) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for event in events:
+                self.wfile.write(b"data: " + event + b"\n\n")
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.close_connection = True
+
         def do_GET(self) -> None:
             self._record(None)
+            with state.lock:
+                models, props = state.models, state.props
+            missing = Reply.json({"error": {"message": "not found"}}, status=404)
             if self.path.endswith("/models"):
-                self._send(Reply.json(MODELS_REPLY))
+                self._send(Reply.json(models) if models is not None else missing)
+            elif self.path == "/props":
+                self._send(Reply.json(props) if props is not None else missing)
             else:
-                self._send(Reply.json({"error": {"message": "not found"}}, status=404))
+                self._send(missing)
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -103,6 +156,9 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
             self._record(body)
             with state.lock:
                 reply = state.replies.pop(0) if state.replies else None
+                state.completions += 1
+                if state.restart is not None and state.completions == state.restart[0]:
+                    state.models, state.props = state.restart[1], state.restart[2]
             if reply is None:
                 reply = Reply.json({"error": {"message": "no recorded reply left"}}, status=500)
             if reply.status != 200 and state.echo_authorization:
@@ -110,6 +166,16 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 reply = Reply.json(
                     {"error": {"message": f"rejected credentials {header}"}}, status=reply.status
                 )
+            echoed = self.headers.get("Authorization", "") if state.echo_in_model else None
+            if reply.status == 200 and isinstance(body, dict) and body.get("stream") is True:
+                events = _events(reply, body, echoed)
+                if events is not None:
+                    self._stream(events)
+                    return
+            if echoed is not None and reply.status == 200:
+                value = json.loads(reply.body)
+                value["model"] = echoed
+                reply = Reply.json(value)
             self._send(reply)
 
     return Handler
@@ -118,8 +184,19 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
 class ReplayServer:
     """The stand-in server (see the module docstring)."""
 
-    def __init__(self, replies: list[Reply], *, echo_authorization: bool = False) -> None:
-        self._state = _State(list(replies), echo_authorization)
+    def __init__(
+        self,
+        replies: list[Reply],
+        *,
+        echo_authorization: bool = False,
+        echo_in_model: bool = False,
+        models: dict[str, Any] | None = MODELS_REPLY,
+        props: dict[str, Any] | None = None,
+        restart: tuple[int, dict[str, Any] | None, dict[str, Any] | None] | None = None,
+    ) -> None:
+        self._state = _State(
+            list(replies), echo_authorization, echo_in_model, models, props, restart
+        )
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._state))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -128,11 +205,21 @@ class ReplayServer:
         """``http://127.0.0.1:PORT/v1``."""
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
+    def serve(self, *, models: dict[str, Any] | None, props: dict[str, Any] | None) -> None:
+        """Serve other ``/v1/models`` and ``/props`` answers from now on (a restart)."""
+        with self._state.lock:
+            self._state.models, self._state.props = models, props
+
     @property
     def requests(self) -> list[Seen]:
         """The requests received so far, in order."""
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def completions(self) -> list[Seen]:
+        """The completion requests (POST) received so far, in order."""
+        return [seen for seen in self.requests if seen.method == "POST"]
 
     def __enter__(self) -> ReplayServer:
         self._thread.start()

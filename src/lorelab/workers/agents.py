@@ -94,18 +94,24 @@ class EndpointOptions:
     model_file: str | None = None
     schema_dialect: str | None = None
     max_tokens: int | None = None
+    serialize_calls: bool = False
+    no_stream: bool = False
 
     def given(self) -> bool:
         """Whether any endpoint option was given."""
-        return any(
-            value is not None
-            for value in (
-                self.model,
-                self.base_url,
-                self.api_key_env,
-                self.model_file,
-                self.schema_dialect,
-                self.max_tokens,
+        return (
+            self.serialize_calls
+            or self.no_stream
+            or any(
+                value is not None
+                for value in (
+                    self.model,
+                    self.base_url,
+                    self.api_key_env,
+                    self.model_file,
+                    self.schema_dialect,
+                    self.max_tokens,
+                )
             )
         )
 
@@ -129,6 +135,10 @@ class EndpointOptions:
             args += ["--schema-dialect", self.schema_dialect]
         if self.max_tokens is not None:
             args += ["--max-tokens", str(self.max_tokens)]
+        if self.serialize_calls:
+            args.append("--serialize-calls")
+        if self.no_stream:
+            args.append("--no-stream")
         return args
 
 
@@ -158,6 +168,7 @@ def require_endpoint_use(argvs: Sequence[Sequence[str]], endpoint: EndpointOptio
     """Refuse endpoint options when no worker is the openai adapter."""
     if endpoint.given() and not any(list(a)[:3] == adapter_argv("openai") for a in argvs):
         raise UsageError(
-            "--model, --base-url, --api-key-env, --model-file, --schema-dialect and --max-tokens "
-            "apply only to the openai adapter (--agent openai or --host openai)"
+            "--model, --base-url, --api-key-env, --model-file, --schema-dialect, --max-tokens, "
+            "--serialize-calls and --no-stream apply only to the openai adapter (--agent openai "
+            "or --host openai)"
         )

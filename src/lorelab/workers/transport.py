@@ -23,6 +23,7 @@ from lorelab._model import DEFAULT_TIMEOUT_MS as DEFAULT_TIMEOUT_MS
 from lorelab._model import RecordModel
 from lorelab.errors import JSONInputError, SchemaError, UsageError
 from lorelab.io import MIB, ProcessResult, canonical_bytes, json_bytes, loads_strict, run_bounded
+from lorelab.workers._secrets import redact_secrets
 from lorelab.workers.identity import WorkerIdentity, rebind_identity
 from lorelab.workers.prompts import prompt_hash
 from lorelab.workers.roles import (
@@ -243,7 +244,9 @@ def reported_usage(value: Mapping[str, Any] | None) -> tuple[Usage | None, list[
 def _claimed_model(value: Mapping[str, Any] | None) -> str | None:
     claimed = value.get("model") if value is not None else None
     # A blank claim names no model: unknown is null, never "".
-    return claimed if isinstance(claimed, str) and claimed.strip() else None
+    if not isinstance(claimed, str) or not claimed.strip():
+        return None
+    return redact_secrets(claimed)
 
 
 def _adapter_error(value: Mapping[str, Any] | None) -> str | None:
@@ -256,7 +259,8 @@ def _adapter_error(value: Mapping[str, Any] | None) -> str | None:
 
 
 def _decode(data: bytes, cap: int) -> tuple[str, bool]:
-    text = data.decode("utf-8", "replace")
+    # What a worker printed may carry what its provider echoed: no bearer token is kept.
+    text = redact_secrets(data.decode("utf-8", "replace"))
     return (text[:cap], True) if len(text) > cap else (text, False)
 
 
@@ -387,7 +391,7 @@ def _finish(
         model=ModelClaim(claimed=_claimed_model(value)),
         evidence_kind=evidence if isinstance(evidence, str) else None,
         failure=failure,
-        failure_detail=detail,
+        failure_detail=redact_secrets(detail) if detail is not None else None,
         identity_changes=changes,
         raw_response=raw,
         raw_response_truncated=truncated,

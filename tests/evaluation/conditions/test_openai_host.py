@@ -63,7 +63,7 @@ def _edits(*edits: dict, model: str | None = None) -> Reply:
 def test_the_host_applies_an_edit_runs_verify_and_reports_the_cycle(project):
     with ReplayServer([_edits(FIX)]) as server:
         result = call(openai_argv(server.base_url), _payload(), project)
-        prompt = server.requests[-1].body["messages"][1]["content"]
+        prompt = server.completions[-1].body["messages"][1]["content"]
     assert result.ok, result.receipt.failure_detail
     assert (project / "src" / "clamp.py").read_text() == BUGGY.replace(
         "max(lo, x)", "max(lo, min(x, hi))"
@@ -144,7 +144,7 @@ def test_the_verify_command_the_host_runs_does_not_get_the_key(project):
     env = {**os.environ, "OPENAI_API_KEY": "sk-planted-for-the-verify-probe"}
     with ReplayServer([_edits(FIX)]) as server:
         result = call(openai_argv(server.base_url), payload, project, env=env)
-        sent = server.requests[-1]
+        sent = server.completions[-1]
     assert sent.headers["Authorization"] == "Bearer sk-planted-for-the-verify-probe"
     assert result.response["cycles"][0]["verification"]["exitCode"] == 0
 

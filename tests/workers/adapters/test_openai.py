@@ -33,7 +33,7 @@ def test_a_constrained_answer_of_the_real_server_is_parsed_validated_and_its_usa
     assert len(set(names)) < len(names)
     with ReplayServer([Reply.recorded(item)]) as server:
         result = call(openai_argv(server.base_url), architect_payload(), trial)
-        sent = server.requests[-1]
+        sent = server.completions[-1]
     receipt = result.receipt
     assert receipt.failure == "nonzero-exit"
     assert "invalid-answer" in receipt.failure_detail
@@ -87,7 +87,7 @@ def test_unconstrained_output_sends_no_response_format_and_reads_the_answer_stri
     assert answer_text(item).startswith("```")
     with ReplayServer([Reply.recorded(item)]) as server:
         result = call(openai_argv(server.base_url, dialect="none"), architect_payload(), trial)
-        sent = server.requests[-1]
+        sent = server.completions[-1]
     assert "response_format" not in sent.body
     assert result.receipt.failure == "nonzero-exit"
     assert "invalid-answer" in result.receipt.failure_detail
@@ -101,7 +101,7 @@ def test_the_json_schema_dialect_that_llama_cpp_refuses_fails_the_call_with_its_
         result = call(
             openai_argv(server.base_url, dialect="json_schema"), architect_payload(), trial
         )
-        sent = server.requests[-1]
+        sent = server.completions[-1]
     assert sent.body["response_format"]["type"] == "json_schema"
     assert result.receipt.failure == "nonzero-exit"
     assert "server-error: HTTP 500" in result.receipt.failure_detail

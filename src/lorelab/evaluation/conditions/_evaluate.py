@@ -39,7 +39,7 @@ from lorelab.evaluation.conditions._report import (
     TokenCost,
     Verdict,
 )
-from lorelab.evaluation.conditions._runs import LoadedRuns, RunRecord, read_runs
+from lorelab.evaluation.conditions._runs import LoadedRuns, RunRecord, read_runs, refused_reasons
 from lorelab.evaluation.stats import min_units_for_significance, power_note, sign_test
 from lorelab.io import SCRIPT_HASH_CAP, sha256_file
 
@@ -532,7 +532,7 @@ def evaluate(
             for flag in flagged
             if flag.holdout and flag.condition in ("baseline", DECIDED_CONDITION)
         ],
-        invalid=_memory_failures(runs),
+        invalid=[*_memory_failures(runs), *refused_reasons(runs)],
         incomplete=_incomplete(runs),
         insufficient=_insufficient(runs, holdouts, holdout_source) if manifest is None else [],
     )

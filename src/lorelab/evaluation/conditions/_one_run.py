@@ -111,6 +111,8 @@ class RunContext:
     counts: RunCounts = field(default_factory=RunCounts)
     tick: Tick = no_progress
     executor: TrialExecutor | None = None
+    # The first identity change seen: the one line a refused run's exit names.
+    identity_change: str | None = None
 
 
 @dataclass(slots=True)
@@ -208,6 +210,8 @@ def _host_attempts(
             result.calls.append(AttemptReceipt(receipt=receipt))
             result.failure = receipt.failure or "invalid-response"
             result.failure_detail = receipt.failure_detail
+            if receipt.identity_changes:
+                result.failure_detail = f"{receipt.failure_detail}: {receipt.identity_changes[0]}"
             break
         response = call.response
         result.summary = str(response.get("summary", ""))
@@ -337,6 +341,7 @@ def count_failures(ctx: RunContext, attempts: _Attempts, notes: list[str]) -> No
         ctx.counts.host_failures += 1
         if attempts.failure == "identity-changed":
             ctx.counts.identity_changes += 1
+            ctx.identity_change = ctx.identity_change or attempts.failure_detail
     if attempts.note:
         notes.append(attempts.note)
 

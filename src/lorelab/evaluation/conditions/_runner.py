@@ -129,6 +129,24 @@ class RunSummary:
     model_mismatches: int = 0
     flagged_runs: int = 0
     executor_failures: int = 0
+    identity_change: str | None = None
+
+    def exit_reason(self) -> str | None:
+        """One line naming why the run exits non-zero, with the count; ``None`` for exit 0."""
+        where = f"see {self.output / 'runs'}"
+        if self.identity_changes:
+            why = self.identity_change or "the host's bound identity changed"
+            return f"{self.identity_changes} of {self.runs} runs refused: {why}; {where}"
+        failed = {
+            "host call failure(s)": self.host_failures,
+            "memory failure(s)": self.memory_failures,
+            "model mismatch(es)": self.model_mismatches,
+            "executor failure(s)": self.executor_failures,
+        }
+        named = ", ".join(f"{count} {name}" for name, count in failed.items() if count)
+        if not named:
+            return None
+        return f"{self.runs} runs, not all complete as declared: {named}; {where}"
 
 
 def _manifest_host_argv(manifest: ConditionsManifest) -> list[str] | None:
@@ -345,10 +363,15 @@ def _finish(ctx: RunContext) -> RunSummary:
         passed=sum(1 for record in ctx.records if record.passed),
         evidence_kind=evidence,
         exit_code=exit_code,
+        identity_change=ctx.identity_change,
         **asdict(tally),
     )
     # run.json carries the summary's counts under the same names.
-    counts = {name: value for name, value in asdict(summary).items() if name != "output"}
+    counts = {
+        name: value
+        for name, value in asdict(summary).items()
+        if name not in ("output", "identity_change")
+    }
     finished = {
         **counts,
         "evaluation_id": ctx.manifest.id,

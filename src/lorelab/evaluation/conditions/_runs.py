@@ -23,6 +23,8 @@ RUNS_FILE: Final = "beta2_runs.json"
 RUNS_LIMIT: Final = 8 * 1024 * 1024
 MEMORY_FAILURES: Final = ("memory-failure", "memory-error")
 EXECUTOR_FAILURE: Final = "executor-failure"
+# Host failures that mean the run was refused, not judged: what answered was not what was bound.
+REFUSED_FAILURES: Final = ("identity-changed",)
 MAX_COUNT: Final = 10**9
 _SHOWN: Final = 5
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
@@ -279,3 +281,18 @@ def read_runs(
     return parse_runs(
         read_bounded(path, "fixture", RUNS_LIMIT), source, expected_tasks=expected_tasks
     )
+
+
+def refused_reasons(runs: LoadedRuns) -> list[str]:
+    """Why refused runs stop the decision (none refused: no reason)."""
+    refused = [run for run in runs.runs if run.host_failure in REFUSED_FAILURES]
+    if not refused:
+        return []
+    shown = ", ".join(f"{run.task_id} x {run.condition}" for run in refused[:_SHOWN])
+    more = f" and {len(refused) - _SHOWN} more" if len(refused) > _SHOWN else ""
+    return [
+        f"{len(refused)} of {len(runs.runs)} runs refused: the host's bound identity changed "
+        f"(identity-changed); runs: {shown}{more}",
+        "a refused run was never judged: it is no evidence for or against the memory, and no "
+        "decision is made",
+    ]

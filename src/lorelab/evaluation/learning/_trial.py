@@ -318,7 +318,7 @@ def _before_calls(
     if changes:
         return trial.stopped(
             "invalid",
-            "a worker identity changed before the trial; no call was made",
+            f"identity-changed before the trial; no call was made: {changes[0]}",
             identity_checks=changes,
             generation=_not_launched(run, trial, worker_cwd, recall, changes),
         )
@@ -470,9 +470,8 @@ def _trial_body(
     if status == "qualified":
         status, reason = _defects_status(defects)
     if identity_changes:
-        status, reason = "invalid", "a worker identity changed during a call"
-        if switched:
-            reason = f"identity-changed: {switched[0]}"
+        # The reason names the first change: what changed is the point, not that something did.
+        status, reason = "invalid", f"identity-changed: {(switched or identity_changes)[0]}"
     qualified = status == "qualified"
     detected = sum(1 for d in defects if d.outcome is not None and d.outcome.status == "detected")
     passing = [c.id for c in (validation.cases if validation else []) if c.status == "passed"]

@@ -316,10 +316,13 @@ def _run(run: LearningRun, plan: list[ScheduledTrial], executor: TrialExecutor) 
     unqualified = [r.position for r in records if r.status != "qualified"]
     phases.outcome = "complete"
     if unqualified:
+        refused = [r for r in records if (r.reason or "").startswith("identity-changed")]
+        # A refused trial was never judged: the line names the first change and the count.
+        cause = f"{len(refused)} refused ({refused[0].reason}); " if refused else ""
         return LearningOutcome(
             1,
             f"{len(unqualified)} of {len(records)} trials did not qualify (positions "
-            f"{unqualified}); label: {summary.paired.label}",
+            f"{unqualified}); {cause}label: {summary.paired.label}",
             summary,
         )
     return LearningOutcome(0, f"label: {summary.paired.label}", summary)

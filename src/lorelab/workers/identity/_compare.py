@@ -12,6 +12,7 @@ from lorelab.workers.identity._models import (
     LauncherRecord,
     WorkerIdentity,
 )
+from lorelab.workers.identity._served import compare_served
 
 
 def tool_env(identity: WorkerIdentity) -> dict[str, str]:
@@ -77,6 +78,8 @@ def compare_identities(old: WorkerIdentity, new: WorkerIdentity) -> list[str]:
     named_now = (new.tool.declared, new.tool.source) if new.tool else None
     if named_before != named_now:
         changes.append(f"agent tool named differently: {named_before} -> {named_now}")
+    if old.endpoint is not None and new.endpoint is not None:
+        changes += compare_served(old.endpoint.served, new.endpoint.served)
     for module in sorted(old.implementation_hashes.keys() | new.implementation_hashes.keys()):
         was = old.implementation_hashes.get(module)
         now = new.implementation_hashes.get(module)

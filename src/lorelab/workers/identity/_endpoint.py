@@ -1,8 +1,11 @@
-"""Binding the endpoint of the openai adapter: base URL, model name, and the model file's hash.
+"""Binding the endpoint of the openai adapter: base URL, model name, the model file's hash, and
+what the server says it serves.
 
-Nothing is called: the binding is what the argv declares (identity follows the seed). The
-model file named by ``--model-file`` is hashed whole, whatever its size (a GGUF of many GiB is
-read once; later checks reuse the hash while the file's status is unchanged).
+The model file named by ``--model-file`` is hashed whole, whatever its size (a GGUF of many GiB
+is read once; later checks reuse the hash while the file's status is unchanged). The server is
+asked what it serves (:mod:`._served`, no key, no completion); a ``--model`` it does not list,
+or a model file that is not the one it loaded, is refused (:class:`UsageError`: exit 2 at
+preflight; mid-run the re-binding fails, which makes the call ``identity-changed``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from lorelab.workers._tools import option_value
 from lorelab.workers.adapters.openai._http import parse_base_url
 from lorelab.workers.identity._files import Binding, is_file, not_a_file
 from lorelab.workers.identity._models import EndpointBinding
+from lorelab.workers.identity._served import ask_served, check_served
 
 OPENAI_ADAPTER: Final = "lorelab.workers.adapters.openai"
 DEFAULT_KEY_VARIABLE: Final = "OPENAI_API_KEY"
@@ -36,6 +40,7 @@ def bind_endpoint(binding: Binding, program_args: Sequence[str]) -> EndpointBind
     endpoint = parse_base_url(base_url, "--base-url")
     model_file = option_value(program_args, "--model-file")
     sha256: str | None = None
+    bound_file: tuple[Path, str] | None = None
     if model_file:
         if os.path.isabs(model_file):
             path, cwd_relative = Path(model_file), False
@@ -45,6 +50,9 @@ def bind_endpoint(binding: Binding, program_args: Sequence[str]) -> EndpointBind
             raise PreflightError(not_a_file("--model-file", model_file, path, binding.cwd))
         binding.bind("model", model_file, path, cwd_relative, MODEL_HASH_CAP)
         sha256 = next(f.sha256 for f in binding.files if f.kind == "model")
+        bound_file = (path, sha256)
+    served = ask_served(endpoint)
+    check_served(served, endpoint.base_url, model, bound_file, MODEL_HASH_CAP)
     return EndpointBinding(
         adapter=OPENAI_ADAPTER,
         base_url=endpoint.base_url,
@@ -53,4 +61,5 @@ def bind_endpoint(binding: Binding, program_args: Sequence[str]) -> EndpointBind
         api_key_variable=option_value(program_args, "--api-key-env") or DEFAULT_KEY_VARIABLE,
         model_file=model_file,
         model_file_sha256=sha256,
+        served=served,
     )

@@ -29,8 +29,10 @@ VERIFICATION_SCOPE: Final[dict[str, Any]] = {
         "the agent CLI a shipped adapter launches (claude, codex, gemini, pynguin), found as "
         "the adapter finds it (its option, else its variable, else PATH), and its shebang "
         "interpreter; when it cannot be found at bind time, notBound says so",
-        "for the openai adapter: the declared endpoint and model name, and the SHA-256 of the "
-        "--model-file it names (whole file, any size)",
+        "for the openai adapter: the declared endpoint and model name, the SHA-256 of the "
+        "--model-file it names (whole file, any size), and what the server says it serves "
+        "(GET /models ids, vLLM's root, llama.cpp's meta and /props model_path), asked again "
+        "before and after every call",
     ],
     "notBound": [
         "shared libraries, the interpreter's standard library and installed packages other "
@@ -41,8 +43,9 @@ VERIFICATION_SCOPE: Final[dict[str, Any]] = {
         "operands that name no file at bind time (files the worker creates)",
         "environment variables and configuration files of the agent CLIs",
         "the remote model behind an agent CLI: model.verified is always null",
-        "the model an OpenAI-compatible server really runs: each response's model is "
-        "recorded as a claim, and a change between calls invalidates the trial",
+        "the model an OpenAI-compatible server really runs: lorelab records what the server "
+        "says it serves and each response's model as claims; a change in either invalidates "
+        "the trial, but a server that misreports cannot be caught",
         "processes that leave the worker's process group",
     ],
 }
@@ -117,6 +120,35 @@ class ToolBinding(RecordModel):
     reason: str | None = Field(description="Why it is not bound; null when bound.")
 
 
+class ServedEntry(RecordModel):
+    """One model a server lists at ``GET {base}/models``."""
+
+    id: str = Field(description="The entry's id (the name a completion request must use).")
+    root: str | None = Field(
+        description="vLLM's root: the path or repository it loaded; null when not given."
+    )
+    meta: dict[str, Any] | None = Field(
+        description="llama.cpp's meta (n_params, size, n_vocab...); null when not given."
+    )
+
+
+class ServedModel(RecordModel):
+    """What the server said it serves when the identity was bound (asked with no key)."""
+
+    listed: list[ServedEntry] | None = Field(
+        description="The GET {base}/models entries; null when the server listed none."
+    )
+    model_path: str | None = Field(
+        description="The model file GET /props names (llama.cpp's server); null when not given."
+    )
+    unasked: str | None = Field(
+        description="Why the server could not be asked (unreachable); null when it answered."
+    )
+    not_listed: str | None = Field(
+        default=None, description="Why listed is null although the server answered."
+    )
+
+
 class EndpointBinding(RecordModel):
     """The OpenAI-compatible endpoint the openai adapter calls, as declared; no call is made."""
 
@@ -132,6 +164,10 @@ class EndpointBinding(RecordModel):
     )
     model_file_sha256: str | None = Field(
         description="SHA-256 of the model file; null when none was given."
+    )
+    served: ServedModel | None = Field(
+        default=None,
+        description="What the server said it serves at binding; compared at every check.",
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from lorelab.workers._secrets import redact_value
 from lorelab.workers.adapters._agent import AdapterFailure, Answer, Request, run_adapter
 from lorelab.workers.adapters.openai import __doc__ as PACKAGE_DOC
 from lorelab.workers.adapters.openai._host import answer_host
@@ -32,10 +33,13 @@ def handle(request: Request) -> Answer:
                 "unsupported-role", f"the openai adapter does not play {request.role!r}"
             )
     except AdapterFailure as failure:
+        # Any field of the provider's answer may echo the key: nothing recorded keeps it.
         failure.message = redact(failure.message, key)
+        failure.model = redact(failure.model, key) if failure.model is not None else None
         raise
     notes = [redact(note, key) for note in answer.notes]
-    return Answer(answer.response, answer.usage, answer.model, notes)
+    model = redact(answer.model, key) if answer.model is not None else None
+    return Answer(redact_value(answer.response, key), answer.usage, model, notes)
 
 
 def main() -> None:

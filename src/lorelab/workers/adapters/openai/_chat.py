@@ -7,6 +7,13 @@ Dialects (``--schema-dialect``): ``json_schema`` (OpenAI, vLLM, Ollama, LM Studi
 for the JSON, and one fenced block is accepted). The answer is parsed as strict JSON except
 that raw control characters inside strings are accepted (a grammar-constrained sampler lets raw
 newlines into strings), then validated against the role's model by the caller.
+
+Completions are streamed by default (``"stream": true``, with ``stream_options.include_usage``):
+a server that streams writes each token as it is made, so it sees the connection close when the
+adapter gives up, and stops generating (llama-cpp-python's server checks after every chunk; a
+non-streamed completion runs to its end however long ago the client left). A server that does
+not report usage in a stream (llama-cpp-python) leaves the usage unknown (``null``);
+``--no-stream`` asks for one JSON reply instead.
 """
 
 from __future__ import annotations
@@ -92,6 +99,7 @@ class ChatSettings:
     dialect: Dialect
     max_tokens: int
     temperature: float
+    stream: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +125,10 @@ def request_body(
         ],
         "max_tokens": settings.max_tokens,
         "temperature": settings.temperature,
-        "stream": False,
+        "stream": settings.stream,
     }
+    if settings.stream:
+        body["stream_options"] = {"include_usage": True}
     fmt = response_format(settings.dialect, role, schema)
     if fmt is not None:
         body["response_format"] = fmt
@@ -182,6 +192,61 @@ def read_completion(status: int, body: bytes, overflow: bool, limit: int) -> Com
     )
 
 
+def _chunk(data: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except ValueError:
+        raise AdapterFailure("server-reply-invalid", "a streamed chunk is not JSON") from None
+    if not isinstance(value, dict):
+        raise AdapterFailure("server-reply-invalid", "a streamed chunk is not a JSON object")
+    if "error" in value:
+        raise AdapterFailure("server-error", f"in the stream: {_error_text(data)}")
+    return value
+
+
+def read_stream(events: tuple[bytes, ...], overflow: bool, limit: int) -> Completion:
+    """Read a streamed ``/chat/completions`` reply: the deltas' content joined, the first named
+    model, the last finish reason, and the usage of the chunk that reports it (else ``None``)."""
+    if overflow:
+        raise AdapterFailure(
+            "server-reply-too-large", f"the server's reply is over the {limit}-byte bound"
+        )
+    parts: list[str] = []
+    model: str | None = None
+    finish: str | None = None
+    usage: Usage | None = None
+    seen_choice = False
+    for data in events:
+        chunk = _chunk(data)
+        named = chunk.get("model")
+        if model is None and isinstance(named, str) and named.strip():
+            model = named.strip()
+        usage = _usage(chunk.get("usage")) or usage
+        choices = chunk.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(first, dict):
+            continue
+        seen_choice = True
+        delta = first.get("delta")
+        content = delta.get("content") if isinstance(delta, dict) else None
+        if isinstance(content, str):
+            parts.append(content)
+        if isinstance(first.get("finish_reason"), str):
+            finish = first["finish_reason"]
+    if not seen_choice:
+        raise AdapterFailure(
+            "server-reply-invalid", "the stream has no choices", usage=usage, model=model
+        )
+    text = "".join(parts)
+    reply = {
+        "model": model,
+        "choices": [{"message": {"content": text}, "finish_reason": finish}],
+        "usage": usage.model_dump(mode="json", by_alias=True) if usage else None,
+        "streamedChunks": len(events),
+    }
+    return Completion(text, usage, model, finish, {"reply": reply})
+
+
 def complete(
     settings: ChatSettings,
     role: str,
@@ -202,9 +267,12 @@ def complete(
             key=settings.key,
             timeout_s=timeout_s,
             limit=limit,
+            stream=settings.stream,
         )
     except HttpFailure as failure:
         raise AdapterFailure(failure.kind, failure.message) from None
+    if reply.events is not None:
+        return read_stream(reply.events, reply.overflow, limit)
     return read_completion(reply.status, reply.body, reply.overflow, limit)
 
 

@@ -273,8 +273,5 @@ def answer_host(request: Request, session: Session) -> Answer:
         if session.remaining_s() < 5:
             break
     response = {"summary": " | ".join(summaries)[:4000], "commands": commands, "cycles": cycles}
-    notes = [
-        f"{HOST_PROMPT_VERSION}: {session.completions} completion(s), {len(cycles)} cycle(s); "
-        f"dialect {session.settings.dialect}"
-    ]
+    notes = [f"{HOST_PROMPT_VERSION}: {len(cycles)} cycle(s); {session.describe()}"]
     return Answer(response=response, usage=session.usage, model=session.model, notes=notes)

@@ -1,16 +1,21 @@
 """One bounded HTTP exchange with an OpenAI-compatible server, and the preflight connection.
 
-Standard library only (``http.client``): one connection per request, a socket timeout from the
-call's budget, the body read at most one byte past its bound. The API key goes only into the
-``Authorization`` header of a completion request; the preflight sends no key and asks for no
-completion.
+Standard library only (``http.client``): one connection per request, the body read at most one
+byte past its bound. The timeout is a total deadline on the whole exchange (connect, headers and
+body), not a bound on each receive: every receive gets only the time left, so a server that
+trickles a byte at a time cannot hold a call; at the deadline the connection is closed, so a
+server that streams sees the client leave. A streamed reply (``text/event-stream``) is read
+event by event under the same bounds. The API key goes only into the ``Authorization`` header
+of a completion request; the preflight sends no key and asks for no completion.
 """
 
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import socket
+import time
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import SplitResult, urlsplit
@@ -65,11 +70,15 @@ def parse_base_url(text: str, flag: str = "--base-url") -> Endpoint:
 
 @dataclass(frozen=True, slots=True)
 class HttpReply:
-    """What the server answered: the status, and the body (``overflow``: past the bound)."""
+    """What the server answered: the status, and the body (``overflow``: past the bound).
+
+    ``events`` holds the ``data:`` payloads of a streamed reply (``None`` when the reply was
+    not a stream); their bytes count against the same bound as a body's."""
 
     status: int
     body: bytes
     overflow: bool
+    events: tuple[bytes, ...] | None = None
 
 
 class HttpFailure(Exception):
@@ -94,6 +103,67 @@ def _describe(exc: BaseException) -> str:
     return str(text)
 
 
+class _DeadlineReader(io.RawIOBase):
+    """The socket's bytes, each receive bounded by the time left before the deadline (and none
+    after it): http.client reads status, headers and body through it, so no trickle of bytes
+    can stretch an exchange past its deadline."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._sock = sock
+        # A socket file keeps the descriptor open after the connection drops its socket.
+        self._file = sock.makefile("rb", buffering=0)
+        self._deadline = deadline
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the deadline passed")
+        self._sock.settimeout(left)
+        count: int | None = self._file.readinto(buffer)
+        return count or 0
+
+
+def _deadline_connection(endpoint: Endpoint, timeout_s: float) -> http.client.HTTPConnection:
+    deadline = time.monotonic() + timeout_s
+    connection = _connection(endpoint, timeout_s)
+
+    def response(sock: socket.socket, *args: Any, **kwargs: Any) -> http.client.HTTPResponse:
+        reply = http.client.HTTPResponse(sock, *args, **kwargs)
+        reply.fp = io.BufferedReader(_DeadlineReader(sock, deadline))
+        return reply
+
+    connection.response_class = response  # type: ignore[assignment]
+    return connection
+
+
+def _read_events(response: http.client.HTTPResponse, limit: int) -> tuple[tuple[bytes, ...], bool]:
+    """The ``data:`` payloads of a server-sent event stream, up to ``[DONE]`` or the end;
+    ``True`` with them when the stream went past ``limit`` bytes (reading stops there)."""
+    events: list[bytes] = []
+    used = 0
+    while True:
+        line = response.readline(limit + 1)
+        if not line:
+            return tuple(events), False
+        used += len(line)
+        if used > limit:
+            return tuple(events), True
+        if not line.startswith(b"data:"):
+            continue  # comments (": ping"), event names and blank separators
+        data = line[5:].strip()
+        if data == b"[DONE]":
+            return tuple(events), False
+        events.append(data)
+
+
 def request(
     endpoint: Endpoint,
     method: str,
@@ -103,27 +173,37 @@ def request(
     key: str | None,
     timeout_s: float,
     limit: int = RESPONSE_LIMIT,
+    stream: bool = False,
 ) -> HttpReply:
-    """One request; the body is read up to ``limit`` bytes (one more marks ``overflow``)."""
+    """One request within a total deadline of ``timeout_s``; the body is read up to ``limit``
+    bytes (one more marks ``overflow``). With ``stream``, a ``text/event-stream`` reply is read
+    as events; any other reply as a body."""
     headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+    if stream:
+        headers["Accept"] = "text/event-stream, application/json"
     data = None
     if body is not None:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers["Content-Type"] = "application/json"
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    connection = _connection(endpoint, timeout_s)
+    connection = _deadline_connection(endpoint, timeout_s)
     try:
         connection.request(method, endpoint.path + suffix, body=data, headers=headers)
         response = connection.getresponse()
+        kind = response.getheader("Content-Type", "") or ""
+        if stream and response.status == 200 and kind.startswith("text/event-stream"):
+            events, overflow = _read_events(response, limit)
+            return HttpReply(response.status, b"", overflow, events)
         payload = response.read(limit + 1)
         return HttpReply(response.status, payload[:limit], len(payload) > limit)
     except (OSError, http.client.HTTPException) as exc:
-        kind = (
-            "server-timeout" if isinstance(exc, socket.timeout | TimeoutError) else "server-error"
-        )
-        raise HttpFailure(kind, f"{method} {endpoint.url(suffix)}: {_describe(exc)}") from None
+        late = isinstance(exc, socket.timeout | TimeoutError)
+        kind = "server-timeout" if late else "server-error"
+        why = f"timed out after {timeout_s:.0f} s (connection closed)" if late else _describe(exc)
+        raise HttpFailure(kind, f"{method} {endpoint.url(suffix)}: {why}") from None
     finally:
+        # Closing is what tells a streaming server to stop generating.
         connection.close()
 
 

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from lorelab.errors import LorelabError
 from lorelab.io import canonical_bytes
+from lorelab.workers._secrets import redact_secrets
 from lorelab.workers.adapters._agent import AdapterFailure, Answer, Request, sum_counts
 from lorelab.workers.adapters.openai._chat import (
     DIALECTS,
@@ -27,11 +28,18 @@ from lorelab.workers.adapters.openai._chat import (
     role_schema,
 )
 from lorelab.workers.adapters.openai._http import RESPONSE_LIMIT, parse_base_url
+from lorelab.workers.adapters.openai._serial import serialized
 from lorelab.workers.prompts import build_prompt
 from lorelab.workers.roles import Usage, validate_response
 
 DEFAULT_KEY_VARIABLE: Final = "OPENAI_API_KEY"
-DEFAULT_MAX_TOKENS: Final = 1024
+# The answer budget of each role, in tokens: what its largest acceptable answer needs. The
+# architect's grows with the cases it may plan; every budget is also capped by the call's output
+# bound (a token is at least one byte of answer) and by --max-tokens when given.
+ROLE_TOKENS: Final = {"reviewer": 384, "author": 2048, "host": 1536}
+ARCHITECT_BASE_TOKENS: Final = 64
+ARCHITECT_CASE_TOKENS: Final = 96
+ARCHITECT_DEFAULT_CASES: Final = 8
 ANSWER_ROLES: Final = ("architect", "author", "reviewer")
 # Keep this much of the budget to report after the last completion.
 REPORT_MARGIN_S: Final = 2.0
@@ -51,7 +59,24 @@ def build_parser(description: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--model-file", default=None, help="The local model file (bound only).")
     parser.add_argument("--schema-dialect", choices=DIALECTS, default="json_schema")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="A ceiling on each completion's max_tokens (default: each role's answer budget).",
+    )
+    parser.add_argument(
+        "--serialize-calls",
+        action="store_true",
+        help="One completion at a time to this base URL across this user's adapter processes.",
+    )
+    parser.add_argument(
+        "--no-stream",
+        dest="stream",
+        action="store_false",
+        help="Ask for one JSON reply instead of a stream (a server then cannot see a timed-out "
+        "call leave, and generates on).",
+    )
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--host-attempts", type=int, default=1, help="Edit rounds per host call.")
     parser.add_argument("--host-context-bytes", type=int, default=8_000)
@@ -69,13 +94,9 @@ def api_key(options: argparse.Namespace, env: dict[str, str] | os._Environ[str])
 
 
 def redact(text: str, key: str | None) -> str:
-    """``text`` with the key (and its last 8 characters, as providers echo them) removed."""
-    if not key:
-        return text
-    text = text.replace(key, "[key]")
-    if len(key) >= 12:
-        text = text.replace(key[-8:], "[key]")
-    return text
+    """``text`` with the key (and its last 8 characters, as providers echo them) and every
+    bearer-token shape removed."""
+    return redact_secrets(text, key)
 
 
 @dataclass(slots=True)
@@ -89,6 +110,8 @@ class Session:
     output_tokens: list[int | None] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
     completions: int = 0
+    serialize: bool = False
+    queue_wait_s: float = 0.0
 
     @property
     def usage(self) -> Usage | None:
@@ -114,9 +137,7 @@ class Session:
                 "tool-timeout", "no time left for a completion", usage=self.usage, model=self.model
             )
         try:
-            completion = complete(
-                self.settings, role, prompt, schema, timeout_s=timeout, limit=RESPONSE_LIMIT
-            )
+            completion = self._complete(role, prompt, schema, timeout)
         except AdapterFailure as failure:
             failure.usage = failure.usage or self.usage
             failure.model = failure.model or self.model
@@ -146,6 +167,52 @@ class Session:
             )
         return completion
 
+    def _complete(
+        self, role: str, prompt: str, schema: dict[str, Any], timeout: float
+    ) -> Completion:
+        if not self.serialize:
+            return complete(
+                self.settings, role, prompt, schema, timeout_s=timeout, limit=RESPONSE_LIMIT
+            )
+        ready_by = time.monotonic() + timeout - 1
+        with serialized(self.settings.endpoint.base_url, ready_by) as waited:
+            self.queue_wait_s += waited
+            return complete(
+                self.settings,
+                role,
+                prompt,
+                schema,
+                timeout_s=self.remaining_s(),
+                limit=RESPONSE_LIMIT,
+            )
+
+    def describe(self) -> str:
+        """The note every answer carries: completions, dialect, budget, stream, queue wait."""
+        settings = self.settings
+        text = (
+            f"{self.completions} completion(s); dialect {settings.dialect}; max_tokens "
+            f"{settings.max_tokens}; stream {settings.stream}"
+        )
+        if self.serialize:
+            text += f"; queue wait {int(self.queue_wait_s * 1000)} ms"
+        return text
+
+
+def role_max_tokens(
+    role: str, payload: dict[str, Any], max_output_bytes: int, ceiling: int | None
+) -> int:
+    """``max_tokens`` for one role's completion: its answer budget (:data:`ROLE_TOKENS`), at
+    most the output bound in bytes and the ``--max-tokens`` ceiling."""
+    if role == "architect":
+        limits = payload.get("limits")
+        cases = limits.get("maxCases") if isinstance(limits, dict) else None
+        count = cases if isinstance(cases, int) and cases > 0 else ARCHITECT_DEFAULT_CASES
+        budget = ARCHITECT_BASE_TOKENS + ARCHITECT_CASE_TOKENS * count
+    else:
+        budget = ROLE_TOKENS.get(role, ROLE_TOKENS["host"])
+    budget = min(budget, max_output_bytes)
+    return max(1, min(budget, ceiling) if ceiling is not None else budget)
+
 
 def _usage(input_tokens: int | None, output_tokens: int | None) -> Usage | None:
     if input_tokens is None and output_tokens is None:
@@ -156,20 +223,24 @@ def _usage(input_tokens: int | None, output_tokens: int | None) -> Usage | None:
 def open_session(request: Request, key: str | None) -> Session:
     """The settings and deadline of one call, from the options and the transport budget."""
     options = request.options
-    if options.max_tokens < 1:
+    if options.max_tokens is not None and options.max_tokens < 1:
         raise AdapterFailure("invalid-option", "--max-tokens must be at least 1", exit_code=2)
     settings = ChatSettings(
         endpoint=_endpoint(options.base_url),
         model=options.model,
         key=key,
         dialect=options.schema_dialect,
-        max_tokens=options.max_tokens,
+        max_tokens=role_max_tokens(
+            request.role, request.payload, request.budget.max_output_bytes, options.max_tokens
+        ),
         temperature=options.temperature,
+        stream=options.stream,
     )
     return Session(
         settings=settings,
         deadline=time.monotonic() + request.budget.tool_timeout_s,
         max_output_bytes=request.budget.max_output_bytes,
+        serialize=options.serialize_calls,
     )
 
 
@@ -193,7 +264,7 @@ def answer_role(request: Request, session: Session) -> Answer:
         raise AdapterFailure(
             "invalid-answer", str(exc), usage=session.usage, model=session.model
         ) from None
-    notes = [f"{session.completions} completion(s); dialect {session.settings.dialect}"]
+    notes = [session.describe()]
     return Answer(response=value, usage=session.usage, model=session.model, notes=notes)
 
 
