@@ -22,7 +22,10 @@ from lorelab.evaluation.conditions import (
     RUNS_FILE,
     RunOptions,
     finalize_conditions,
+    load_profile,
     manifest_schema,
+    profile_schema,
+    profile_summary,
     run_conditions,
 )
 from lorelab.evaluation.executors import make_executor
@@ -39,6 +42,8 @@ def conditions_group() -> None:
     lorelab eval conditions report --input RUNS.json [--manifest FILE]
     lorelab eval conditions finalize --output DIR
     lorelab eval conditions schema
+    lorelab eval conditions profile check FILE
+    lorelab eval conditions profile schema
     """
 
 
@@ -49,6 +54,36 @@ conditions_group.add_command(report_command)
 def schema_command() -> None:
     """Print the JSON Schema of the conditions manifest (eval/conditions.json)."""
     echo_json(manifest_schema())
+
+
+@conditions_group.group(name="profile", cls=LorelabGroup)
+def profile_group() -> None:
+    """Memory profiles: files that map the protocol's operations to one MCP server's tools."""
+
+
+@profile_group.command(name="check")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@json_option("Print what the profile maps as JSON.")
+def profile_check_command(file: Path, as_json: bool) -> None:
+    """Check a memory profile file (TOML or JSON) against its schema and template rules.
+
+    Exit 0 when it is valid, 2 (one line naming the problem) when it is not. The server's own
+    tools/list is checked against it when a run starts."""
+    summary = profile_summary(load_profile(file))
+    if as_json:
+        echo_json(summary)
+        return
+    lacking = ", ".join(entry["operation"] for entry in summary["unsupported"]) or "none"
+    click.echo(
+        f"{file}: profile {summary['name']} is valid (sha256 {summary['sha256']}); maps "
+        f"{', '.join(summary['operations'])}; lacks {lacking}"
+    )
+
+
+@profile_group.command(name="schema")
+def profile_schema_command() -> None:
+    """Print the JSON Schema of a memory profile file."""
+    echo_json(profile_schema())
 
 
 def _json_argv(text: str | None) -> list[str] | None:
@@ -88,6 +123,11 @@ def _json_argv(text: str | None) -> list[str] | None:
     help="JSON argv that starts the memory's MCP server on stdio (overrides the profile's).",
 )
 @file_option(
+    "--memory-profile",
+    help_text="A memory profile file (TOML or JSON) used instead of the manifest's "
+    "memory.profile; the manifest, and its SHA-256, stay the same.",
+)
+@file_option(
     "--seed-memory",
     help_text="Record these seed experiences and promote their Skill before the lock "
     "(fresh memory).",
@@ -109,6 +149,7 @@ def run_command(
     output: Path,
     memory_home: Path | None,
     memory_argv: str | None,
+    memory_profile: Path | None,
     seed_memory: Path | None,
     operator_identity: str | None,
     verify_timeout_s: float,
@@ -143,6 +184,7 @@ def run_command(
                 output=output,
                 memory_home=memory_home,
                 memory_argv=argv,
+                memory_profile=memory_profile,
                 seed_memory=seed_memory,
                 identity=operator_identity,
                 verify_timeout_s=verify_timeout_s,

@@ -42,20 +42,24 @@ from lorelab.evaluation.conditions._memory import (
     PROFILES,
     MemoryProfile,
     MemoryToolError,
+    MemoryUnderTest,
     lorelab_server_argv,
     open_memory,
 )
 from lorelab.evaluation.conditions._one_run import RUNS_DIR, RunContext
+from lorelab.evaluation.conditions._profile_data import load_profile, server_values
 from lorelab.evaluation.conditions._receipts import (
     HostModel,
     HostReceipt,
     ManifestReceipt,
     MemoryReceipt,
+    NotApplicable,
     PreflightReceipt,
     ProjectReceipt,
     RunAborted,
     RunFinished,
     RunsDocument,
+    SeedFileReceipt,
     TimeBudget,
 )
 from lorelab.evaluation.conditions._runs import RUNS_FILE
@@ -102,6 +106,8 @@ class RunOptions:
     output: Path
     memory_home: Path | None = None
     memory_argv: list[str] | None = None
+    # --memory-profile FILE: a profile file instead of the manifest's shipped profile.
+    memory_profile: Path | None = None
     seed_memory: Path | None = None
     identity: str | None = None
     verify_timeout_s: float = VERIFY_TIMEOUT_S
@@ -171,7 +177,11 @@ def resolve_memory(
     """The profile, server argv and memory home the run will use (checked before anything
     runs). The default lorelab server's ``--project`` is ``project`` here; the run replaces it
     with its pristine copy of the snapshot once that exists."""
-    profile = PROFILES[manifest.memory.profile]
+    profile = (
+        load_profile(options.memory_profile)
+        if options.memory_profile is not None
+        else PROFILES[manifest.memory.profile]
+    )
     home = Path(os.path.abspath(options.memory_home)) if options.memory_home else None
     if home is not None and home.exists() and not home.is_dir():
         raise UsageError(f"--memory-home {options.memory_home}: exists and is not a directory")
@@ -184,25 +194,66 @@ def resolve_memory(
                 f"--memory-home {options.memory_home}: is inside the project {project}; a "
                 "baseline host would find the memory in its copy (put the home elsewhere)"
             )
+    # Placeholders in the profile's server settings are checked now, before any receipt.
+    server_values(profile, home, project)
     argv = options.memory_argv or manifest.memory.argv
     if argv:
         return profile, list(argv), home
-    if profile.name != "lorelab":
+    return profile, default_memory_argv(profile, home, project), home
+
+
+def default_memory_argv(profile: MemoryProfile, home: Path | None, project: Path) -> list[str]:
+    """The server argv a profile starts by default (lorelab: this Python's ``lorelab mcp``)."""
+    if profile.name == "lorelab" and profile.server_argv is None:
+        if home is None:
+            raise UsageError(
+                "the lorelab memory profile needs --memory-home DIR: the memory home under test"
+            )
+        return lorelab_server_argv(home, project)
+    argv, _ = server_values(profile, home, project)
+    if argv is None:
         raise UsageError(
             f"memory profile {profile.name} has no default server; give --memory-argv or "
             "memory.argv in the manifest"
         )
-    if home is None:
-        raise UsageError(
-            "the lorelab memory profile needs --memory-home DIR: the memory home under test"
-        )
-    return profile, lorelab_server_argv(home, project), home
+    return argv
 
 
-def _memory_env(profile: MemoryProfile) -> dict[str, str]:
-    # Running the evaluation is the operator's consent to its Dream step: lorelab's server
-    # serves lore_check_candidate only when told so (agents cannot reach this environment).
-    return {ALLOW_CHECKS_ENV: "1"} if profile.name == "lorelab" else {}
+def _memory_env(profile: MemoryProfile, home: Path | None, project: Path) -> dict[str, str]:
+    # The profile's environment: lorelab's file sets LORELAB_MCP_ALLOW_CHECKS=1, since
+    # running the evaluation is the operator's consent to its Dream step (agents cannot reach
+    # this environment).
+    return server_values(profile, home, project)[1]
+
+
+def conditions_not_applicable(memory: MemoryUnderTest) -> list[NotApplicable]:
+    """The conditions this memory cannot be judged under, each with the reason: skill_planned
+    needs Skills (promote_skill) and plans (start), dreaming needs a Dream. Read from the
+    profile and the server's own tools/list (a mapped tool the server does not list counts as
+    missing)."""
+
+    def lacking(operations: tuple[str, ...]) -> str | None:
+        reasons = []
+        for operation in operations:
+            if memory.supports(operation):
+                continue
+            tool = memory.profile.tool(operation)
+            reasons.append(
+                f"{operation}: the server's tools/list has no {tool}"
+                if tool is not None
+                else f"{operation}: {memory.profile.unsupported.get(operation, 'no tool')}"
+            )
+        return "; ".join(reasons) or None
+
+    found = []
+    for condition, needs in (
+        ("skill_planned", ("start", "promote_skill")),
+        ("dreaming", ("dream",)),
+    ):
+        reason = lacking(needs)
+        if reason is not None:
+            found.append(NotApplicable(condition=condition, reason=reason))
+    return found
 
 
 @dataclass(slots=True)
@@ -220,17 +271,25 @@ class _Memory:
 
 
 async def _execute(ctx: RunContext, mem: _Memory) -> None:
+    if mem.home is not None:
+        mem.home.mkdir(parents=True, exist_ok=True)
     async with open_memory(
         mem.profile,
         mem.argv,
         home=mem.home,
         cwd=mem.clean,
         stderr_path=ctx.root / "memory-server.stderr",
-        env=_memory_env(mem.profile),
+        env=_memory_env(mem.profile, mem.home, mem.clean),
     ) as memory:
         ctx.memory = memory
-        listed = mem.preflight.memory.model_copy(update={"tools": sorted(memory.listed)})
-        mem.preflight = mem.preflight.model_copy(update={"memory": listed})
+        skipped = conditions_not_applicable(memory)
+        listed = mem.preflight.memory.model_copy(
+            update={"tools": sorted(memory.listed), "server_info": memory.server_info}
+        )
+        mem.preflight = mem.preflight.model_copy(
+            update={"memory": listed, "conditions_not_applicable": skipped}
+        )
+        ctx.not_applicable = {entry.condition: entry.reason for entry in skipped}
         if mem.seed is not None:
             seeding, mem.seeded = await seed_memory(memory, mem.seed, ctx.manifest)
             mem.preflight = mem.preflight.model_copy(update={"seeding": seeding})
@@ -248,7 +307,10 @@ async def _execute(ctx: RunContext, mem: _Memory) -> None:
             raise PreflightError(str(exc)) from None
         mem.preflight = mem.preflight.model_copy(update={"lock": lock})
         ctx.log.write(PREFLIGHT_FILE, mem.preflight)
-        await run_phase(ctx, [(task, c) for task in ctx.manifest.tasks for c in FIRST_PHASE])
+        first = [c for c in FIRST_PHASE if c not in ctx.not_applicable]
+        await run_phase(ctx, [(task, c) for task in ctx.manifest.tasks for c in first])
+        if "dreaming" in ctx.not_applicable:
+            return
         checks = RunnerChecks(ctx.snapshot, ctx.root, ctx.env, mem.seeded)
         ctx.dream = await run_dream(memory, checks)
         ctx.counts.memory_failures += ctx.dream.tool_errors
@@ -281,6 +343,7 @@ def _preflight(
     model_passed: str | None,
     identity: WorkerIdentity,
     mem: tuple[MemoryProfile, list[str], Path | None],
+    seed_sha: str | None,
 ) -> PreflightReceipt:
     profile, memory_argv, home = mem
     return PreflightReceipt(
@@ -307,6 +370,11 @@ def _preflight(
             ),
         ),
         verification_scope=dict(VERIFICATION_SCOPE),
+        seed_file=(
+            SeedFileReceipt(path=str(options.seed_memory), sha256=seed_sha)
+            if options.seed_memory is not None and seed_sha is not None
+            else None
+        ),
         verify_timeout_s=options.verify_timeout_s,
         memory=MemoryReceipt(
             profile=profile.name,
@@ -316,9 +384,11 @@ def _preflight(
             candidate_checks=(
                 f"allowed by running the evaluation ({ALLOW_CHECKS_ENV}=1 in the server's "
                 "environment)"
-                if profile.name == "lorelab"
+                if profile.server_env.get(ALLOW_CHECKS_ENV) == "1"
                 else None
             ),
+            profile_file=profile.path,
+            profile_sha256=profile.sha256,
             unsupported=profile.unsupported_operations(),
             agent_id=profile.sent_agent_id(),
             dream_checks=RUNNER_CHECKS if profile.checks_by_runner else "run by the memory server",
@@ -335,6 +405,7 @@ def _finish(ctx: RunContext) -> RunSummary:
             evaluation_id=ctx.manifest.id,
             manifest_sha256=ctx.manifest_sha256,
             evidence_kind=evidence,
+            conditions_not_applicable=dict(ctx.not_applicable) or None,
         ),
     )
     tally = ctx.counts
@@ -431,6 +502,9 @@ def run_conditions(options: RunOptions) -> RunSummary:
     argv = with_endpoint(argv, options.endpoint, flag="--host")
     profile, memory_argv, home = resolve_memory(manifest, options, source)
     seed = read_seed(options.seed_memory) if options.seed_memory else None
+    seed_sha = (
+        sha256_file(options.seed_memory, cap=SCRIPT_HASH_CAP) if options.seed_memory else None
+    )
     snapshot = take_snapshot(source)
     env = command_env()
     root = Path(tempfile.mkdtemp(prefix="lorelab-conditions-"))
@@ -439,8 +513,8 @@ def run_conditions(options: RunOptions) -> RunSummary:
         # The memory server gets a pristine copy as its project, never the source: Dream checks
         # copy that project, and must see exactly what every condition's host sees.
         clean = snapshot.materialise(root / "memory-project")
-        if not (options.memory_argv or manifest.memory.argv) and home is not None:
-            memory_argv = lorelab_server_argv(home, clean)
+        if not (options.memory_argv or manifest.memory.argv):
+            memory_argv = default_memory_argv(profile, home, clean)
         identity = _bind_host(argv, preflight_copy, options, manifest, env)
         check_memory_startable(memory_argv, profile)
         log = RunLog.start(options.output)
@@ -461,6 +535,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
                 model_passed,
                 identity,
                 (profile, memory_argv, home),
+                seed_sha,
             ),
         )
         ctx = RunContext(
