@@ -178,9 +178,8 @@ class ProfileSpec(RecordModel):
         missing = [op for op in ("prepare", "record") if op not in self.operations]
         if missing:
             raise ValueError(f"operations lacks the required {', '.join(missing)}")
-        if self.codec is None and "prepare" in self.operations:
-            if self.operations["prepare"].items is None:
-                raise ValueError("operations.prepare needs items (how served items are read)")
+        if self.codec is None and self.operations["prepare"].items is None:
+            raise ValueError("operations.prepare needs items (how served items are read)")
         if self.codec is None and self.operations["record"].id is None:
             raise ValueError("operations.record needs id (how a stored record is proven)")
         return self
