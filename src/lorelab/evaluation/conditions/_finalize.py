@@ -150,7 +150,7 @@ def host_provenance(argv: list[str]) -> str:
 def _memory_argv(preflight: dict[str, Any], scratch: Path) -> tuple[list[str], Path | None]:
     memory = preflight["memory"]
     home = Path(memory["home"]) if memory.get("home") else None
-    if memory.get("argvKind") == "default" and home is not None:
+    if memory.get("argvKind") == "default" and home is not None and memory["profile"] == "lorelab":
         # The run's pristine project copy is gone; finalize runs no checks, so any directory
         # serves as the server's project.
         return lorelab_server_argv(home, scratch), home
