@@ -44,7 +44,11 @@ from lorelab.evaluation.conditions._memory import (
     lorelab_server_argv,
     open_memory,
 )
-from lorelab.evaluation.conditions._profile_data import load_profile, server_values
+from lorelab.evaluation.conditions._profile_data import (
+    load_profile,
+    prepare_server_dirs,
+    server_values,
+)
 from lorelab.evaluation.conditions._profiles import MemoryProfile, UnsupportedOperation
 from lorelab.evaluation.conditions._runner import (
     ABORTED_FILE,
@@ -452,6 +456,7 @@ async def _finalize(
 ) -> None:
     profile = run_profile(preflight)
     argv, home = _memory_argv(preflight, scratch)
+    prepare_server_dirs(profile, home, scratch)
     async with open_memory(
         profile,
         argv,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import tomllib
 import uuid
 from collections.abc import Mapping
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from lorelab.errors import InvalidInput, UsageError
+from lorelab.errors import InvalidInput, PreflightError, UsageError
 from lorelab.evaluation.conditions._profile_spec import (
     ItemsSpec,
     OperationSpec,
@@ -222,6 +223,7 @@ def build_profile(spec: ProfileSpec, path: str | None, sha256: str | None) -> Me
         "sha256": sha256,
         "server_argv": tuple(spec.server.argv) if spec.server.argv else None,
         "server_env": dict(spec.server.env),
+        "server_git_dir": spec.server.git_dir,
         "seed_proof": spec.seeding.proof,
     }
     # Operations a profile maps but also explains (lorelab's lock through its CLI) keep the
@@ -260,11 +262,47 @@ def shipped_profile(name: str) -> MemoryProfile:
     return load_profile(shipped_profile_path(name))
 
 
+def prepare_server_dirs(profile: MemoryProfile, home: Path | None, project: Path) -> None:
+    """Create the memory home, and the git directory the profile asks for (``git init``)."""
+    if home is not None:
+        home.mkdir(parents=True, exist_ok=True)
+    if profile.server_git_dir is None:
+        return
+    target = Path(_fill(profile, profile.server_git_dir, home, project))
+    if (target / ".git").exists():
+        return
+    target.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["git", "init", "-q", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    if done.returncode != 0:
+        raise PreflightError(
+            f"memory profile {profile.name}: git init {target} failed: {done.stderr.strip()}"
+        )
+
+
 def server_values(
     profile: MemoryProfile, home: Path | None, project: Path
 ) -> tuple[list[str] | None, dict[str, str]]:
     """The profile's default argv and environment with ``{home}``, ``{project}`` and
     ``{peers}`` filled in; a placeholder with nothing to fill is a :class:`UsageError`."""
+    argv = (
+        [_fill(profile, part, home, project) for part in profile.server_argv]
+        if profile.server_argv
+        else None
+    )
+    if profile.server_git_dir is not None:
+        _fill(profile, profile.server_git_dir, home, project)
+    env = {key: _fill(profile, value, home, project) for key, value in profile.server_env.items()}
+    return argv, env
+
+
+def _fill(profile: MemoryProfile, text: str, home: Path | None, project: Path) -> str:
     values: dict[str, str | None] = {
         "home": str(home) if home is not None else None,
         "project": str(project),
@@ -275,21 +313,17 @@ def server_values(
         "peers": f"set {PEERS_ENV} to the folder scripts/install_peers.sh installed into",
     }
 
-    def fill(text: str) -> str:
-        def one(match: re.Match[str]) -> str:
-            key = match.group(1)
-            value = values.get(key)
-            if value is None:
-                raise UsageError(
-                    f"memory profile {profile.name}: {{{key}}} in its server settings has no "
-                    f"value; {why.get(key, 'unknown placeholder')}"
-                )
-            return value
+    def one(match: re.Match[str]) -> str:
+        key = match.group(1)
+        value = values.get(key)
+        if value is None:
+            raise UsageError(
+                f"memory profile {profile.name}: {{{key}}} in its server settings has no "
+                f"value; {why.get(key, 'unknown placeholder')}"
+            )
+        return value
 
-        return re.sub(r"\{(home|project|peers)\}", one, text)
-
-    argv = [fill(part) for part in profile.server_argv] if profile.server_argv else None
-    return argv, {key: fill(value) for key, value in profile.server_env.items()}
+    return re.sub(r"\{(home|project|peers)\}", one, text)
 
 
 def profile_summary(profile: MemoryProfile) -> dict[str, Any]:

@@ -45,6 +45,14 @@ TEMPLATE_KEYS: Final = ("$ref", "$format", "$each", "$join")
 _PLACEHOLDER: Final = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 
+def compiled(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled; a bad one is a validation error naming it."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"bad regex {pattern!r}: {exc}") from None
+
+
 class TemplateError(ValueError):
     """A template that cannot be evaluated (named with where it is)."""
 
@@ -63,7 +71,7 @@ class Extract(RecordModel):
         if (self.path is None) == (self.regex is None):
             raise ValueError("give exactly one of path and regex")
         if self.regex is not None:
-            re.compile(self.regex)
+            compiled(self.regex)
         return self
 
 
@@ -84,7 +92,7 @@ class ItemsSpec(RecordModel):
         if (self.path is None) == (self.regex is None):
             raise ValueError("give exactly one of path and regex")
         if self.regex is not None:
-            pattern = re.compile(self.regex)
+            pattern = compiled(self.regex)
             missing = [
                 name
                 for name in (self.id, self.task, self.text)
@@ -125,7 +133,7 @@ class OperationSpec(RecordModel):
     @model_validator(mode="after")
     def _patterns(self) -> OperationSpec:
         for pattern in self.errors:
-            re.compile(pattern)
+            compiled(pattern)
         check_template(self.arguments, f"{self.tool}.arguments")
         if self.follow_up is not None:
             check_template(self.follow_up.arguments, f"{self.follow_up.tool}.arguments")
@@ -139,6 +147,11 @@ class ServerSpec(RecordModel):
 
     argv: list[str] | None = Field(default=None, description="Default argv (null: none).")
     env: dict[str, str] = Field(default_factory=dict)
+    git_dir: str | None = Field(
+        default=None,
+        description="A directory made an empty git repository before the server starts (for "
+        "servers that scope memories by git project), e.g. {home}/project.",
+    )
 
 
 class SeedingSpec(RecordModel):

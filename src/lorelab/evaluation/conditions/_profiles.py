@@ -83,6 +83,7 @@ class MemoryProfile:
     # The server's default argv and environment (templates on {home}, {project}, {peers}).
     server_argv: tuple[str, ...] | None = None
     server_env: Mapping[str, str] = field(default_factory=dict)
+    server_git_dir: str | None = None
     # How seeding proves each seed stored: "returned-id" or "show".
     seed_proof: str = "returned-id"
 

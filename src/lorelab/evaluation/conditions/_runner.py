@@ -47,7 +47,11 @@ from lorelab.evaluation.conditions._memory import (
     open_memory,
 )
 from lorelab.evaluation.conditions._one_run import RUNS_DIR, RunContext
-from lorelab.evaluation.conditions._profile_data import load_profile, server_values
+from lorelab.evaluation.conditions._profile_data import (
+    load_profile,
+    prepare_server_dirs,
+    server_values,
+)
 from lorelab.evaluation.conditions._receipts import (
     HostModel,
     HostReceipt,
@@ -271,8 +275,7 @@ class _Memory:
 
 
 async def _execute(ctx: RunContext, mem: _Memory) -> None:
-    if mem.home is not None:
-        mem.home.mkdir(parents=True, exist_ok=True)
+    prepare_server_dirs(mem.profile, mem.home, mem.clean)
     async with open_memory(
         mem.profile,
         mem.argv,
