@@ -27,6 +27,7 @@ PACKAGES = {
         "profile_summary",
         "read_runs",
         "run_conditions",
+        "write_leaderboard",
     },
     "lorelab.evaluation.learning": {"DATASET_NAMES", "get_dataset", "manifest_schema"},
     "lorelab.evaluation.executors": {

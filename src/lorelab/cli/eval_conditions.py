@@ -27,6 +27,7 @@ from lorelab.evaluation.conditions import (
     profile_schema,
     profile_summary,
     run_conditions,
+    write_leaderboard,
 )
 from lorelab.evaluation.executors import make_executor
 from lorelab.io import loads_strict
@@ -44,6 +45,7 @@ def conditions_group() -> None:
     lorelab eval conditions schema
     lorelab eval conditions profile check FILE
     lorelab eval conditions profile schema
+    lorelab eval conditions leaderboard DIR DIR... --output OUT
     """
 
 
@@ -54,6 +56,37 @@ conditions_group.add_command(report_command)
 def schema_command() -> None:
     """Print the JSON Schema of the conditions manifest (eval/conditions.json)."""
     echo_json(manifest_schema())
+
+
+@conditions_group.command(name="leaderboard")
+@click.argument(
+    "directories", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path)
+)
+@output_option(required=True, help_text="A new directory for leaderboard.json (must not exist).")
+@json_option("Print the board as JSON.")
+def leaderboard_command(directories: tuple[Path, ...], output: Path, as_json: bool) -> None:
+    """Judge finished runs of several memories side by side (memory_guided vs baseline on
+    the holdouts): pass-rate delta with the sign test, irrelevance and pollution rates,
+    guidance tokens and items served per task, prepare and record latency (p50, p95), and
+    the conditions not applicable to each memory.
+
+    Exit 2, naming the field, when the runs differ in anything but the memory: manifest,
+    project snapshot, host argv and model, seed file, lorelab version. Render the board with
+    `lorelab report OUT`."""
+    board, path = write_leaderboard(directories, output)
+    if as_json:
+        echo_json(board.to_json())
+        return
+    label = f" [{board.label}: not evidence]" if board.label else ""
+    click.echo(f"leaderboard of {len(board.rows)} memories{label}: {path}")
+    for rank, row in enumerate(board.rows, start=1):
+        delta = "n/a" if row.pass_rate_delta is None else f"{row.pass_rate_delta:+.2f}"
+        tokens = row.guidance_tokens_per_task
+        click.echo(
+            f"{rank}. {row.memory}: delta {delta} (p {row.sign_test.get('pValue')}), "
+            f"tokens/task {'n/a' if tokens is None else round(tokens, 1)}, "
+            f"not applicable: {', '.join(row.conditions_not_applicable) or 'none'}"
+        )
 
 
 @conditions_group.group(name="profile", cls=LorelabGroup)

@@ -3,6 +3,7 @@ the runner."""
 
 from lorelab.evaluation.conditions._evaluate import evaluate, evaluate_file
 from lorelab.evaluation.conditions._finalize import finalize_conditions
+from lorelab.evaluation.conditions._leaderboard import write_leaderboard
 from lorelab.evaluation.conditions._manifest import manifest_schema
 from lorelab.evaluation.conditions._profile_data import load_profile, profile_summary
 from lorelab.evaluation.conditions._profile_spec import profile_schema
@@ -40,4 +41,5 @@ __all__ = [
     "profile_summary",
     "read_runs",
     "run_conditions",
+    "write_leaderboard",
 ]

@@ -153,6 +153,14 @@ class NotApplicable(RecordModel):
     reason: str
 
 
+class MemoryCallsReceipt(ReceiptModel):
+    """``memory-calls.json``: every memory tool call of the run (seeding, guidance, Dream),
+    in order, with its wall-clock seconds; what leaderboard latencies are read from."""
+
+    evaluation_id: str
+    calls: list[dict[str, Any]]
+
+
 class SeedFileReceipt(RecordModel):
     """The seed file the memory was seeded from."""
 
@@ -207,6 +215,7 @@ class PreflightReceipt(_OmitUnset, ReceiptModel):
         "lock",
         "seed_file",
         "conditions_not_applicable",
+        "lorelab_version",
     )
 
     evaluation_id: str
@@ -217,6 +226,9 @@ class PreflightReceipt(_OmitUnset, ReceiptModel):
     host: HostReceipt
     verification_scope: dict[str, Any]
     verify_timeout_s: float
+    lorelab_version: str | None = Field(
+        default=None, description="The lorelab that ran the evaluation (null: not recorded)."
+    )
     seed_file: SeedFileReceipt | None = None
     conditions_not_applicable: list[NotApplicable] | None = Field(
         default=None,

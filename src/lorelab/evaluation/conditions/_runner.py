@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import lorelab
 from lorelab._model import PROTOCOL_FIXTURE, timestamp
 from lorelab.errors import (
     IntegrityFailure,
@@ -56,6 +57,7 @@ from lorelab.evaluation.conditions._receipts import (
     HostModel,
     HostReceipt,
     ManifestReceipt,
+    MemoryCallsReceipt,
     MemoryReceipt,
     NotApplicable,
     PreflightReceipt,
@@ -93,6 +95,7 @@ FixtureKind = Literal["protocol-fixture"]
 RUN_FILE: Final = "run.json"
 PREFLIGHT_FILE: Final = "preflight.json"
 DREAM_FILE: Final = "dream.json"
+MEMORY_CALLS_FILE: Final = "memory-calls.json"
 ABORTED_FILE: Final = "aborted.json"
 MANIFEST_FILE: Final = "manifest.json"
 VERIFY_TIMEOUT_S: Final = 300.0
@@ -312,13 +315,16 @@ async def _execute(ctx: RunContext, mem: _Memory) -> None:
         ctx.log.write(PREFLIGHT_FILE, mem.preflight)
         first = [c for c in FIRST_PHASE if c not in ctx.not_applicable]
         await run_phase(ctx, [(task, c) for task in ctx.manifest.tasks for c in first])
-        if "dreaming" in ctx.not_applicable:
-            return
-        checks = RunnerChecks(ctx.snapshot, ctx.root, ctx.env, mem.seeded)
-        ctx.dream = await run_dream(memory, checks)
-        ctx.counts.memory_failures += ctx.dream.tool_errors
-        ctx.log.write(DREAM_FILE, ctx.dream.receipt())
-        await run_phase(ctx, [(task, "dreaming") for task in ctx.manifest.tasks])
+        if "dreaming" not in ctx.not_applicable:
+            checks = RunnerChecks(ctx.snapshot, ctx.root, ctx.env, mem.seeded)
+            ctx.dream = await run_dream(memory, checks)
+            ctx.counts.memory_failures += ctx.dream.tool_errors
+            ctx.log.write(DREAM_FILE, ctx.dream.receipt())
+            await run_phase(ctx, [(task, "dreaming") for task in ctx.manifest.tasks])
+        ctx.log.write(
+            MEMORY_CALLS_FILE,
+            MemoryCallsReceipt(evaluation_id=ctx.manifest.id, calls=list(memory.calls)),
+        )
 
 
 def _aborted(ctx: RunContext, preflight: PreflightReceipt, error: RunError) -> RunAborted:
@@ -373,6 +379,7 @@ def _preflight(
             ),
         ),
         verification_scope=dict(VERIFICATION_SCOPE),
+        lorelab_version=lorelab.__version__,
         seed_file=(
             SeedFileReceipt(path=str(options.seed_memory), sha256=seed_sha)
             if options.seed_memory is not None and seed_sha is not None
