@@ -32,13 +32,21 @@ if [ ${#npm_packages[@]} -gt 0 ]; then
     npm install --silent --no-audit --no-fund --prefix "$dir" "${npm_packages[@]}"
 fi
 if [ "$want_basic" = 1 ]; then
-    python=$(command -v python3.12 || true)
-    if [ -z "$python" ] && [ -d "${PYENV_ROOT:-$HOME/.pyenv}/versions" ]; then
+    # python3.12 on PATH may be a pyenv shim that no active version backs: try each candidate.
+    python=""
+    candidates=("$(command -v python3.12 || true)")
+    if [ -d "${PYENV_ROOT:-$HOME/.pyenv}/versions" ]; then
         newest=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12* 2>/dev/null | sort -V | tail -1)
-        [ -n "$newest" ] && python="$newest/bin/python3.12"
+        [ -n "$newest" ] && candidates+=("$newest/bin/python3.12")
     fi
-    if [ -z "$python" ] || ! "$python" -c 'import sys; assert sys.version_info >= (3, 12)'; then
-        echo "$0: basic-memory needs Python >= 3.12 and none was found (no python3.12 on PATH, no pyenv 3.12); install one (apt install python3.12 or pyenv install 3.12) and run again" >&2
+    for candidate in "${candidates[@]}"; do
+        if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null; then
+            python=$candidate
+            break
+        fi
+    done
+    if [ -z "$python" ]; then
+        echo "$0: basic-memory needs Python >= 3.12 and none was found (no working python3.12 on PATH, no pyenv 3.12); install one (apt install python3.12 or pyenv install 3.12) and run again" >&2
         exit 1
     fi
     "$python" -m venv "$dir/basic-memory-venv"
