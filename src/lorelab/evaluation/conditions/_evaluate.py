@@ -23,7 +23,6 @@ from lorelab.evaluation.conditions._manifest import (
 )
 from lorelab.evaluation.conditions._report import (
     CANNOT_PROVE,
-    DECIDED_CONDITION,
     FIXTURE_STATEMENT,
     MEMCODER_CONDITIONS,
     ConditionsReport,
@@ -444,13 +443,6 @@ def rework_source(runs: LoadedRuns) -> ReworkSource:
     return "as-written"
 
 
-def decided_condition(runs: LoadedRuns) -> str:
-    """The condition the decision rests on: dreaming, or memory_guided when the runs file
-    declares dreaming not applicable (a memory without a Dream: its dreaming would only be a
-    second memory_guided)."""
-    return "memory_guided" if "dreaming" in runs.not_applicable else DECIDED_CONDITION
-
-
 def _incomplete(runs: LoadedRuns) -> list[str]:
     """Why the decided condition cannot be decided at all: the runs file has no run of it."""
     if not runs.dreaming_missing or "dreaming" in runs.not_applicable:
@@ -531,7 +523,7 @@ def evaluate(
             f"the runs were made under manifest sha256 {runs.manifest_sha256}, whose declared "
             "thresholds were not given (--manifest); defaults are not the declared thresholds"
         )
-    decided = decided_condition(runs)
+    decided = runs.decided_condition()
     basis = _Basis(
         thresholds=thresholds,
         source="manifest" if manifest is not None else "defaults",

@@ -176,6 +176,12 @@ class LoadedRuns:
     # the reason: they have no runs, and the report says so.
     not_applicable: Mapping[str, str] = field(default_factory=dict)
 
+    def decided_condition(self) -> str:
+        """The condition the decision rests on: dreaming, or memory_guided when the file
+        declares dreaming not applicable (a memory without a Dream: its dreaming would only be
+        a second memory_guided)."""
+        return "memory_guided" if "dreaming" in self.not_applicable else "dreaming"
+
     def task_ids(self) -> list[str]:
         """Task ids in order of first appearance."""
         return list(dict.fromkeys(run.task_id for run in self.runs))
