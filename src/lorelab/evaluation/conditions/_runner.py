@@ -233,11 +233,11 @@ def _memory_env(profile: MemoryProfile, home: Path | None, project: Path) -> dic
     return server_values(profile, home, project)[1]
 
 
-def conditions_not_applicable(memory: MemoryUnderTest) -> list[NotApplicable]:
+def conditions_not_applicable(memory: MemoryUnderTest, seeding: bool) -> list[NotApplicable]:
     """The conditions this memory cannot be judged under, each with the reason: skill_planned
-    needs Skills (promote_skill) and plans (start), dreaming needs a Dream. Read from the
-    profile and the server's own tools/list (a mapped tool the server does not list counts as
-    missing)."""
+    needs plans (start) and, when the run seeds the memory, a way to promote the declared
+    Skill (promote_skill); dreaming needs a Dream. Read from the profile and the server's own
+    tools/list (a mapped tool the server does not list counts as missing)."""
 
     def lacking(operations: tuple[str, ...]) -> str | None:
         reasons = []
@@ -254,7 +254,7 @@ def conditions_not_applicable(memory: MemoryUnderTest) -> list[NotApplicable]:
 
     found = []
     for condition, needs in (
-        ("skill_planned", ("start", "promote_skill")),
+        ("skill_planned", ("start", "promote_skill") if seeding else ("start",)),
         ("dreaming", ("dream",)),
     ):
         reason = lacking(needs)
@@ -288,7 +288,7 @@ async def _execute(ctx: RunContext, mem: _Memory) -> None:
         env=_memory_env(mem.profile, mem.home, mem.clean),
     ) as memory:
         ctx.memory = memory
-        skipped = conditions_not_applicable(memory)
+        skipped = conditions_not_applicable(memory, seeding=mem.seed is not None)
         listed = mem.preflight.memory.model_copy(
             update={"tools": sorted(memory.listed), "server_info": memory.server_info}
         )
