@@ -26,8 +26,12 @@ from lorelab.evaluation.conditions import (
     RUNS_FILE,
     RunOptions,
     finalize_conditions,
+    load_profile,
     manifest_schema,
+    profile_schema,
+    profile_summary,
     run_conditions,
+    write_leaderboard,
 )
 from lorelab.evaluation.executors import make_executor
 from lorelab.io import loads_strict
@@ -43,6 +47,9 @@ def conditions_group() -> None:
     lorelab eval conditions decide --input RUNS.json [--manifest FILE]
     lorelab eval conditions finalize --output DIR
     lorelab eval conditions schema
+    lorelab eval conditions profile check FILE
+    lorelab eval conditions profile schema
+    lorelab eval conditions leaderboard DIR DIR... --output OUT
     """
 
 
@@ -54,6 +61,67 @@ conditions_group.add_command(old_report_command, "report")
 def schema_command() -> None:
     """Print the JSON Schema of the conditions manifest (eval/conditions.json)."""
     echo_json(manifest_schema())
+
+
+@conditions_group.command(name="leaderboard")
+@click.argument(
+    "directories", metavar="DIR...", nargs=-1, required=True, type=click.Path(path_type=Path)
+)
+@output_option(required=True, help_text="A new directory for leaderboard.json (must not exist).")
+@json_option("Print the board as JSON.")
+def leaderboard_command(directories: tuple[Path, ...], output: Path, as_json: bool) -> None:
+    """Judge finished runs of several memories side by side (memory_guided vs baseline on
+    the holdouts): pass-rate delta with the sign test, irrelevance and pollution rates,
+    guidance tokens and items served per task, prepare and record latency (p50, p95), and
+    the conditions not applicable to each memory.
+
+    Exit 2, naming the field, when the runs differ in anything but the memory: manifest,
+    project snapshot, host argv and model, seed file, lorelab version. Render the board with
+    `lorelab report OUT`."""
+    board, path = write_leaderboard(directories, output)
+    if as_json:
+        echo_json(board.to_json())
+        return
+    label = f" [{board.label}: not evidence]" if board.label else ""
+    click.echo(f"leaderboard of {len(board.rows)} memories{label}: {path}")
+    for rank, row in enumerate(board.rows, start=1):
+        delta = "n/a" if row.pass_rate_delta is None else f"{row.pass_rate_delta:+.2f}"
+        tokens = row.guidance_tokens_per_task
+        click.echo(
+            f"{rank}. {row.memory}: delta {delta} (p {row.sign_test.get('pValue')}), "
+            f"tokens/task {'n/a' if tokens is None else round(tokens, 1)}, "
+            f"not applicable: {', '.join(row.conditions_not_applicable) or 'none'}"
+        )
+
+
+@conditions_group.group(name="profile", cls=LorelabGroup)
+def profile_group() -> None:
+    """Memory profiles: files that map the protocol's operations to one MCP server's tools."""
+
+
+@profile_group.command(name="check")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@json_option("Print what the profile maps as JSON.")
+def profile_check_command(file: Path, as_json: bool) -> None:
+    """Check a memory profile file (TOML or JSON) against its schema and template rules.
+
+    Exit 0 when it is valid, 2 (one line naming the problem) when it is not. The server's own
+    tools/list is checked against it when a run starts."""
+    summary = profile_summary(load_profile(file))
+    if as_json:
+        echo_json(summary)
+        return
+    lacking = ", ".join(entry["operation"] for entry in summary["unsupported"]) or "none"
+    click.echo(
+        f"{file}: profile {summary['name']} is valid (sha256 {summary['sha256']}); maps "
+        f"{', '.join(summary['operations'])}; lacks {lacking}"
+    )
+
+
+@profile_group.command(name="schema")
+def profile_schema_command() -> None:
+    """Print the JSON Schema of a memory profile file."""
+    echo_json(profile_schema())
 
 
 def _json_argv(text: str | None) -> list[str] | None:
@@ -89,6 +157,11 @@ def _json_argv(text: str | None) -> list[str] | None:
     help="JSON argv that starts the memory's MCP server on stdio (overrides the profile's).",
 )
 @file_option(
+    "--memory-profile",
+    help_text="A memory profile file (TOML or JSON) used instead of the manifest's "
+    "memory.profile; the manifest, and its SHA-256, stay the same.",
+)
+@file_option(
     "--seed-memory",
     help_text="Record these seed experiences and promote their Skill before the lock "
     "(fresh memory).",
@@ -112,6 +185,7 @@ def run_command(
     output: Path,
     home: Path | None,
     memory_argv: str | None,
+    memory_profile: Path | None,
     seed_memory: Path | None,
     operator_identity: str | None,
     verify_timeout_s: float,
@@ -149,6 +223,7 @@ def run_command(
                 output=output,
                 memory_home=home,
                 memory_argv=argv,
+                memory_profile=memory_profile,
                 seed_memory=seed_memory,
                 identity=operator_identity,
                 verify_timeout_s=verify_timeout_s,

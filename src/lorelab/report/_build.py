@@ -107,6 +107,21 @@ def _write(path: Path, text: str) -> None:
             temp.unlink()
 
 
+def _leaderboard_page(paths: Sequence[Path], target: Path) -> Report:
+    """A leaderboard is already a comparison: it is rendered alone."""
+    from lorelab.report._leaderboard import leaderboard_column
+
+    if len(paths) != 1:
+        raise UsageError("a leaderboard is rendered alone (it already compares memories)")
+    column = leaderboard_column(Receipts(paths[0], target.parent), str(paths[0]))
+    try:
+        _write(target, single_page(column, lorelab.__version__))
+    except OSError as exc:
+        raise UsageError(f"--output {target}: cannot write: {exc.strerror}") from None
+    problems = [f"{column.source}: {p}" for p in column.problems]
+    return Report(target, "leaderboard", 1 if problems else 0, problems)
+
+
 def build_report(
     dirs: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str] | None = None
 ) -> Report:
@@ -120,6 +135,8 @@ def build_report(
         raise UsageError(f"give one or two output directories, not {len(paths)}")
     kind = _kinds(paths)
     target = resolve_output(paths, Path(output) if output is not None else None)
+    if kind == "leaderboard":
+        return _leaderboard_page(paths, target)
     read = [_read(kind, Receipts(p, target.parent), str(p)) for p in paths]
     loaded, columns = [r[0] for r in read], [r[1] for r in read]
     problems = [f"{c.source}: {p}" for c in columns for p in c.problems]

@@ -19,17 +19,19 @@ from pydantic import BaseModel
 from lorelab.errors import LorelabError, UsageError
 from lorelab.io import FIXTURE_LIMIT, read_model
 
-Kind = Literal["learning", "conditions", "context", "context-scan"]
+Kind = Literal["learning", "conditions", "context", "context-scan", "leaderboard"]
 KIND_NAMES: Final[dict[str, str]] = {
     "learning": "learning evaluation",
     "conditions": "four-condition evaluation",
     "context": "context evaluation",
     "context-scan": "context scan",
+    "leaderboard": "memory leaderboard",
 }
 
 M = TypeVar("M", bound=BaseModel)
 
 _MARKERS: Final[tuple[tuple[str, Kind], ...]] = (
+    ("leaderboard.json", "leaderboard"),
     ("context-scan.json", "context-scan"),
     ("context-receipt.json", "context"),
     ("beta2_runs.json", "conditions"),

@@ -24,7 +24,7 @@ def _run_cli(tmp_path, monkeypatch, write_json, manifest_data, summary):
         app,
         [
             "eval", "conditions", "run", "--manifest", str(manifest), "--host", "fixture-host",
-            "--output", str(tmp_path / "unused"), "--memory-home", str(tmp_path / "home"),
+            "--output", str(tmp_path / "unused"), "--home", str(tmp_path / "home"),
             "--json",
         ],
     )  # fmt: skip

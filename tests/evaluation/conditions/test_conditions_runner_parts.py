@@ -161,7 +161,7 @@ def test_a_memory_server_lacking_required_tools_is_refused(tmp_path):
         ):
             pass
 
-    with pytest.raises(PreflightError, match=r"lacks required tools: start \(memcoder_start\)"):
+    with pytest.raises(PreflightError, match=r"lacks required tools: record \(memcoder_record\)"):
         anyio.run(attempt)
 
 

@@ -10,9 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from lorelab.evaluation.conditions._memory import MEMCODER_PROFILE, open_memory
+from lorelab.evaluation.conditions._memory import LORELAB_PROFILE, MEMCODER_PROFILE, open_memory
 from lorelab.evaluation.conditions._profiles import (
-    LORELAB_PROFILE,
     MemoryDecodeError,
     MemoryUnsupported,
     decode_brief,

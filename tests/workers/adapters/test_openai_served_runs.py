@@ -53,7 +53,7 @@ def test_a_renamed_model_is_refused_before_a_conditions_run_in_one_line(tmp_path
         done = _lorelab(
             "eval", "conditions", "run", "--manifest", str(EXAMPLE / "conditions.json"),
             "--host", "openai", *_endpoint(server.base_url), "--output", str(out),
-            "--memory-home", str(tmp_path / "home"),
+            "--home", str(tmp_path / "home"),
             "--seed-memory", str(EXAMPLE / "memory_seed.json"),
         )  # fmt: skip
         completions = server.completions

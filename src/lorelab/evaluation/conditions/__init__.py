@@ -3,7 +3,10 @@ the runner."""
 
 from lorelab.evaluation.conditions._evaluate import evaluate, evaluate_file
 from lorelab.evaluation.conditions._finalize import finalize_conditions
+from lorelab.evaluation.conditions._leaderboard import write_leaderboard
 from lorelab.evaluation.conditions._manifest import manifest_schema
+from lorelab.evaluation.conditions._profile_data import load_profile, profile_summary
+from lorelab.evaluation.conditions._profile_spec import profile_schema
 from lorelab.evaluation.conditions._receipts import (
     DreamReceipt,
     ManifestReceipt,
@@ -31,8 +34,12 @@ __all__ = [
     "evaluate",
     "evaluate_file",
     "finalize_conditions",
+    "load_profile",
     "manifest_schema",
     "print_report",
+    "profile_schema",
+    "profile_summary",
     "read_runs",
     "run_conditions",
+    "write_leaderboard",
 ]

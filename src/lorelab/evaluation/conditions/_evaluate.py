@@ -23,7 +23,6 @@ from lorelab.evaluation.conditions._manifest import (
 )
 from lorelab.evaluation.conditions._report import (
     CANNOT_PROVE,
-    DECIDED_CONDITION,
     FIXTURE_STATEMENT,
     MEMCODER_CONDITIONS,
     ConditionsReport,
@@ -446,7 +445,7 @@ def rework_source(runs: LoadedRuns) -> ReworkSource:
 
 def _incomplete(runs: LoadedRuns) -> list[str]:
     """Why the decided condition cannot be decided at all: the runs file has no run of it."""
-    if not runs.dreaming_missing:
+    if not runs.dreaming_missing or "dreaming" in runs.not_applicable:
         return []
     return [
         "the runs file has no dreaming runs: only baseline, memory_guided and skill_planned are "
@@ -461,6 +460,7 @@ class _Basis:
 
     thresholds: Thresholds
     source: Literal["manifest", "defaults"]
+    decided: str
     unknown: list[str]
     untrusted: list[str]
     invalid: list[str]
@@ -479,13 +479,13 @@ def _decision(paired: list[PairedComparison], basis: _Basis) -> Decision:
     for verdict, reasons in stops:
         if reasons:
             return Decision(
-                condition=DECIDED_CONDITION,
+                condition=basis.decided,
                 verdict=verdict,
                 reasons=reasons,
                 thresholds=basis.thresholds,
                 thresholds_source=basis.source,
             )
-    decided = next(p for p in paired if p.condition == DECIDED_CONDITION)
+    decided = next(p for p in paired if p.condition == basis.decided)
     return decide(
         decided,
         basis.thresholds,
@@ -523,14 +523,16 @@ def evaluate(
             f"the runs were made under manifest sha256 {runs.manifest_sha256}, whose declared "
             "thresholds were not given (--manifest); defaults are not the declared thresholds"
         )
+    decided = runs.decided_condition()
     basis = _Basis(
         thresholds=thresholds,
         source="manifest" if manifest is not None else "defaults",
+        decided=decided,
         unknown=unknown,
         untrusted=[
             f"{flag.task_id} x {flag.condition} ({', '.join(flag.flags)})"
             for flag in flagged
-            if flag.holdout and flag.condition in ("baseline", DECIDED_CONDITION)
+            if flag.holdout and flag.condition in ("baseline", decided)
         ],
         invalid=[*_memory_failures(runs), *refused_reasons(runs)],
         incomplete=_incomplete(runs),
@@ -540,7 +542,11 @@ def evaluate(
     cannot_prove = list(CANNOT_PROVE)
     if fixture:
         cannot_prove.append(FIXTURE_STATEMENT)
-    reported = MEMCODER_CONDITIONS if runs.dreaming_missing else CONDITIONS
+    reported = [
+        condition
+        for condition in (MEMCODER_CONDITIONS if runs.dreaming_missing else CONDITIONS)
+        if condition not in runs.not_applicable
+    ]
     return ConditionsReport(
         input_sha256=runs.sha256,
         evidence_kind=PROTOCOL_FIXTURE if fixture else None,
@@ -552,6 +558,7 @@ def evaluate(
         manifest_checked=manifest_checked,
         rework_source=rework_source(runs),
         conditions=[_summary(c, by_condition[c]) for c in reported],
+        conditions_not_applicable=dict(runs.not_applicable) or None,
         paired=paired,
         flagged_runs=flagged,
         decision=_decision(paired, basis),

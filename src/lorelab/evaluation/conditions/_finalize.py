@@ -23,7 +23,13 @@ from typing import Any, Final
 from pydantic import Field
 
 from lorelab._model import ReceiptModel, RecordModel, timestamp
-from lorelab.errors import IntegrityFailure, InvalidInput, OutputExistsError, PreflightError
+from lorelab.errors import (
+    IntegrityFailure,
+    InvalidInput,
+    LorelabError,
+    OutputExistsError,
+    PreflightError,
+)
 from lorelab.evaluation.conditions._async import run_async
 from lorelab.evaluation.conditions._integrity import lock_tasks
 from lorelab.evaluation.conditions._manifest import ConditionsManifest
@@ -38,7 +44,12 @@ from lorelab.evaluation.conditions._memory import (
     lorelab_server_argv,
     open_memory,
 )
-from lorelab.evaluation.conditions._profiles import UnsupportedOperation
+from lorelab.evaluation.conditions._profile_data import (
+    load_profile,
+    prepare_server_dirs,
+    server_values,
+)
+from lorelab.evaluation.conditions._profiles import MemoryProfile, UnsupportedOperation
 from lorelab.evaluation.conditions._runner import (
     ABORTED_FILE,
     MANIFEST_FILE,
@@ -143,7 +154,7 @@ def host_provenance(argv: list[str]) -> str:
 def _memory_argv(preflight: dict[str, Any], scratch: Path) -> tuple[list[str], Path | None]:
     memory = preflight["memory"]
     home = Path(memory["home"]) if memory.get("home") else None
-    if memory.get("argvKind") == "default" and home is not None:
+    if memory.get("argvKind") == "default" and home is not None and memory["profile"] == "lorelab":
         # The run's pristine project copy is gone; finalize runs no checks, so any directory
         # serves as the server's project.
         return lorelab_server_argv(home, scratch), home
@@ -414,6 +425,26 @@ async def _clear_lock(
     journal.put(LOCK_ENTRY, entry)
 
 
+def run_profile(preflight: Mapping[str, Any]) -> MemoryProfile:
+    """The profile the run used: its file again (refused when its bytes changed since the
+    run: exit 3), or the shipped profile it names."""
+    memory = preflight["memory"]
+    path = memory.get("profileFile")
+    if path is None:
+        return PROFILES[memory["profile"]]
+    try:
+        profile = load_profile(path)
+    except LorelabError as exc:
+        raise IntegrityFailure(f"the run's memory profile cannot be read again: {exc}") from None
+    if profile.sha256 != memory.get("profileSha256"):
+        raise IntegrityFailure(
+            f"the memory profile {path} changed since the run (SHA-256 {profile.sha256}, the run "
+            f"recorded {memory.get('profileSha256')}); finalize speaks to the memory the way the "
+            "run did, or not at all"
+        )
+    return profile
+
+
 async def _finalize(
     preflight: dict[str, Any],
     manifest: ConditionsManifest,
@@ -423,10 +454,16 @@ async def _finalize(
     state: dict[str, Any],
     scratch: Path,
 ) -> None:
-    profile = PROFILES[preflight["memory"]["profile"]]
+    profile = run_profile(preflight)
     argv, home = _memory_argv(preflight, scratch)
+    prepare_server_dirs(profile, home, scratch)
     async with open_memory(
-        profile, argv, home=home, cwd=scratch, stderr_path=scratch / "memory-server.stderr"
+        profile,
+        argv,
+        home=home,
+        cwd=scratch,
+        stderr_path=scratch / "memory-server.stderr",
+        env=server_values(profile, home, scratch)[1],
     ) as memory:
         # The lock goes first: while it is active the memory refuses to record holdouts.
         await _clear_lock(memory, manifest, journal, state, "lock" in preflight)
@@ -461,7 +498,7 @@ def finalize_conditions(output: str | os.PathLike[str]) -> FinalizeSummary:
         "skipped": [],
         "unsupported": [],
         "errors": [],
-        "unsupported_operations": PROFILES[preflight["memory"]["profile"]].unsupported_operations(),
+        "unsupported_operations": run_profile(preflight).unsupported_operations(),
     }
     resumed = False
     if "lock" not in preflight and not preflight.get("lockRequested"):

@@ -270,8 +270,12 @@ class Thresholds(RecordModel):
 class MemorySpec(RecordModel):
     """The memory under test, reached as an MCP client over stdio."""
 
-    profile: Literal["lorelab", "memcoder"] = Field(
-        default="lorelab", description="Tool-name profile of the memory server."
+    profile: Literal[
+        "lorelab", "memcoder", "server-memory", "basic-memory", "memorix", "memory-keeper"
+    ] = Field(
+        default="lorelab",
+        description="A shipped memory profile; `run --memory-profile FILE` names any other "
+        "profile file without changing the manifest.",
     )
     argv: list[str] | None = Field(
         default=None,

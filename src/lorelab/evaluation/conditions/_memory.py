@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -25,11 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from lorelab.errors import IntegrityFailure, LorelabError, PreflightError
+from lorelab.evaluation.conditions._profile_data import SHIPPED, shipped_profile
 from lorelab.evaluation.conditions._profiles import (
-    LORELAB_PROFILE,
-    MEMCODER_PROFILE,
     OPERATIONS,
-    PROFILES,
     MemoryDecodeError,
     MemoryProfile,
     MemoryUnsupported,
@@ -48,7 +47,11 @@ __all__ = [
     "open_memory",
 ]
 
-REQUIRED_OPERATIONS: Final = ("prepare", "start", "record")
+REQUIRED_OPERATIONS: Final = ("prepare", "record")
+# The shipped profiles, read from their files once.
+PROFILES: Final[Mapping[str, MemoryProfile]] = {name: shipped_profile(name) for name in SHIPPED}
+LORELAB_PROFILE: Final = PROFILES["lorelab"]
+MEMCODER_PROFILE: Final = PROFILES["memcoder"]
 TOOL_TIMEOUT_S: Final = 600.0
 HANDSHAKE_TIMEOUT_S: Final = 60.0
 CLI_TIMEOUT_S: Final = 120.0
@@ -112,11 +115,16 @@ def _lorelab_cli(home: Path, arguments: Sequence[str]) -> subprocess.CompletedPr
     )
 
 
+def _result_text(result: Any) -> str:
+    return "\n".join(
+        block.text for block in result.content if getattr(block, "type", None) == "text"
+    )
+
+
 def _result_value(result: Any) -> Any:
     if result.structured_content is not None:
         return result.structured_content
-    texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
-    joined = "\n".join(texts)
+    joined = _result_text(result)
     try:
         return json.loads(joined)
     except json.JSONDecodeError:
@@ -139,6 +147,8 @@ class MemoryUnderTest:
     home: Path | None
     stderr_path: Path
     calls: list[dict[str, Any]] = field(default_factory=list)
+    # The server's own serverInfo (name, version) from the MCP handshake; None: not sent.
+    server_info: dict[str, str] | None = None
 
     def supports(self, operation: str) -> bool:
         """Whether the profile maps ``operation`` and the server lists that tool."""
@@ -167,9 +177,32 @@ class MemoryUnderTest:
         tool = self.profile.tool(operation)
         if tool is None or tool not in self.listed:
             raise MemoryToolError(operation, tool, "the memory server does not offer it")
-        request = self.profile.request(operation, arguments, context)
         try:
-            result = await self.client.call_tool(tool, request, read_timeout_seconds=TOOL_TIMEOUT_S)
+            request = self.profile.request(operation, arguments, context)
+        except MemoryDecodeError as exc:
+            raise MemoryToolError(operation, tool, f"arguments not built: {exc}") from None
+        result = await self._call_tool(operation, tool, request)
+        text = _result_text(result)
+        refused = self.profile.refusal(operation, text)
+        if refused is not None:
+            raise MemoryToolError(operation, tool, refused)
+        try:
+            decoded = self.profile.decode_answer(operation, _result_value(result), text)
+            follow = self.profile.follow_up(operation, decoded)
+        except MemoryDecodeError as exc:
+            raise MemoryToolError(operation, tool, f"unreadable answer: {exc}") from None
+        if follow is None:
+            return decoded
+        second = await self._call_tool(operation, follow[0], follow[1])
+        return self.profile.merge_follow_up(operation, decoded, _result_text(second))
+
+    async def _call_tool(self, operation: str, tool: str, request: Mapping[str, Any]) -> Any:
+        """One tool call, timed and logged; a transport failure or a tool error raises."""
+        started = time.monotonic()
+        try:
+            result = await self.client.call_tool(
+                tool, dict(request), read_timeout_seconds=TOOL_TIMEOUT_S
+            )
         except (
             MCPError,
             TimeoutError,
@@ -177,13 +210,17 @@ class MemoryUnderTest:
             anyio.ClosedResourceError,
         ) as exc:
             raise MemoryToolError(operation, tool, f"call failed: {exc}", transport=True) from None
-        self.calls.append({"operation": operation, "tool": tool, "isError": result.is_error})
+        self.calls.append(
+            {
+                "operation": operation,
+                "tool": tool,
+                "isError": result.is_error,
+                "seconds": round(time.monotonic() - started, 6),
+            }
+        )
         if result.is_error:
             raise MemoryToolError(operation, tool, _error_text(result))
-        try:
-            return self.profile.decode(operation, _result_value(result))
-        except MemoryDecodeError as exc:
-            raise MemoryToolError(operation, tool, f"unreadable answer: {exc}") from None
+        return result
 
     async def set_lock(self, evaluation_id: str, holdout_tasks: Sequence[str]) -> LockReceipt:
         """Lock the holdout tasks so the memory refuses to record them."""
@@ -305,18 +342,20 @@ async def open_memory(
                 except (OSError, MCPError, TimeoutError) as exc:
                     raise _unreachable(argv, exc, stderr_path) from None
                 listed = frozenset(tool.name for tool in listing.tools)
-                missing = [
-                    f"{op} ({profile.tool(op)})"
-                    for op in REQUIRED_OPERATIONS
-                    if profile.tool(op) not in listed
-                ]
-                if missing:
-                    raise PreflightError(
-                        f"memory server {argv[0]} (profile {profile.name}) lacks required "
-                        f"tools: {', '.join(missing)}"
-                    )
+                conformance(profile, {tool.name: tool.input_schema for tool in listing.tools})
                 started = True
-                yield MemoryUnderTest(profile, client, listed, list(argv), home, stderr_path)
+                info = client.server_info
+                yield MemoryUnderTest(
+                    profile,
+                    client,
+                    listed,
+                    list(argv),
+                    home,
+                    stderr_path,
+                    server_info=(
+                        {"name": info.name, "version": info.version} if info is not None else None
+                    ),
+                )
         except BaseExceptionGroup as group:
             # The SDK's task groups wrap whatever ends the session; surface the cause itself.
             leaf = _main_leaf(group)
@@ -331,6 +370,42 @@ async def open_memory(
                     f"the memory server's MCP session ended unexpectedly: {leaf}"
                 ) from None
             raise leaf from None
+
+
+def conformance(profile: MemoryProfile, schemas: Mapping[str, Mapping[str, Any]]) -> None:
+    """Check the profile against the server's own ``tools/list``: every required operation's
+    tool is listed, and every argument a profile template sends by name is one the tool's
+    input schema declares (and none of its required arguments is left out)."""
+    missing = [
+        f"{op} ({profile.tool(op)})"
+        for op in REQUIRED_OPERATIONS
+        if profile.tool(op) not in schemas
+    ]
+    if missing:
+        raise PreflightError(
+            f"memory profile {profile.name}: the server's tools/list lacks required tools: "
+            f"{', '.join(missing)}"
+        )
+    for operation, tool, keys in profile.argument_names():
+        schema = schemas.get(tool)
+        if schema is None:
+            continue
+        declared = schema.get("properties")
+        if isinstance(declared, Mapping):
+            unknown = sorted(set(keys) - set(declared))
+            if unknown:
+                raise PreflightError(
+                    f"memory profile {profile.name}: {operation} sends {', '.join(unknown)} to "
+                    f"{tool}, whose input schema in the server's tools/list does not declare it"
+                )
+        required = schema.get("required")
+        if isinstance(required, list):
+            left_out = sorted(set(map(str, required)) - set(keys))
+            if left_out:
+                raise PreflightError(
+                    f"memory profile {profile.name}: {operation} leaves out {', '.join(left_out)}, "
+                    f"which {tool} requires (its input schema in the server's tools/list)"
+                )
 
 
 def _unreachable(argv: Sequence[str], exc: BaseException, stderr_path: Path) -> PreflightError:

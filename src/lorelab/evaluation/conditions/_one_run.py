@@ -107,6 +107,8 @@ class RunContext:
     fixture: bool
     memory: MemoryUnderTest | None = None
     dream: DreamOutcome | None = None
+    # Conditions not applicable to this memory, with the reason (never run).
+    not_applicable: dict[str, str] = field(default_factory=dict)
     records: list[ConditionRun] = field(default_factory=list)
     counts: RunCounts = field(default_factory=RunCounts)
     tick: Tick = no_progress

@@ -6,8 +6,10 @@ tool's answer back. An operation the server lacks is named with the reason, and 
 server cannot express raises :class:`MemoryUnsupported`: the runner records both as
 unsupported, never as a failure of the memory and never as a silent no-op.
 
-Two profiles ship: ``lorelab`` (our own ``lorelab mcp``: requests and results pass through)
-and ``memcoder`` (MemCoder 0.3.3b1's MCP server, built from its captured ``tools/list``).
+The translations here are the codecs a profile file may name: ``lorelab`` (our own
+``lorelab mcp``: requests and results pass through) and ``memcoder`` (MemCoder 0.3.3b1's MCP
+server, built from its captured ``tools/list``). The profiles themselves are files
+(``_profile_data``).
 """
 
 from __future__ import annotations
@@ -75,6 +77,15 @@ class MemoryProfile:
     assigns_ids: bool = False
     # The memory runs no Dream checks: the runner runs them and hands over the evidence.
     checks_by_runner: bool = False
+    # The profile file it was read from, and that file's SHA-256 (None: built in code).
+    path: str | None = None
+    sha256: str | None = None
+    # The server's default argv and environment (templates on {home}, {project}, {peers}).
+    server_argv: tuple[str, ...] | None = None
+    server_env: Mapping[str, str] = field(default_factory=dict)
+    server_git_dir: str | None = None
+    # How seeding proves each seed stored: "returned-id" or "show".
+    seed_proof: str = "returned-id"
 
     def tool(self, operation: str) -> str | None:
         """The tool name for ``operation``, or ``None`` when the profile has none."""
@@ -110,38 +121,36 @@ class MemoryProfile:
             )
         return dict(arguments)
 
+    def argument_names(self) -> list[tuple[str, str, list[str]]]:
+        """(operation, tool, argument names) for every call whose arguments the profile
+        names itself; checked against the server's input schemas (codecs: none)."""
+        return []
+
+    def refusal(self, operation: str, text: str) -> str | None:
+        """Why an answer that the tool did not flag as an error is still a refusal (a
+        profile's ``errors`` patterns); ``None`` when it is not."""
+        return None
+
+    def decode_answer(self, operation: str, value: Any, text: str) -> dict[str, Any]:
+        """lorelab's result from the tool's answer: ``value`` (structured content, or its
+        text parsed as JSON) and ``text`` (its text blocks joined)."""
+        return self.decode(operation, value)
+
+    def follow_up(
+        self, operation: str, decoded: Mapping[str, Any]
+    ) -> tuple[str, dict[str, Any]] | None:
+        """A second call (tool, arguments) to make with the decoded answer, or ``None``."""
+        return None
+
+    def merge_follow_up(self, operation: str, decoded: dict[str, Any], text: str) -> dict[str, Any]:
+        """``decoded`` completed with the follow-up's answer text."""
+        return decoded
+
     def decode(self, operation: str, value: Any) -> dict[str, Any]:
         """lorelab's result from the tool's answer (already parsed from JSON)."""
         if not isinstance(value, dict):
             raise MemoryDecodeError(f"returned a JSON {type(value).__name__}, expected an object")
         return value
-
-
-LORELAB_PROFILE: Final = MemoryProfile(
-    name="lorelab",
-    tools={
-        "prepare": "lore_prepare",
-        "start": "lore_start",
-        "record": "lore_record",
-        "dream": "lore_dream",
-        "check": "lore_check_candidate",
-        "promote_candidate": "lore_promote_candidate",
-        "promote_skill": "lore_promote_skill",
-        "report_outcome": "lore_report_outcome",
-        "show": "lore_show",
-        "list": "lore_list",
-        "lock_set": "lore_lock_set",
-        "lock_clear": "lore_lock_clear",
-    },
-    unsupported={
-        "verify_candidate": "lore_check_candidate runs a candidate's checks in the server",
-        "lock_set": "written through the lorelab CLI on the same store",
-        "lock_clear": "cleared through the lorelab CLI on the same store",
-    },
-    # lorelab's MCP server does not serve the evaluation lock; its own CLI writes it to the
-    # same store (``lorelab memory --home HOME lock set|clear``).
-    lock_via_lorelab_cli=True,
-)
 
 
 def when_to_use(arguments: Mapping[str, Any]) -> str:
@@ -466,37 +475,3 @@ def decode_start(value: Mapping[str, Any]) -> dict[str, Any]:
         "steps": steps,
         "brief": decode_brief(value.get("brief")),
     }
-
-
-MEMCODER_PROFILE: Final = MemCoderProfile(
-    name="memcoder",
-    tools={
-        "prepare": "memcoder_prepare",
-        "start": "memcoder_start",
-        "record": "memcoder_record",
-        "promote_skill": "memcoder_promote_skill",
-        "dream": "memcoder_dream",
-        "verify_candidate": "memcoder_dream",
-        "report_outcome": "memcoder_skill_credit",
-    },
-    unsupported={
-        "check": (
-            "MemCoder runs no Dream checks: the runner runs each candidate's checks in a "
-            "disposable copy and hands the evidence to memcoder_dream verify"
-        ),
-        "promote_candidate": (
-            "memcoder_dream verify promotes a passed candidate itself (auto_promote), as a "
-            "Principle, not a Skill"
-        ),
-        "show": "MemCoder has no show tool: seeds and served items cannot be inspected",
-        "list": "MemCoder has no list tool: stored experiences cannot be listed",
-        "lock_set": "MemCoder has no evaluation lock",
-        "lock_clear": "MemCoder has no evaluation lock",
-    },
-    assigns_ids=True,
-    checks_by_runner=True,
-)
-PROFILES: Final[Mapping[str, MemoryProfile]] = {
-    LORELAB_PROFILE.name: LORELAB_PROFILE,
-    MEMCODER_PROFILE.name: MEMCODER_PROFILE,
-}

@@ -133,6 +133,39 @@ class MemoryReceipt(RecordModel):
     dream_checks: str = Field(
         default="not recorded", description="Who runs Dream candidates' checks, and how."
     )
+    server_info: dict[str, str] | None = Field(
+        default=None,
+        description="The server's own serverInfo (name, version) from the MCP handshake; null "
+        "when not sent or not recorded.",
+    )
+    profile_file: str | None = Field(
+        default=None, description="The profile file the run used (absolute path)."
+    )
+    profile_sha256: str | None = Field(
+        default=None, description="SHA-256 of the profile file's bytes; null: not recorded."
+    )
+
+
+class NotApplicable(RecordModel):
+    """A condition the memory cannot be judged under (never run, absent from the runs file)."""
+
+    condition: str
+    reason: str
+
+
+class MemoryCallsReceipt(ReceiptModel):
+    """``memory-calls.json``: every memory tool call of the run (seeding, guidance, Dream),
+    in order, with its wall-clock seconds; what leaderboard latencies are read from."""
+
+    evaluation_id: str
+    calls: list[dict[str, Any]]
+
+
+class SeedFileReceipt(RecordModel):
+    """The seed file the memory was seeded from."""
+
+    path: str
+    sha256: str
 
 
 class SeededExperience(_OmitUnset, RecordModel):
@@ -162,12 +195,13 @@ class SeedingReceipt(_OmitUnset, RecordModel):
     """What seeding the memory recorded; for a memory that assigns its own ids, the map from
     each declared id to the memory's and the rule it follows."""
 
-    _OMIT_UNSET: ClassVar[tuple[str, ...]] = ("ids", "ids_rule")
+    _OMIT_UNSET: ClassVar[tuple[str, ...]] = ("ids", "ids_rule", "proof")
 
     experiences: list[SeededExperience]
-    skill: SeededSkill
+    skill: SeededSkill | None = Field(description="The promoted Skill; null: the memory has none.")
     ids: dict[str, str] | None = None
     ids_rule: str | None = None
+    proof: str | None = Field(default=None, description="How every seed was proven stored.")
 
 
 class PreflightReceipt(_OmitUnset, ReceiptModel):
@@ -179,6 +213,9 @@ class PreflightReceipt(_OmitUnset, ReceiptModel):
         "holdouts_in_memory",
         "lock_requested",
         "lock",
+        "seed_file",
+        "conditions_not_applicable",
+        "lorelab_version",
     )
 
     evaluation_id: str
@@ -189,6 +226,14 @@ class PreflightReceipt(_OmitUnset, ReceiptModel):
     host: HostReceipt
     verification_scope: dict[str, Any]
     verify_timeout_s: float
+    lorelab_version: str | None = Field(
+        default=None, description="The lorelab that ran the evaluation (null: not recorded)."
+    )
+    seed_file: SeedFileReceipt | None = None
+    conditions_not_applicable: list[NotApplicable] | None = Field(
+        default=None,
+        description="Conditions not run, each with the reason (null: not recorded).",
+    )
     environment: EnvironmentReceipt = Field(default_factory=EnvironmentReceipt)
     memory: MemoryReceipt
     seeding: SeedingReceipt | None = None
@@ -409,6 +454,11 @@ class RunsDocument(OutputModel):
     evaluation_id: str
     manifest_sha256: str
     evidence_kind: Literal["protocol-fixture"] | None
+    conditions_not_applicable: dict[str, str] | None = Field(
+        default=None,
+        description="Conditions the memory could not be judged under, with the reason; they "
+        "have no runs.",
+    )
 
 
 class RunFinished(ReceiptModel):

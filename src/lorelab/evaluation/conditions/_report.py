@@ -159,7 +159,8 @@ class PairedComparison(RecordModel):
 
 
 class Decision(RecordModel):
-    """The decision for the dreaming condition, with the thresholds it used."""
+    """The decision for the dreaming condition (memory_guided when dreaming is not
+    applicable), with the thresholds it used."""
 
     condition: str
     verdict: Verdict
@@ -228,6 +229,11 @@ class ConditionsReport(ReceiptModel):
         description="Runs whose outcome is not a clean measurement; they are kept and counted."
     )
     decision: Decision
+    conditions_not_applicable: dict[str, str] | None = Field(
+        default=None,
+        description="Conditions the memory could not be judged under (no runs), with the "
+        "reason; when dreaming is one, the decision rests on memory_guided.",
+    )
     review_required: list[ReviewRequired]
     power_note: str
     cannot_prove: list[str]

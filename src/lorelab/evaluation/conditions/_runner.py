@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import lorelab
 from lorelab._model import PROTOCOL_FIXTURE, timestamp
 from lorelab.errors import (
     IntegrityFailure,
@@ -42,20 +43,29 @@ from lorelab.evaluation.conditions._memory import (
     PROFILES,
     MemoryProfile,
     MemoryToolError,
+    MemoryUnderTest,
     lorelab_server_argv,
     open_memory,
 )
 from lorelab.evaluation.conditions._one_run import RUNS_DIR, RunContext
+from lorelab.evaluation.conditions._profile_data import (
+    load_profile,
+    prepare_server_dirs,
+    server_values,
+)
 from lorelab.evaluation.conditions._receipts import (
     HostModel,
     HostReceipt,
     ManifestReceipt,
+    MemoryCallsReceipt,
     MemoryReceipt,
+    NotApplicable,
     PreflightReceipt,
     ProjectReceipt,
     RunAborted,
     RunFinished,
     RunsDocument,
+    SeedFileReceipt,
     TimeBudget,
 )
 from lorelab.evaluation.conditions._runs import RUNS_FILE
@@ -85,6 +95,7 @@ FixtureKind = Literal["protocol-fixture"]
 RUN_FILE: Final = "run.json"
 PREFLIGHT_FILE: Final = "preflight.json"
 DREAM_FILE: Final = "dream.json"
+MEMORY_CALLS_FILE: Final = "memory-calls.json"
 ABORTED_FILE: Final = "aborted.json"
 MANIFEST_FILE: Final = "manifest.json"
 VERIFY_TIMEOUT_S: Final = 300.0
@@ -102,6 +113,8 @@ class RunOptions:
     output: Path
     memory_home: Path | None = None
     memory_argv: list[str] | None = None
+    # --memory-profile FILE: a profile file instead of the manifest's shipped profile.
+    memory_profile: Path | None = None
     seed_memory: Path | None = None
     identity: str | None = None
     verify_timeout_s: float = VERIFY_TIMEOUT_S
@@ -191,7 +204,11 @@ def resolve_memory(
     """The profile, server argv and memory home the run will use (checked before anything
     runs). The default lorelab server's ``--project`` is ``project`` here; the run replaces it
     with its pristine copy of the snapshot once that exists."""
-    profile = PROFILES[manifest.memory.profile]
+    profile = (
+        load_profile(options.memory_profile)
+        if options.memory_profile is not None
+        else PROFILES[manifest.memory.profile]
+    )
     home = Path(os.path.abspath(options.memory_home)) if options.memory_home else None
     if home is not None and home.exists() and not home.is_dir():
         raise UsageError(f"--home {options.memory_home}: exists and is not a directory")
@@ -204,23 +221,66 @@ def resolve_memory(
                 f"--home {options.memory_home}: is inside the project {project}; a "
                 "baseline host would find the memory in its copy (put the home elsewhere)"
             )
+    # Placeholders in the profile's server settings are checked now, before any receipt.
+    server_values(profile, home, project)
     argv = options.memory_argv or manifest.memory.argv
     if argv:
         return profile, list(argv), home
-    if profile.name != "lorelab":
+    return profile, default_memory_argv(profile, home, project), home
+
+
+def default_memory_argv(profile: MemoryProfile, home: Path | None, project: Path) -> list[str]:
+    """The server argv a profile starts by default (lorelab: this Python's ``lorelab mcp``)."""
+    if profile.name == "lorelab" and profile.server_argv is None:
+        if home is None:
+            raise UsageError(
+                "the lorelab memory profile needs --home DIR: the memory home under test"
+            )
+        return lorelab_server_argv(home, project)
+    argv, _ = server_values(profile, home, project)
+    if argv is None:
         raise UsageError(
             f"memory profile {profile.name} has no default server; give --memory-argv or "
             "memory.argv in the manifest"
         )
-    if home is None:
-        raise UsageError("the lorelab memory profile needs --home DIR: the memory home under test")
-    return profile, lorelab_server_argv(home, project), home
+    return argv
 
 
-def _memory_env(profile: MemoryProfile) -> dict[str, str]:
-    # Running the evaluation is the operator's consent to its Dream step: lorelab's server
-    # serves lore_check_candidate only when told so (agents cannot reach this environment).
-    return {ALLOW_CHECKS_ENV: "1"} if profile.name == "lorelab" else {}
+def _memory_env(profile: MemoryProfile, home: Path | None, project: Path) -> dict[str, str]:
+    # The profile's environment: lorelab's file sets LORELAB_MCP_ALLOW_CHECKS=1, since
+    # running the evaluation is the operator's consent to its Dream step (agents cannot reach
+    # this environment).
+    return server_values(profile, home, project)[1]
+
+
+def conditions_not_applicable(memory: MemoryUnderTest, seeding: bool) -> list[NotApplicable]:
+    """The conditions this memory cannot be judged under, each with the reason: skill_planned
+    needs plans (start) and, when the run seeds the memory, a way to promote the declared
+    Skill (promote_skill); dreaming needs a Dream. Read from the profile and the server's own
+    tools/list (a mapped tool the server does not list counts as missing)."""
+
+    def lacking(operations: tuple[str, ...]) -> str | None:
+        reasons = []
+        for operation in operations:
+            if memory.supports(operation):
+                continue
+            tool = memory.profile.tool(operation)
+            reasons.append(
+                f"{operation}: the server's tools/list has no {tool}"
+                if tool is not None
+                else f"{operation}: {memory.profile.unsupported.get(operation, 'no tool')}"
+            )
+        return "; ".join(reasons) or None
+
+    found = []
+    for condition, needs in (
+        ("skill_planned", ("start", "promote_skill") if seeding else ("start",)),
+        ("dreaming", ("dream",)),
+    ):
+        reason = lacking(needs)
+        if reason is not None:
+            found.append(NotApplicable(condition=condition, reason=reason))
+    return found
 
 
 @dataclass(slots=True)
@@ -238,17 +298,24 @@ class _Memory:
 
 
 async def _execute(ctx: RunContext, mem: _Memory) -> None:
+    prepare_server_dirs(mem.profile, mem.home, mem.clean)
     async with open_memory(
         mem.profile,
         mem.argv,
         home=mem.home,
         cwd=mem.clean,
         stderr_path=ctx.root / "memory-server.stderr",
-        env=_memory_env(mem.profile),
+        env=_memory_env(mem.profile, mem.home, mem.clean),
     ) as memory:
         ctx.memory = memory
-        listed = mem.preflight.memory.model_copy(update={"tools": sorted(memory.listed)})
-        mem.preflight = mem.preflight.model_copy(update={"memory": listed})
+        skipped = conditions_not_applicable(memory, seeding=mem.seed is not None)
+        listed = mem.preflight.memory.model_copy(
+            update={"tools": sorted(memory.listed), "server_info": memory.server_info}
+        )
+        mem.preflight = mem.preflight.model_copy(
+            update={"memory": listed, "conditions_not_applicable": skipped}
+        )
+        ctx.not_applicable = {entry.condition: entry.reason for entry in skipped}
         if mem.seed is not None:
             seeding, mem.seeded = await seed_memory(memory, mem.seed, ctx.manifest)
             mem.preflight = mem.preflight.model_copy(update={"seeding": seeding})
@@ -266,12 +333,18 @@ async def _execute(ctx: RunContext, mem: _Memory) -> None:
             raise PreflightError(str(exc)) from None
         mem.preflight = mem.preflight.model_copy(update={"lock": lock})
         ctx.log.write(PREFLIGHT_FILE, mem.preflight)
-        await run_phase(ctx, [(task, c) for task in ctx.manifest.tasks for c in FIRST_PHASE])
-        checks = RunnerChecks(ctx.snapshot, ctx.root, ctx.env, mem.seeded)
-        ctx.dream = await run_dream(memory, checks)
-        ctx.counts.memory_failures += ctx.dream.tool_errors
-        ctx.log.write(DREAM_FILE, ctx.dream.receipt())
-        await run_phase(ctx, [(task, "dreaming") for task in ctx.manifest.tasks])
+        first = [c for c in FIRST_PHASE if c not in ctx.not_applicable]
+        await run_phase(ctx, [(task, c) for task in ctx.manifest.tasks for c in first])
+        if "dreaming" not in ctx.not_applicable:
+            checks = RunnerChecks(ctx.snapshot, ctx.root, ctx.env, mem.seeded)
+            ctx.dream = await run_dream(memory, checks)
+            ctx.counts.memory_failures += ctx.dream.tool_errors
+            ctx.log.write(DREAM_FILE, ctx.dream.receipt())
+            await run_phase(ctx, [(task, "dreaming") for task in ctx.manifest.tasks])
+        ctx.log.write(
+            MEMORY_CALLS_FILE,
+            MemoryCallsReceipt(evaluation_id=ctx.manifest.id, calls=list(memory.calls)),
+        )
 
 
 def _aborted(ctx: RunContext, preflight: PreflightReceipt, error: RunError) -> RunAborted:
@@ -299,6 +372,7 @@ def _preflight(
     model_passed: str | None,
     identity: WorkerIdentity,
     mem: tuple[MemoryProfile, list[str], Path | None],
+    seed_sha: str | None,
 ) -> PreflightReceipt:
     profile, memory_argv, home = mem
     return PreflightReceipt(
@@ -325,6 +399,12 @@ def _preflight(
             ),
         ),
         verification_scope=dict(VERIFICATION_SCOPE),
+        lorelab_version=lorelab.__version__,
+        seed_file=(
+            SeedFileReceipt(path=str(options.seed_memory), sha256=seed_sha)
+            if options.seed_memory is not None and seed_sha is not None
+            else None
+        ),
         verify_timeout_s=options.verify_timeout_s,
         memory=MemoryReceipt(
             profile=profile.name,
@@ -334,9 +414,11 @@ def _preflight(
             candidate_checks=(
                 f"allowed by running the evaluation ({ALLOW_CHECKS_ENV}=1 in the server's "
                 "environment)"
-                if profile.name == "lorelab"
+                if profile.server_env.get(ALLOW_CHECKS_ENV) == "1"
                 else None
             ),
+            profile_file=profile.path,
+            profile_sha256=profile.sha256,
             unsupported=profile.unsupported_operations(),
             agent_id=profile.sent_agent_id(),
             dream_checks=RUNNER_CHECKS if profile.checks_by_runner else "run by the memory server",
@@ -353,6 +435,7 @@ def _finish(ctx: RunContext) -> RunSummary:
             evaluation_id=ctx.manifest.id,
             manifest_sha256=ctx.manifest_sha256,
             evidence_kind=evidence,
+            conditions_not_applicable=dict(ctx.not_applicable) or None,
         ),
     )
     tally = ctx.counts
@@ -454,6 +537,9 @@ def run_conditions(options: RunOptions) -> RunSummary:
     argv = with_endpoint(argv, options.endpoint, flag="--host")
     profile, memory_argv, home = resolve_memory(manifest, options, source)
     seed = read_seed(options.seed_memory) if options.seed_memory else None
+    seed_sha = (
+        sha256_file(options.seed_memory, cap=SCRIPT_HASH_CAP) if options.seed_memory else None
+    )
     # Verify commands (and the checks of a memory without its own) are untrusted code.
     confinement = require_sandbox(
         "lorelab eval conditions run", allow_unsandboxed=options.allow_unsandboxed
@@ -466,8 +552,8 @@ def run_conditions(options: RunOptions) -> RunSummary:
         # The memory server gets a pristine copy as its project, never the source: Dream checks
         # copy that project, and must see exactly what every condition's host sees.
         clean = snapshot.materialise(root / "memory-project")
-        if not (options.memory_argv or manifest.memory.argv) and home is not None:
-            memory_argv = lorelab_server_argv(home, clean)
+        if not (options.memory_argv or manifest.memory.argv):
+            memory_argv = default_memory_argv(profile, home, clean)
         identity = _bind_host(argv, preflight_copy, options, manifest, env)
         check_memory_startable(memory_argv, profile)
         log = RunLog.start(options.output)
@@ -491,6 +577,7 @@ def run_conditions(options: RunOptions) -> RunSummary:
                 model_passed,
                 identity,
                 (profile, memory_argv, home),
+                seed_sha,
             ),
         )
         ctx = RunContext(

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
@@ -173,6 +174,15 @@ class LoadedRuns:
     # True when no run is a dreaming run (a runs file of the three conditions MemCoder's own
     # evaluate summarizes): read, reported, and decided as incomplete.
     dreaming_missing: bool = False
+    # Conditions the runs file declares not applicable (``conditions_not_applicable``), with
+    # the reason: they have no runs, and the report says so.
+    not_applicable: Mapping[str, str] = field(default_factory=dict)
+
+    def decided_condition(self) -> str:
+        """The condition the decision rests on: dreaming, or memory_guided when the file
+        declares dreaming not applicable (a memory without a Dream: its dreaming would only be
+        a second memory_guided)."""
+        return "memory_guided" if "dreaming" in self.not_applicable else "dreaming"
 
     def task_ids(self) -> list[str]:
         """Task ids in order of first appearance."""
@@ -213,12 +223,21 @@ def check_runs(
         if unknown:
             raise SchemaError(f"{source}: runs name tasks not in the manifest: {_listing(unknown)}")
     tasks = expected_tasks if expected_tasks is not None else named
-    no_dreaming = not any(run.condition == "dreaming" for run in runs.runs)
+    absent = set(not_applicable(runs, source))
+    declared_absent = [
+        f"{run.task_id} x {run.condition}" for run in runs.runs if run.condition in absent
+    ]
+    if declared_absent:
+        raise SchemaError(
+            f"{source}: runs of conditions declared not applicable: {_listing(declared_absent)}"
+        )
+    if not any(run.condition == "dreaming" for run in runs.runs):
+        absent.add("dreaming")
     missing = [
         f"{task} x {condition}"
         for task in tasks
         for condition in CONDITIONS
-        if (task, condition) not in counts and not (no_dreaming and condition == "dreaming")
+        if (task, condition) not in counts and condition not in absent
     ]
     if missing:
         raise SchemaError(f"{source}: missing task x condition: {_listing(missing)}")
@@ -243,6 +262,22 @@ def check_runs(
     return tuple(runs.runs)
 
 
+def not_applicable(runs: RunsFile, source: str) -> dict[str, str]:
+    """The runs file's ``conditions_not_applicable`` (condition -> reason); only
+    skill_planned and dreaming can be."""
+    value = (runs.model_extra or {}).get("conditions_not_applicable")
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        condition in ("skill_planned", "dreaming") and isinstance(reason, str)
+        for condition, reason in value.items()
+    ):
+        raise SchemaError(
+            f"{source}: conditions_not_applicable must map skill_planned or dreaming to a reason"
+        )
+    return dict(value)
+
+
 def _manifest_sha(runs: RunsFile, source: str) -> str | None:
     value = (runs.model_extra or {}).get("manifest_sha256")
     if value is None:
@@ -262,6 +297,7 @@ def parse_runs(data: bytes, source: str, *, expected_tasks: list[str] | None = N
         checked,
         _manifest_sha(model, source),
         dreaming_missing=not any(run.condition == "dreaming" for run in checked),
+        not_applicable=not_applicable(model, source),
     )
 
 

@@ -32,6 +32,12 @@ IDS_RULE: Final = (
     "seed experience with that taskId, and the declared Skill id to the id of the promoted "
     "Skill; receipts and runs carry the memory's ids"
 )
+PROOFS: Final = {
+    "returned-id": "every seed's record answer named an id no other seed got, and matched none "
+    "of the profile's refusal patterns",
+    "show": "every seed's record answer named an id no other seed got, and the memory showed "
+    "each id",
+}
 # Seed commands were run when the seed file was written; seeding does not run them again.
 SEED_EVIDENCE: Final = {"evidence_source": "as recorded in the seed file; not re-run"}
 
@@ -82,12 +88,28 @@ async def _record_seeds(
                 f"seeding the memory failed at experiences[{index}]: {exc}"
             ) from None
         memory_id = result.get("id")
-        if memory_id is None and assigns:
+        # Seeding proves every seed stored: an answer without an id, or with an id another
+        # seed already got (a silent overwrite or discard), stops the run.
+        if memory_id is None:
             reasons = "; ".join(map(str, result.get("rejected") or [])) or "no id returned"
             raise PreflightError(
                 f"seeding the memory failed at experiences[{index}]: the memory did not "
                 f"record it: {reasons}"
             )
+        if str(memory_id) in by_memory_id:
+            raise PreflightError(
+                f"seeding the memory failed at experiences[{index}]: the memory answered id "
+                f"{memory_id}, which an earlier seed already has (overwritten or merged, not "
+                "stored)"
+            )
+        if memory.profile.seed_proof == "show":
+            try:
+                await memory.call("show", {"id": str(memory_id)})
+            except (MemoryToolError, MemoryUnsupported) as exc:
+                raise PreflightError(
+                    f"seeding the memory failed at experiences[{index}]: stored id {memory_id} "
+                    f"cannot be shown: {exc}"
+                ) from None
         declared = declared_by_task.get(str(experience.get("task_id")))
         entry = SeededExperience(id=memory_id, verified=result.get("verified"))
         if assigns and declared is not None:
@@ -112,6 +134,15 @@ async def seed_memory(
     assigns = memory.profile.assigns_ids
     declared_by_task = {entry.task_id: entry.experience_id for entry in manifest.seeds}
     recorded, ids, by_memory_id = await _record_seeds(memory, seed, declared_by_task)
+    if not memory.supports("promote_skill"):
+        # No Skills in this memory: skill_planned is not applicable, nothing is promoted.
+        return SeedingReceipt(
+            experiences=recorded,
+            skill=None,
+            ids=ids if assigns else None,
+            ids_rule=IDS_RULE if assigns else None,
+            proof=PROOFS[memory.profile.seed_proof],
+        ), by_memory_id
     promote = dict(seed.promote_skill)
     promote_context: dict[str, Any] = {}
     if assigns:
@@ -126,7 +157,9 @@ async def seed_memory(
         raise PreflightError(f"seeding the memory failed at promoteSkill: {exc}") from None
     if not assigns:
         return SeedingReceipt(
-            experiences=recorded, skill=SeededSkill(id=skill.get("id"), name=skill.get("name"))
+            experiences=recorded,
+            skill=SeededSkill(id=skill.get("id"), name=skill.get("name")),
+            proof=PROOFS[memory.profile.seed_proof],
         ), by_memory_id
     if skill.get("id") is not None:
         ids[manifest.skill.id] = str(skill["id"])
@@ -136,5 +169,11 @@ async def seed_memory(
         declared_id=manifest.skill.id,
         seed_name=seed.promote_skill.get("name"),
     )
-    receipt = SeedingReceipt(experiences=recorded, skill=promoted, ids=ids, ids_rule=IDS_RULE)
+    receipt = SeedingReceipt(
+        experiences=recorded,
+        skill=promoted,
+        ids=ids,
+        ids_rule=IDS_RULE,
+        proof=PROOFS[memory.profile.seed_proof],
+    )
     return receipt, by_memory_id
