@@ -284,7 +284,8 @@ class ArmSummary(RecordModel):
     trials_with_lesson_used: int | None = Field(
         default=None,
         description="Trials whose author reported keeping at least one lesson statement "
-        "(lessonSeed.kept > 0). Null in older summaries.",
+        "(lessonSeed.kept > 0). Null (unknown) when no trial's author reported lessonSeed, and "
+        "in older summaries.",
     )
     trials_reporting_lesson_use: int | None = Field(
         default=None,

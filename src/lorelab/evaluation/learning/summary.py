@@ -72,6 +72,7 @@ def _arm(records: Sequence[TrialRecord]) -> ArmSummary:
     setup, setup_median = _sum_and_median([t.setup_ms for t in records])
     retrieval, retrieval_median = _sum_and_median([t.retrieval_ms for t in records])
     total, total_median = _sum_and_median([t.total_ms for t in records])
+    reporting = sum(1 for t in records if t.lesson_seed is not None)
     return ArmSummary(
         trials=len(records),
         qualified_trials=sum(1 for t in records if t.status == "qualified"),
@@ -94,8 +95,11 @@ def _arm(records: Sequence[TrialRecord]) -> ArmSummary:
         total_ms_median=total_median,
         stable_trials=sum(1 for t in records if _stable(t)),
         unstable_trials=sum(1 for t in records if t.status == "unstable"),
-        trials_with_lesson_used=sum(1 for t in records if t.lesson_seed and t.lesson_seed.kept),
-        trials_reporting_lesson_use=sum(1 for t in records if t.lesson_seed is not None),
+        # No trial's author reported lesson use: unknown, never "no trial used a lesson".
+        trials_with_lesson_used=sum(1 for t in records if t.lesson_seed and t.lesson_seed.kept)
+        if reporting
+        else None,
+        trials_reporting_lesson_use=reporting,
     )
 
 
