@@ -422,6 +422,12 @@ class Summary(ReceiptModel):
     implementation_hashes: dict[str, Any] | None = Field(
         default=None, description="manifest.json's implementationHashes."
     )
+    receipt_hashes: dict[str, str] | None = Field(
+        default=None,
+        description="SHA-256 of every file the run wrote before this summary, by path "
+        "relative to the output directory (what lorelab eval learning verify checks); null "
+        "in older summaries.",
+    )
 
 
 class ManifestReceipt(ReceiptModel):

@@ -176,12 +176,14 @@ def build_summary(
     concurrent: bool = False,
     controller: ControllerRecord | None = None,
     manifest_receipt: ManifestReceipt | None = None,
+    receipt_hashes: dict[str, str] | None = None,
 ) -> Summary:
     """Summarise ``records``; every trial counts, rejected and failed ones as zero.
 
     ``concurrent``: the trials ran side by side, so time comparisons are ``confounded``.
     ``manifest_receipt``: ``manifest.json``, whose worker identity, verification scope and
-    implementation hashes the summary repeats (one source)."""
+    implementation hashes the summary repeats (one source).
+    ``receipt_hashes``: the SHA-256 of every receipt written before the summary."""
     claimed_fixture = any(
         r.evidence_kind == PROTOCOL_FIXTURE
         for t in records
@@ -226,6 +228,7 @@ def build_summary(
         worker_identity=manifest_receipt.worker_identity if manifest_receipt else None,
         verification_scope=manifest_receipt.verification_scope if manifest_receipt else None,
         implementation_hashes=manifest_receipt.implementation_hashes if manifest_receipt else None,
+        receipt_hashes=receipt_hashes,
     )
 
 
