@@ -44,7 +44,7 @@ def test_a_typo_is_never_pointed_at_an_old_spelling():
     ("group", "commands"),
     [
         (["hooks"], {"install", "uninstall", "status", "run"}),
-        (["eval", "learning"], {"run", "export-dataset", "schema", "verify"}),
+        (["eval", "learning"], {"run", "export-dataset", "schema", "verify", "pool"}),
         (["eval", "context"], {"run", "import", "scan", "schema"}),
         (["eval", "conditions"], {"run", "report", "finalize", "schema"}),
     ],

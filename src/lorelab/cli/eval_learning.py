@@ -324,3 +324,28 @@ def verify_command(directory: Path) -> None:
     click.echo(
         f"verified: {found.checked} receipts match their hashes; labels recomputed: {labels}"
     )
+
+
+@learning_group.command(name="pool")
+@click.argument("directories", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
+@json_option("Print the pooled summary as JSON instead of a table.")
+def pool_command(directories: tuple[Path, ...], as_json: bool) -> None:
+    """Pool the specification pairs of several verified runs (one per manifest of a set) and
+    label them together by the summary's own rule. Exit 0, or 2 when a run does not verify,
+    the runs differ in evidence kind, repetitions or control, or a specification id repeats."""
+    from lorelab.evaluation.learning.pooled import pool_runs
+
+    pooled = pool_runs(list(directories))
+    if as_json:
+        echo_json(pooled)
+        return
+    comparisons = [("memory vs no-memory", pooled.paired)]
+    if pooled.paired_placebo is not None:
+        comparisons.append(("memory vs placebo", pooled.paired_placebo))
+    click.echo(f"{len(pooled.runs)} runs, {pooled.specifications} specifications pooled")
+    for name, paired in comparisons:
+        test = paired.sign_test
+        click.echo(
+            f"{name}: {test['positive']} better, {test['negative']} worse, {test['ties']} ties, "
+            f"p = {test['pValue']:.4g}; label {paired.label} ({paired.label_reason})"
+        )
