@@ -238,6 +238,130 @@ def _power_table(campaigns: int, seed: int, qs: Sequence[float] = POWER_Q) -> No
     print()
 
 
+# --- the pooled design: a campaign of several manifests, their pairs pooled ------------------
+
+MANIFEST_CAP = 12
+POOLED_SPECS = (24, 36, 48)
+# The first live run on `evolution` (docs/learning.md), per specification: defects detected of
+# 3 per trial by memory, no-memory and placebo. Pynguin's search is seeded, so a
+# specification's repetitions repeat the same tests: one row stands for all of them.
+FIRST_RUN = (
+    (2, 2, 2),  # bisect-left
+    (2, 1, 1),  # time-format
+    (1, 0, 0),  # leap-years
+    (1, 1, 1),  # email-quote
+    (3, 0, 0),  # path-join
+    (2, 1, 1),  # json-ascii
+    (2, 1, 1),  # path-parts
+    (0, 1, 0),  # re-escape
+    (3, 3, 3),  # normpath
+    (1, 3, 1),  # glob-escape
+    (0, 0, 0),  # commonprefix (every trial failed: counted 0)
+    (1, 1, 1),  # ordinal-date
+)
+
+
+def pooled_specifications(specifications: int) -> list[str]:
+    """Specification ids of a campaign of ceil(S / 12) manifests, each at most 12, named by
+    manifest so that ids never collide when the pairs are pooled."""
+    return [
+        f"m{index // MANIFEST_CAP + 1}-spec-{index % MANIFEST_CAP}"
+        for index in range(specifications)
+    ]
+
+
+def simulate_pooled_null(
+    specifications: int, repetitions: int, campaigns: int, *, seed: int = 0
+) -> tuple[Rates, Rates]:
+    """Null label rates of the pooled label of a campaign of manifests, both comparisons:
+    every manifest's trials drawn alike in the three arms, then labelled together."""
+    rng = random.Random(seed)
+    specs = pooled_specifications(specifications)
+    labels: dict[ControlArm, Counter[str]] = {"no-memory": Counter(), "placebo": Counter()}
+    for _ in range(campaigns):
+        records = campaign_records(rng, specs, repetitions, None, placebo=True)
+        for control, counter in labels.items():
+            counter[label_of(records, specs, repetitions, control)] += 1
+    return tuple(  # type: ignore[return-value]
+        Rates(
+            specifications,
+            repetitions,
+            None,
+            campaigns,
+            labels[control]["positive"] / campaigns,
+            labels[control]["negative"] / campaigns,
+        )
+        for control in ("no-memory", "placebo")
+    )
+
+
+def first_run_records(
+    rng: random.Random, specifications: Sequence[str], repetitions: int
+) -> list[TrialRecord]:
+    """A campaign whose specifications are drawn, with replacement, from the first live run's
+    (the effect seen there), each repeating its row in every repetition."""
+    records = []
+    for spec in specifications:
+        memory, plain, placebo = rng.choice(FIRST_RUN)
+        for repetition in range(1, repetitions + 1):
+            records.append(_trial(spec, repetition, "memory", memory))
+            records.append(_trial(spec, repetition, "no-memory", plain))
+            records.append(_trial(spec, repetition, "placebo", placebo))
+    return records
+
+
+def simulate_first_run_power(
+    specifications: int, repetitions: int, campaigns: int, *, seed: int = 0
+) -> dict[ControlArm, Counter[str]]:
+    """Label counts of pooled campaigns at the effect of the first run, both comparisons."""
+    rng = random.Random(seed)
+    specs = pooled_specifications(specifications)
+    labels: dict[ControlArm, Counter[str]] = {"no-memory": Counter(), "placebo": Counter()}
+    for _ in range(campaigns):
+        records = first_run_records(rng, specs, repetitions)
+        for control, counter in labels.items():
+            counter[label_of(records, specs, repetitions, control)] += 1
+    return labels
+
+
+def _pooled_tables(campaigns: int, seed: int) -> list[Rates]:
+    print(
+        f"## Pooled null: {campaigns} campaigns each, 3 repetitions, manifests of at most "
+        f"{MANIFEST_CAP}, 3 arms alike\n"
+    )
+    print("| specifications | manifests | comparison | positive | negative | at most 5% |")
+    print("|---|---|---|---|---|---|")
+    rows = []
+    for specs in POOLED_SPECS:
+        pair = simulate_pooled_null(specs, 3, campaigns, seed=seed + 11 * specs)
+        manifests = -(-specs // MANIFEST_CAP)
+        for name, rates in zip(("memory vs no-memory", "memory vs placebo"), pair, strict=True):
+            ok = rates.positive <= LIMIT and rates.negative <= LIMIT
+            print(
+                f"| {specs} | {manifests} | {name} | {rates.positive:.2%} | "
+                f"{rates.negative:.2%} | {'yes' if ok else 'NO'} |"
+            )
+            rows.append(rates)
+    print()
+    print(f"## Pooled power at the first run's effect ({campaigns} campaigns per row)\n")
+    print("| specifications | comparison | positive | negative | inconclusive |")
+    print("|---|---|---|---|---|")
+    for specs in (12, *POOLED_SPECS):
+        labels = simulate_first_run_power(specs, 3, campaigns, seed=seed + 13 * specs)
+        for control, name in (
+            ("placebo", "memory vs placebo"),
+            ("no-memory", "memory vs no-memory"),
+        ):
+            counts = labels[control]  # type: ignore[index]
+            print(
+                f"| {specs} | {name} | {counts['positive'] / campaigns:.1%} | "
+                f"{counts['negative'] / campaigns:.1%} | "
+                f"{counts['inconclusive'] / campaigns:.1%} |"
+            )
+    print()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--campaigns", type=int, default=10_000, help="Null campaigns per row.")
@@ -255,13 +379,30 @@ def main() -> None:
         default=2_000,
         help="Null campaigns per row with a placebo arm (0: skip).",
     )
+    parser.add_argument(
+        "--pooled-campaigns",
+        type=int,
+        default=1_000,
+        help="Campaigns per row of the pooled design's null and power tables (0: skip).",
+    )
+    parser.add_argument(
+        "--only-pooled", action="store_true", help="Print the pooled design's tables only."
+    )
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.only_pooled:
+        rows = _pooled_tables(args.pooled_campaigns, args.seed)
+        print(f"({time.perf_counter() - started:.0f} s)")
+        if any(row.positive > LIMIT or row.negative > LIMIT for row in rows):
+            raise SystemExit("a false-positive rate exceeds 5%")
+        return
     rows = [] if args.no_null else _null_table(args.campaigns, args.seed)
     if args.placebo_campaigns:
         rows += _placebo_table(args.placebo_campaigns, args.seed)
     if args.power_campaigns:
         _power_table(args.power_campaigns, args.seed, args.q)
+    if args.pooled_campaigns:
+        rows += _pooled_tables(args.pooled_campaigns, args.seed)
     print(f"({time.perf_counter() - started:.0f} s)")
     if any(row.positive > LIMIT or row.negative > LIMIT for row in rows):
         raise SystemExit("a false-positive rate exceeds 5%")

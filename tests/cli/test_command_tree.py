@@ -44,9 +44,9 @@ def test_a_typo_is_never_pointed_at_an_old_spelling():
     ("group", "commands"),
     [
         (["hooks"], {"install", "uninstall", "status", "trust", "run"}),
-        (["eval", "learning"], {"run", "export-dataset", "schema"}),
+        (["eval", "learning"], {"run", "export-dataset", "schema", "verify", "pool"}),
         (["eval", "context"], {"run", "import", "scan", "schema"}),
-        (["eval", "conditions"], {"run", "decide", "finalize", "schema"}),
+        (["eval", "conditions"], {"run", "decide", "finalize", "schema", "leaderboard", "profile"}),
     ],
 )
 def test_every_group_lists_its_subcommands_and_takes_one(group, commands):

@@ -5,6 +5,8 @@ title; two equal values show two dots."""
 
 import re
 
+from lorelab.evaluation.learning.records import Summary
+from lorelab.io import read_model
 from lorelab.report._svg import PairRow, paired_chart
 from tests.support.report_page import lorelab, parse
 
@@ -128,3 +130,21 @@ def test_a_run_whose_runs_all_completed_has_no_failure_banner(conditions_dir):
     assert "runs failed</p>" not in page.html
     assert "no run completed" not in page.text
     assert 'fill="#ffffff"' not in _svg(page, "paired")
+
+
+def test_lesson_use_no_author_reported_is_unknown_not_zero(failed_dir):
+    # The recorded summary says 0 trials used a lesson, out of 0 that reported lesson use.
+    page = _page(failed_dir)
+    rows = page.table("recall").by("arm")
+    for arm in ("memory", "no-memory"):
+        cell = rows[arm]["trials with a lesson used"]
+        assert cell.number() is None
+        assert cell.text == "unknown: no author reported lesson use"
+
+
+def test_lesson_use_is_counted_where_authors_reported_it(learning_dir):
+    summary = read_model(learning_dir / "summary.json", Summary, "fixture")
+    rows = _page(learning_dir).table("recall").by("arm")
+    for arm, data in summary.arms.items():
+        expected = data.trials_with_lesson_used if data.trials_reporting_lesson_use else None
+        assert rows[arm]["trials with a lesson used"].number() == expected

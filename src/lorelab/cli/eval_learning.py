@@ -1,5 +1,5 @@
-"""``lorelab eval learning run|export-dataset|schema``: the paired evaluation, its datasets and
-its manifest schema."""
+"""``lorelab eval learning run|export-dataset|schema|verify``: the paired evaluation, its
+datasets, its manifest schema and the check of a run from its receipts."""
 
 from __future__ import annotations
 
@@ -313,3 +313,48 @@ def export_dataset_command(name: str) -> None:
 def schema_command() -> None:
     """Print the JSON Schema of the learning manifest (generated from its models)."""
     echo_json(manifest_schema())
+
+
+@learning_group.command(name="verify")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+def verify_command(directory: Path) -> None:
+    """Check the run in DIRECTORY from its receipts alone: every receipt's hash against the one
+    summary.json records, and every figure and label of summary.json recomputed from the trial
+    receipts. Exit 0 when all match, 1 naming each file that does not, 2 for a directory that
+    is not a run with recorded hashes."""
+    from lorelab.evaluation.learning.verify import verify_run
+
+    found = verify_run(directory)
+    for problem in found.problems:
+        click.echo(problem, err=True)
+    if not found.ok:
+        exit_with(1)
+    labels = ", ".join(f"{name} {label}" for name, label in found.labels.items())
+    click.echo(
+        f"verified: {found.checked} receipts match their hashes; labels recomputed: {labels}"
+    )
+
+
+@learning_group.command(name="pool")
+@click.argument("directories", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
+@json_option("Print the pooled summary as JSON instead of a table.")
+def pool_command(directories: tuple[Path, ...], as_json: bool) -> None:
+    """Pool the specification pairs of several verified runs (one per manifest of a set) and
+    label them together by the summary's own rule. Exit 0, or 2 when a run does not verify,
+    the runs differ in evidence kind, repetitions or control, or a specification id repeats."""
+    from lorelab.evaluation.learning.pooled import pool_runs
+
+    pooled = pool_runs(list(directories))
+    if as_json:
+        echo_json(pooled)
+        return
+    comparisons = [("memory vs no-memory", pooled.paired)]
+    if pooled.paired_placebo is not None:
+        comparisons.append(("memory vs placebo", pooled.paired_placebo))
+    click.echo(f"{len(pooled.runs)} runs, {pooled.specifications} specifications pooled")
+    for name, paired in comparisons:
+        test = paired.sign_test
+        click.echo(
+            f"{name}: {test['positive']} better, {test['negative']} worse, {test['ties']} ties, "
+            f"p = {test['pValue']:.4g}; label {paired.label} ({paired.label_reason})"
+        )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from lorelab.evaluation.learning.records import ARMS, Summary, TrialRecord
+from lorelab.evaluation.learning.records import ARMS, ArmSummary, Summary, TrialRecord
 from lorelab.report._html import (
     NOT_RECORDED,
     Cell,
@@ -267,6 +267,14 @@ def _paired(run: LearningRun) -> Section:
     return Section("paired", "Paired recall per specification", join(body))
 
 
+def _lesson_use(arm: ArmSummary) -> Value:
+    """Trials that used a lesson; unknown when no trial's author reported lesson use (a
+    summary written before that was null counted such an arm as 0)."""
+    reported = arm.trials_reporting_lesson_use
+    used = arm.trials_with_lesson_used if reported else None
+    return Value(used, unknown="unknown: no author reported lesson use")
+
+
 def _arms(run: LearningRun) -> Section:
     summary = run.summary
     if summary is None:
@@ -298,7 +306,7 @@ def _arms(run: LearningRun) -> Section:
             d.detected,
             Value(d.defect_recall),
             d.passing_cases,
-            d.trials_with_lesson_used,
+            _lesson_use(d),
             link("summary.json", href),
         ]
         for arm, d in summary.arms.items()

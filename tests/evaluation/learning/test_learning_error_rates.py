@@ -81,3 +81,18 @@ def test_with_a_placebo_arm_no_comparison_is_labelled_in_over_5_percent_under_th
     for rates in (against_no_memory, against_placebo):
         assert rates.positive <= 0.05
         assert rates.negative <= 0.05
+
+
+def test_the_pooled_label_of_three_manifests_stays_within_5_percent_under_the_null():
+    no_memory, placebo = CAMPAIGNS.simulate_pooled_null(36, 3, 200, seed=36)
+    for rates in (no_memory, placebo):
+        assert rates.positive <= 0.05
+        assert rates.negative <= 0.05
+
+
+def test_pooled_specification_ids_name_their_manifest_and_never_collide():
+    ids = CAMPAIGNS.pooled_specifications(30)
+    assert len(set(ids)) == 30
+    assert ids[0] == "m1-spec-0"
+    assert ids[12] == "m2-spec-0"
+    assert ids[-1] == "m3-spec-5"

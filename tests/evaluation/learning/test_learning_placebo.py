@@ -150,3 +150,14 @@ def test_only_re_escape_history_tests_behaviour_the_current_version_changed(tmp_
         assert execution.cases, item.id
         failing |= {case.id.split("::")[0] for case in execution.cases if case.status != "passed"}
     assert failing == {"tests/test_re_escape.py"}
+
+
+def test_lesson_use_is_unknown_not_zero_when_no_author_reports_it():
+    settings = _settings(3).model_copy(update={"control": "placebo"})
+    records = [t.model_copy(update={"lesson_seed": None}) for t in _three_arm_records(3, 3, 1)]
+    summary = build_summary(MANIFEST, "0" * 64, "live", settings, records, frozen_lessons=2)
+    for arm in ("memory", "no-memory", "placebo"):
+        assert summary.arms[arm].trials_reporting_lesson_use == 0
+        assert summary.arms[arm].trials_with_lesson_used is None
+        dumped = summary.arms[arm].model_dump(by_alias=True)
+        assert dumped["trialsWithLessonUsed"] is None

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from lorelab.evaluation.learning.datasets import get_dataset
 from lorelab.workers import WorkerBounds, adapter_argv, bind_identity, call_worker
+from lorelab.workers.adapters._agent import TIMEOUT_MARGIN_MS
 from lorelab.workers.adapters._pynguin_seed import SeedReport
 from lorelab.workers.adapters.pynguin import (
     asserts_nothing,
@@ -60,8 +62,8 @@ with open(os.path.join(value("--output-path"), "test_" + module + ".py"), "w") a
 """
 
 
-def _call(trial, tmp_path, payload, *, danger=True, extra=(), generated=GENERATED):
-    pynguin = write_script(tmp_path / "fake" / "pynguin", STANDIN)
+def _call(trial, tmp_path, payload, *, danger=True, extra=(), generated=GENERATED, standin=STANDIN):
+    pynguin = write_script(tmp_path / "fake" / "pynguin", standin)
     tests = tmp_path / "generated.py"
     tests.write_text(generated)
     record = tmp_path / "record.json"
@@ -140,6 +142,33 @@ def test_a_relative_pynguin_path_resolves_against_the_trial_cwd_as_the_identity_
     assert marker.exists()
 
 
+CRASHES_IN_THREADS = (
+    "if '--subprocess' not in sys.argv:\n"
+    "    print('NameError: name inf is not defined', file=sys.stderr)\n"
+    "    sys.exit(2)\n"
+)
+
+
+def test_a_search_that_fails_in_threads_runs_again_with_executions_in_child_processes(
+    trial, tmp_path
+):
+    standin = STANDIN.replace("args = ", CRASHES_IN_THREADS + "args = ", 1)
+    call, seen = _call(trial, tmp_path, author_payload(), standin=standin)
+    assert call.ok, call.receipt.failure_detail
+    assert seen["argv"][-4:] == ["--subprocess", "True", "--subprocess_if_recommended", "False"]
+    # What is left of the tool timeout bounds the second search.
+    assert int(seen["argv"][seen["argv"].index("--maximum-search-time") + 1]) <= 55
+    assert "searching again with every test execution in a child process" in (
+        call.receipt.stderr_tail
+    )
+
+
+def test_a_search_that_fails_in_child_processes_too_fails_the_call(trial, tmp_path):
+    call, _ = _call(trial, tmp_path, author_payload(), standin="import sys\nsys.exit(2)\n")
+    assert not call.ok
+    assert "tool-failed: pynguin exited 2 for src.clamp" in (call.receipt.failure_detail or "")
+
+
 def test_pynguin_refuses_to_run_without_the_danger_acknowledgement(trial, tmp_path):
     call, seen = _call(trial, tmp_path, author_payload(), danger=False)
     assert call.receipt.failure == "nonzero-exit"
@@ -191,15 +220,19 @@ def test_pynguin_runs_a_repeatable_search_counted_in_iterations_with_fixed_seeds
     call, seen = _call(trial, tmp_path, author_payload())
     assert call.ok, call.receipt.failure_detail
     args = seen["argv"]
+    tool_timeout = (60_000 - TIMEOUT_MARGIN_MS) // 1000
     assert args[args.index("--maximum-iterations") + 1] == "40"
-    assert "--maximum-search-time" not in args
+    # No wall-time bound asked for: the call's tool timeout (60 s less the reporting margin),
+    # which lets Pynguin restart a search process that died.
+    assert int(args[args.index("--maximum-search-time") + 1]) == int(tool_timeout)
     assert args[args.index("--no_xfail") + 1] == "True"
     assert args[args.index("--assertion-generation") + 1] == "SIMPLE"
     assert "--float-precision" not in args  # Pynguin 0.48 ignores it; the adapter applies it
     assert seen["hashseed"] == "0"
     assert (
-        "pynguin search: seed 20240601, PYTHONHASHSEED=0, 40 iterations, assertions SIMPLE, "
-        "float precision 1e-06"
+        "pynguin search: seed 20240601, PYTHONHASHSEED=0, 40 iterations (wall time "
+        f"{int(tool_timeout)} s, the tool timeout: lets Pynguin restart a search process that "
+        "died), assertions SIMPLE, float precision 1e-06"
     ) in call.receipt.stderr_tail
 
 
@@ -663,3 +696,64 @@ def test_with_seeding_off_the_seed_check_fails_on_the_same_evolution_specificati
 ):
     response = _evolution_call(trial, pynguin_executable, specification, "off")
     assert not _seed_reached_the_search(response, specification), response
+
+
+def _evolution_payload(fixture_id, lesson_items):
+    """An author payload for one ``evolution`` specification, with history items as lessons."""
+    dataset = get_dataset("evolution")
+    fixture = dataset.fixture(fixture_id)
+    payload = author_payload(
+        lessons=[
+            {
+                "id": item.id,
+                "specificationId": item.specification_id,
+                "requirements": item.requirements,
+                "tests": [entry.model_dump(by_alias=True) for entry in item.tests],
+                "score": 1.0,
+            }
+            for item in dataset.history
+            if item.id in lesson_items
+        ]
+    )
+    payload["task"]["requirements"] = fixture.requirements
+    payload["task"]["source"] = [entry.model_dump(by_alias=True) for entry in fixture.files]
+    payload["limits"] = {"maxFiles": 1, "maxCases": 20}
+    return payload
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("arm", "lessons"),
+    [
+        ("no-memory", ()),
+        ("memory", ("history-release-6",)),  # commonprefix's own earlier release
+        ("placebo", ("history-release-3",)),  # another specification's release
+    ],
+)
+def test_real_pynguin_completes_commonprefix_in_every_arm(
+    trial, tmp_path, pynguin_executable, arm, lessons
+):
+    # Pynguin 0.48's search process dies executing a generated test on this module (CPython
+    # crashes in a thread of the search); with no wall-time budget Pynguin cannot restart it
+    # and exits 2 ("Maximum search time is zero"). With one, it restarts the search with every
+    # test execution in a child process.
+    payload = _evolution_payload("commonprefix", lessons)
+    env = {**os.environ, "PYNGUIN_DANGER_AWARE": "1", "LORELAB_PYNGUIN": str(pynguin_executable)}
+    call = call_worker(
+        adapter_argv("pynguin"),
+        "author",
+        payload,
+        cwd=trial,
+        env=env,
+        bounds=WorkerBounds(timeout_ms=120_000),
+    )
+    assert call.ok, (call.receipt.failure_detail, call.receipt.stderr_tail)
+    assert call.response is not None
+    [generated] = call.response["files"]
+    assert generated["path"] == "tests/test_commonprefix.py"
+    assert "def test_" in generated["content"]
+    kept = call.response["lessonSeed"]["kept"]
+    if arm == "memory":
+        assert kept > 0
+    else:
+        assert kept == 0

@@ -57,6 +57,7 @@ from lorelab.evaluation.learning.records import (
 from lorelab.evaluation.learning.roles import TEST_ROLES, PerRole
 from lorelab.evaluation.learning.schedule import schedule
 from lorelab.evaluation.learning.summary import build_summary, summary_markdown
+from lorelab.evaluation.learning.verify import hash_receipts
 from lorelab.evaluation.runlog import RunLog
 from lorelab.io import require_sandbox
 from lorelab.workers import MAX_OUTPUT_BYTES_CAP, MAX_TIMEOUT_MS, check_endpoints
@@ -310,6 +311,7 @@ def _run(run: LearningRun, plan: list[ScheduledTrial], executor: TrialExecutor) 
         concurrent=executor.concurrent,
         controller=controller_record(run),
         manifest_receipt=run.manifest_receipt,
+        receipt_hashes=hash_receipts(run.log.path),
     )
     run.log.write("summary.json", summary)
     run.log.write_text("summary.md", summary_markdown(summary))

@@ -290,7 +290,8 @@ class ArmSummary(RecordModel):
     trials_with_lesson_used: int | None = Field(
         default=None,
         description="Trials whose author reported keeping at least one lesson statement "
-        "(lessonSeed.kept > 0). Null in older summaries.",
+        "(lessonSeed.kept > 0). Null (unknown) when no trial's author reported lessonSeed, and "
+        "in older summaries.",
     )
     trials_reporting_lesson_use: int | None = Field(
         default=None,
@@ -426,6 +427,12 @@ class Summary(ReceiptModel):
     )
     implementation_hashes: dict[str, Any] | None = Field(
         default=None, description="manifest.json's implementationHashes."
+    )
+    receipt_hashes: dict[str, str] | None = Field(
+        default=None,
+        description="SHA-256 of every file the run wrote before this summary, by path "
+        "relative to the output directory (what lorelab eval learning verify checks); null "
+        "in older summaries.",
     )
 
 

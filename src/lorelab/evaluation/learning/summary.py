@@ -72,6 +72,7 @@ def _arm(records: Sequence[TrialRecord]) -> ArmSummary:
     setup, setup_median = _sum_and_median([t.setup_ms for t in records])
     retrieval, retrieval_median = _sum_and_median([t.retrieval_ms for t in records])
     total, total_median = _sum_and_median([t.total_ms for t in records])
+    reporting = sum(1 for t in records if t.lesson_seed is not None)
     return ArmSummary(
         trials=len(records),
         qualified_trials=sum(1 for t in records if t.status == "qualified"),
@@ -94,8 +95,11 @@ def _arm(records: Sequence[TrialRecord]) -> ArmSummary:
         total_ms_median=total_median,
         stable_trials=sum(1 for t in records if _stable(t)),
         unstable_trials=sum(1 for t in records if t.status == "unstable"),
-        trials_with_lesson_used=sum(1 for t in records if t.lesson_seed and t.lesson_seed.kept),
-        trials_reporting_lesson_use=sum(1 for t in records if t.lesson_seed is not None),
+        # No trial's author reported lesson use: unknown, never "no trial used a lesson".
+        trials_with_lesson_used=sum(1 for t in records if t.lesson_seed and t.lesson_seed.kept)
+        if reporting
+        else None,
+        trials_reporting_lesson_use=reporting,
     )
 
 
@@ -172,12 +176,14 @@ def build_summary(
     concurrent: bool = False,
     controller: ControllerRecord | None = None,
     manifest_receipt: ManifestReceipt | None = None,
+    receipt_hashes: dict[str, str] | None = None,
 ) -> Summary:
     """Summarise ``records``; every trial counts, rejected and failed ones as zero.
 
     ``concurrent``: the trials ran side by side, so time comparisons are ``confounded``.
     ``manifest_receipt``: ``manifest.json``, whose worker identity, verification scope and
-    implementation hashes the summary repeats (one source)."""
+    implementation hashes the summary repeats (one source).
+    ``receipt_hashes``: the SHA-256 of every receipt written before the summary."""
     claimed_fixture = any(
         r.evidence_kind == PROTOCOL_FIXTURE
         for t in records
@@ -222,6 +228,7 @@ def build_summary(
         worker_identity=manifest_receipt.worker_identity if manifest_receipt else None,
         verification_scope=manifest_receipt.verification_scope if manifest_receipt else None,
         implementation_hashes=manifest_receipt.implementation_hashes if manifest_receipt else None,
+        receipt_hashes=receipt_hashes,
     )
 
 

@@ -182,17 +182,20 @@ def run_tool(
     variable: str,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
 ) -> ProcessResult:
     """Run the tool in the adapter's process group (so the transport's kill reaches it).
 
     The tool runs in the trial cwd unless ``cwd`` says otherwise, with the adapter's
-    environment unless ``env`` says otherwise.
+    environment unless ``env`` says otherwise, for at most the budget's tool timeout unless
+    ``timeout_s`` (what is left of it) says otherwise.
     """
+    limit = request.budget.tool_timeout_s if timeout_s is None else timeout_s
     result = run_bounded(
         argv,
         cwd=request.cwd if cwd is None else cwd,
         input_bytes=stdin,
-        timeout_s=request.budget.tool_timeout_s,
+        timeout_s=limit,
         max_stdout=TOOL_STDOUT_LIMIT,
         env=os.environ if env is None else env,
         new_session=False,
@@ -203,9 +206,7 @@ def run_tool(
             f"cannot start {tool} ({result.spawn_error}); install it or set {variable}",
         )
     if result.timed_out:
-        raise AdapterFailure(
-            "tool-timeout", f"{tool} did not finish within {request.budget.tool_timeout_s:.0f} s"
-        )
+        raise AdapterFailure("tool-timeout", f"{tool} did not finish within {limit:.0f} s")
     if result.stdout_overflow:
         raise AdapterFailure("tool-output-too-large", f"{tool} printed more than 64 MiB")
     return result

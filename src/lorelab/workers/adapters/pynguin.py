@@ -1,17 +1,19 @@
 """Pynguin adapter: a real, non-LLM author that runs Pynguin's search on the module under test.
 
 For the author role it copies ``task.source`` into a temporary project, runs Pynguin (its own
-virtual environment; executable from ``--pynguin``, else ``LORELAB_PYNGUIN``, else ``pynguin`` on
-PATH) once per ``src/<name>.py`` module, and returns the generated tests as
-``tests/test_<name>.py``. The search is bounded by a number of algorithm iterations, not by wall
-time, and runs with a fixed seed and a fixed hash seed, so the same input gives the same tests on
-a loaded machine. When lessons are present, the statements of their Python tests that call
-functions the module under test defines (pointed at that module) become Pynguin's initial
-population; the rest are dropped and named. Raising tests are wrapped in ``pytest.raises``
-(``--no_xfail``); a generated test still marked xfail, or one that asserts nothing while others
-do, is dropped and named. The architect role is answered with one case saying that Pynguin
-plans nothing; reviewer and host are refused. Pynguin executes the module under test, so it
-runs only when ``PYNGUIN_DANGER_AWARE`` is set, as Pynguin itself demands.
+virtual environment; executable from ``--pynguin``, else ``LORELAB_PYNGUIN``, else ``pynguin``
+on PATH) once per ``src/<name>.py`` module, and returns the generated tests as
+``tests/test_<name>.py``. The search is bounded by a number of algorithm iterations and runs
+with a fixed seed and a fixed hash seed, so the same input gives the same tests on a loaded
+machine; its wall-time bound is the call's own tool timeout unless ``--search-seconds`` says
+otherwise, so that Pynguin can restart a search process that died. When lessons are present, the
+statements of their Python tests that call functions the module under test defines (pointed at
+that module) become Pynguin's initial population; the rest are dropped and named. Raising tests
+are wrapped in ``pytest.raises`` (``--no_xfail``); a generated test still marked xfail, or one
+that asserts nothing while others do, is dropped and named. The architect role is answered with
+one case saying that Pynguin plans nothing; reviewer and host are refused. Pynguin executes the
+module under test, so it runs only when ``PYNGUIN_DANGER_AWARE`` is set, as Pynguin itself
+demands.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from lorelab.io import ProcessResult
 from lorelab.workers._tools import AGENT_TOOLS
 from lorelab.workers.adapters._agent import (
     AdapterFailure,
@@ -233,6 +237,9 @@ def _pynguin_argv(
     module: str,
     output: Path,
     seed_dir: Path | None,
+    *,
+    seconds: int,
+    isolated: bool = False,
 ) -> list[str]:
     options = request.options
     argv = [
@@ -253,8 +260,16 @@ def _pynguin_argv(
         options.assertion_generation,
         "--no-rich",
     ]
-    if options.search_seconds is not None:
-        argv += ["--maximum-search-time", str(options.search_seconds)]
+    # Pynguin restarts a search process that died (with every test execution then in a child
+    # process) only while wall time is left, and an iteration-bounded search has none: it
+    # gives up ("Maximum search time is zero"), as on ``commonprefix``, where executing the
+    # instrumented module crashes CPython. So the search also gets a wall-time bound: the one
+    # asked for, or else the tool timeout of this call, which it could not outlive anyway.
+    argv += ["--maximum-search-time", str(seconds)]
+    if isolated:
+        # Every test execution in a child process of its own: what executing the module does
+        # to a process stays in that child.
+        argv += ["--subprocess", "True", "--subprocess_if_recommended", "False"]
     if seed_dir is not None:
         argv += [
             "--initial_population_seeding",
@@ -263,6 +278,82 @@ def _pynguin_argv(
             str(seed_dir),
         ]
     return argv
+
+
+def _search_seconds(request: Request) -> int:
+    """Pynguin's wall-time bound: ``--search-seconds``, else the whole seconds of this call's
+    tool timeout (a bound the search cannot outlive anyway; at least 1)."""
+    if request.options.search_seconds is not None:
+        return int(request.options.search_seconds)
+    return max(int(request.budget.tool_timeout_s), 1)
+
+
+def _run_pynguin(
+    request: Request,
+    executable: str,
+    root: Path,
+    module: str,
+    seed_dir: Path | None,
+    notes: list[str],
+) -> Path:
+    """Run Pynguin on ``src.<module>``; the path of the test file it generated.
+
+    The search runs Pynguin's test executions in threads of its own process (fast). Executing
+    some instrumented modules corrupts that process: on ``commonprefix`` CPython dies of a
+    segmentation fault (Pynguin restarts the search, in child-process mode, when wall time is
+    left) or fails on a record that is no longer what it was (``NameError``, ``TypeError``
+    inside Pynguin's tracer: no restart). When the search fails, it runs once more, in what is
+    left of the tool timeout, with every test execution in a child process from the start, and
+    the receipt says so. A second failure fails the call.
+    """
+    environment = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
+    started = time.monotonic()
+
+    def search(isolated: bool) -> tuple[ProcessResult, Path]:
+        left = request.budget.tool_timeout_s - (time.monotonic() - started)
+        seconds = _search_seconds(request) if not isolated else max(int(left), 1)
+        if request.options.search_seconds is not None:
+            seconds = min(seconds, request.options.search_seconds)
+        output = root / f"out-{module}{'-isolated' if isolated else ''}"
+        output.mkdir()
+        argv = _pynguin_argv(
+            request,
+            executable,
+            root / "project",
+            module,
+            output,
+            seed_dir,
+            seconds=seconds,
+            isolated=isolated,
+        )
+        # Pynguin writes its statistics report into its cwd: keep it in the temp dir.
+        result = run_tool(
+            argv,
+            request=request,
+            stdin=None,
+            tool="pynguin",
+            variable=VARIABLE,
+            cwd=root,
+            env=environment,
+            timeout_s=max(left, 1.0),
+        )
+        return result, output / f"test_{module}.py"
+
+    result, generated = search(isolated=False)
+    if result.exit_code != 0 or not generated.is_file():
+        notes.append(
+            f"src.{module}: Pynguin's search with test executions in threads failed (exit "
+            f"{result.returncode}: {stderr_excerpt(result)}); searching again with every test "
+            "execution in a child process (--subprocess True)"
+        )
+        result, generated = search(isolated=True)
+    if result.exit_code != 0 or not generated.is_file():
+        raise AdapterFailure(
+            "tool-failed",
+            f"pynguin exited {result.returncode} for src.{module} "
+            f"without tests: {stderr_excerpt(result)}",
+        )
+    return generated
 
 
 def _check_options(request: Request) -> None:
@@ -284,7 +375,8 @@ def _search_note(request: Request) -> str:
     """What bounds the search and fixes its result, for the role receipt's stderr."""
     options = request.options
     bound = (
-        f"{options.iterations} iterations"
+        f"{options.iterations} iterations (wall time {_search_seconds(request)} s, the tool "
+        "timeout: lets Pynguin restart a search process that died)"
         if options.search_seconds is None
         else f"{options.iterations} iterations or {options.search_seconds} s, whichever first "
         "(wall time: not repeatable)"
@@ -356,7 +448,6 @@ def _author(request: Request) -> Answer:
         modules = modules[: payload.limits.max_files]
     # Found against the trial cwd before Pynguin runs in its temporary directory.
     executable = tool_executable(request, TOOL)
-    environment = {**os.environ, "PYTHONHASHSEED": HASH_SEED}
     files: list[dict[str, str]] = []
     tally = SeedTally()
     cases_left = payload.limits.max_cases
@@ -377,25 +468,7 @@ def _author(request: Request) -> Answer:
                 tally,
                 seeding=options.lesson_seeding == "on",
             )
-            output = root / f"out-{module}"
-            output.mkdir()
-            result = run_tool(
-                _pynguin_argv(request, executable, project, module, output, seed_dir),
-                request=request,
-                stdin=None,
-                tool="pynguin",
-                variable=VARIABLE,
-                # Pynguin writes its statistics report into its cwd: keep it in the temp dir.
-                cwd=root,
-                env=environment,
-            )
-            generated = output / f"test_{module}.py"
-            if result.exit_code != 0 or not generated.is_file():
-                raise AdapterFailure(
-                    "tool-failed",
-                    f"pynguin exited {result.returncode} for src.{module} "
-                    f"without tests: {stderr_excerpt(result)}",
-                )
+            generated = _run_pynguin(request, executable, root, module, seed_dir, notes)
             content, trimmed = clean_generated(
                 generated.read_text(encoding="utf-8"), cases_left, options.float_precision
             )
