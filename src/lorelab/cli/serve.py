@@ -70,6 +70,13 @@ def _store_options(command: F) -> F:
     show_default=True,
     help="Seconds a request may wait for a slot before it is refused with 503.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that serve, all on the one socket and store, each with its own "
+    "--max-in-flight and --max-queue (default: one per usable core).",
+)
 @click.pass_context
 def serve_group(
     ctx: click.Context,
@@ -84,13 +91,15 @@ def serve_group(
     max_in_flight: int,
     max_queue: int,
     queue_timeout_s: float,
+    workers: int | None,
 ) -> None:
     """Serve the memory over MCP (streamable HTTP) at /mcp, with bearer tokens.
 
     One server per store. Every request needs `Authorization: Bearer TOKEN` (create one with
     `lorelab serve token create NAME --scope read|write|admin`); --no-auth drops that, on a
     loopback address only. The project's hooks reach it through HOME/serve.json. At most
-    --max-in-flight requests run at once and --max-queue wait; others get 503. SIGTERM
+    --max-in-flight requests run at once and --max-queue wait in each of --workers
+    processes (one per core unless told); others get 503. SIGTERM
     refuses the queue, lets the requests in flight finish and exits. See docs/serve.md for
     the limits and for each agent's registration.
     """
@@ -112,6 +121,7 @@ def serve_group(
             tls_key=tls_key,
             allow_checks=allow_checks or os.environ.get(ALLOW_CHECKS_ENV) == "1",
             limits=Limits(in_flight=max_in_flight, queued=max_queue, queue_seconds=queue_timeout_s),
+            workers=workers,
         )
     )
 

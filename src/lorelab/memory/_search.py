@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import sqlite3
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
@@ -137,6 +140,38 @@ def _vector_model(conn: sqlite3.Connection) -> Embedder | None:
     return embedder if has_vectors(conn, embedder) else None
 
 
+QUERY_VECTORS_KEPT: Final = 1024
+"""How many recent query vectors a store keeps (per model and text): a task briefed again, as
+agents and their hooks often do, is not embedded again."""
+
+
+class _RecentVectors:
+    """The most recent query vectors of one store, by ``(model id, text)`` (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.kept: collections.OrderedDict[tuple[str, str], Sequence[float]] = (
+            collections.OrderedDict()
+        )
+
+    def get(self, key: tuple[str, str]) -> Sequence[float] | None:
+        with self.lock:
+            found = self.kept.get(key)
+            if found is not None:
+                self.kept.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str], values: Sequence[float]) -> None:
+        with self.lock:
+            self.kept[key] = values
+            while len(self.kept) > QUERY_VECTORS_KEPT:
+                self.kept.popitem(last=False)
+
+
+_recent: weakref.WeakKeyDictionary[Database, _RecentVectors] = weakref.WeakKeyDictionary()
+_recent_lock = threading.Lock()
+
+
 def query_vector(db: Database, policy: RelevancePolicy, task: str) -> QueryVector | None:
     """``task``'s vector under the store's model, computed outside any transaction.
 
@@ -144,14 +179,25 @@ def query_vector(db: Database, policy: RelevancePolicy, task: str) -> QueryVecto
     so a server's other calls go on meanwhile. ``None`` when a ranking would not use it: the
     keyword-only policy, or a store without vectors (whose model is then never loaded). A
     reindex between this and the transaction switches the model: the ranking then sees a
-    vector of another model and computes its own.
+    vector of another model and computes its own. The store keeps its last
+    :data:`QUERY_VECTORS_KEPT` query vectors (the model is deterministic: a kept vector is
+    the one the model would compute again).
     """
     if not policy.hybrid:
         return None
     embedder = db.read(_vector_model)
     if embedder is None:
         return None
-    return QueryVector(embedder.model_id, task, embedder.embed_query(task))
+    with _recent_lock:
+        recent = _recent.get(db)
+        if recent is None:
+            recent = _recent[db] = _RecentVectors()
+    key = (embedder.model_id, task)
+    values = recent.get(key)
+    if values is None:
+        values = embedder.embed_query(task)
+        recent.put(key, values)
+    return QueryVector(embedder.model_id, task, values)
 
 
 def python_scan() -> bool:
@@ -181,7 +227,12 @@ def _semantic(
         scores = small_store_scan(conn, embedder, query, project, policy.shortlist)
     if scores is None:
         ids, values = cache_for(conn, embedder).similarities(query, project, policy.shortlist)
-        scores = {int(rowid): float(value) for rowid, value in zip(ids, values, strict=True)}
+        import numpy as np
+
+        # Best first, ties by id: the order the Python sort below gives, without a Python
+        # object per shortlisted vector.
+        order = np.lexsort((ids, -values))[: policy.semantic_candidates]
+        return dict(zip(ids[order].tolist(), values[order].tolist(), strict=True))
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return dict(best[: policy.semantic_candidates])
 
@@ -263,14 +314,19 @@ def _withheld_reason(item: Candidate) -> str | None:
 def _near_duplicates(
     conn: sqlite3.Connection, embedder: Embedder, usable: list[Candidate], limit: float
 ) -> Callable[[int, int], bool]:
-    """Whether two candidates' own vectors are at least ``limit`` similar (asked lazily)."""
-    with_vectors = [item.rowid for item in usable if item.semantic is not None]
-    if len(with_vectors) < 2:
+    """Whether two candidates' own vectors are at least ``limit`` similar (asked lazily: the
+    few vectors a comparison needs are read when it is asked, each once)."""
+    if sum(1 for item in usable if item.semantic is not None) < 2:
         return lambda a, b: False
-    vectors = stored_vectors(conn, embedder, with_vectors)
+    vectors: dict[int, tuple[float, ...]] = {}
+
+    def vector(rowid: int) -> tuple[float, ...]:
+        if rowid not in vectors:
+            vectors[rowid] = stored_vectors(conn, embedder, [rowid])[rowid]
+        return vectors[rowid]
 
     def close(a: int, b: int) -> bool:
-        return dot(vectors[a], vectors[b]) >= limit
+        return dot(vector(a), vector(b)) >= limit
 
     return close
 

@@ -9,7 +9,6 @@ SIGTERM stops it gracefully: no new connection is accepted and requests in fligh
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import ipaddress
@@ -21,18 +20,23 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
-from typing import IO, Any, Final
+from typing import IO, Final
 
 from lorelab._cache import write_atomically
 from lorelab.errors import InputFileError, PreflightError, UsageError
 from lorelab.memory import SqliteMemoryStore, open_store, store_path
-from lorelab.serve._admission import Admission, Limits
-from lorelab.serve._tokens import LOCAL_TOKEN, TokenBook, create_token, list_tokens, revoke_token
+from lorelab.serve._admission import Limits
+from lorelab.serve._tokens import LOCAL_TOKEN, create_token, list_tokens, revoke_token
+from lorelab.serve._workers import (
+    Workers,
+    WorkerSpec,
+    log_to_stderr,
+    serve_socket,
+    usable_cores,
+)
 
 LOCK_NAME: Final = "serve.lock"
 STATE_NAME: Final = "serve.json"
-GRACEFUL_SECONDS: Final = 5
 LOG: Final = logging.getLogger("lorelab.serve")
 
 
@@ -49,6 +53,8 @@ class ServeOptions:
     tls_key: str | None = None
     allow_checks: bool = False
     limits: Limits = field(default_factory=Limits)
+    workers: int | None = None
+    """Processes that serve (``--workers``); None: one per usable core."""
 
 
 def is_loopback(host: str) -> bool:
@@ -169,40 +175,9 @@ def _refuse_unsafe_bind(options: ServeOptions, store_file: Path) -> None:
         )
 
 
-def _log_to_stderr() -> None:
-    """One line per refused request or failed tool on stderr, as ``lorelab mcp`` does."""
-    for name in ("lorelab.serve", "lorelab.mcp"):
-        logger = logging.getLogger(name)
-        if not logger.handlers:
-            handler = logging.StreamHandler(sys.stderr)
-            handler.setFormatter(logging.Formatter("lorelab serve: %(message)s"))
-            logger.addHandler(handler)
-            logger.setLevel(logging.WARNING)
-            logger.propagate = False
-
-
-def _server_class() -> type[Any]:
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        """uvicorn's server, whose SIGTERM also closes admission: the queue is refused at once."""
-
-        def __init__(self, config: uvicorn.Config, admission: Admission) -> None:
-            super().__init__(config)
-            self.admission = admission
-
-        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            super().handle_exit(sig, frame)
-            # A signal handler: hand the work to the event loop rather than do it here.
-            with contextlib.suppress(RuntimeError):
-                asyncio.get_running_loop().call_soon_threadsafe(self.admission.close)
-
-    return Server
-
-
 def run_server(options: ServeOptions) -> None:
     """Serve until SIGTERM or Ctrl-C (blocking)."""
-    _log_to_stderr()
+    log_to_stderr()
     _check_tls(options)
     project_dir = Path(options.project) if options.project is not None else Path.cwd()
     if not project_dir.is_dir():
@@ -222,42 +197,39 @@ def run_server(options: ServeOptions) -> None:
 def _serve_locked(
     options: ServeOptions, store: SqliteMemoryStore, home: Path, project_dir: Path
 ) -> None:
-    import uvicorn
-
-    from lorelab.hooks import run_hook
-    from lorelab.serve._app import ServedLorelab, build_app
-
     store_file = store.location
     sock = _bind(options.host, options.port)
-    book = None if options.no_auth else TokenBook(store_file)
     token = None if options.no_auth else _local_token(store_file)
-    server = ServedLorelab(store, home, project_dir, allow_checks=options.allow_checks)
-    admission = build_app(
-        server, home=home, book=book, host=options.host, run_hook=run_hook, limits=options.limits
-    )
-    config = uvicorn.Config(
-        admission,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        ssl_certfile=options.tls_cert,
-        ssl_keyfile=options.tls_key,
-        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+    spec = WorkerSpec(
+        store_file=str(store_file),
+        home=str(home),
+        project_dir=str(project_dir.resolve()),
+        host=options.host,
+        no_auth=options.no_auth,
+        tls_cert=options.tls_cert,
+        tls_key=options.tls_key,
+        allow_checks=options.allow_checks,
+        in_flight=options.limits.in_flight,
+        queued=options.limits.queued,
+        queue_seconds=options.limits.queue_seconds,
+        retry_after_seconds=options.limits.retry_after_seconds,
     )
     port = sock.getsockname()[1]
+    count = options.workers if options.workers is not None else usable_cores()
+    workers = Workers.start(spec, sock, count - 1)
     state = _write_state(home, options, port, token)
     sys.stderr.write(
         f"lorelab serve: {_url(options, port)}/mcp for {store_file}"
-        f"{' (no auth: loopback only)' if options.no_auth else ''}\n"
+        f"{' (no auth: loopback only)' if options.no_auth else ''}"
+        f" ({count} worker{'s' if count != 1 else ''})\n"
     )
     sys.stderr.flush()
     try:
-        _server_class()(config, admission).run(sockets=[sock])
+        serve_socket(spec, store, sock, workers.terminate)
     finally:
+        workers.stop()
         _remove_state(state)
         if token is not None:
             with contextlib.suppress(UsageError):
                 revoke_token(store_file, LOCAL_TOKEN)
-        if book is not None:
-            book.close()
         sock.close()

@@ -1,0 +1,226 @@
+"""The worker processes of ``lorelab serve``: one per core, all accepting on one socket.
+
+A Python process runs one call's Python at a time, so one process uses about one core. The
+server (the *supervisor*: the process that holds the store's lock and wrote ``serve.json``)
+binds the socket, serves it itself and starts ``workers - 1`` more processes that accept on the
+same socket (inherited, not bound again); the kernel hands each new connection to whichever
+process accepts it first, so an idle one takes it. Each process opens its own connection to
+the one WAL store (SQLite serialises their writes; every answered record was committed before
+its answer, whichever process wrote it) and runs its own admission control with the same
+limits: at most ``--max-in-flight`` requests run and ``--max-queue`` wait *per process*.
+
+A SIGTERM (or Ctrl-C) to the supervisor is passed on to every worker: each refuses its queue,
+finishes what it has in flight and exits; the supervisor waits for them (bounded) before it
+withdraws ``serve.json``. The workers run in their own process group, so a Ctrl-C at a terminal
+reaches them once, through the supervisor; each asks the kernel to SIGKILL it if the
+supervisor dies, so a killed server leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any, Final
+
+from lorelab.serve._admission import Admission, Limits
+from lorelab.serve._tokens import TokenBook
+
+LOG: Final = logging.getLogger("lorelab.serve")
+GRACEFUL_SECONDS: Final = 5
+"""How long requests in flight may take to finish once a process is asked to stop."""
+STOP_SECONDS: Final = 60.0
+"""How long the supervisor waits for its workers to exit before it kills them."""
+_PR_SET_PDEATHSIG: Final = 1
+
+
+def log_to_stderr() -> None:
+    """One line per refused request or failed tool on stderr, as ``lorelab mcp`` does."""
+    for name in ("lorelab.serve", "lorelab.mcp"):
+        logger = logging.getLogger(name)
+        if not logger.handlers:
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(logging.Formatter("lorelab serve: %(message)s"))
+            logger.addHandler(handler)
+            logger.setLevel(logging.WARNING)
+            logger.propagate = False
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """What a worker process serves: the supervisor's resolved choices (no secret: argv)."""
+
+    store_file: str
+    home: str
+    project_dir: str
+    host: str
+    no_auth: bool
+    tls_cert: str | None
+    tls_key: str | None
+    allow_checks: bool
+    in_flight: int
+    queued: int
+    queue_seconds: float
+    retry_after_seconds: int
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            in_flight=self.in_flight,
+            queued=self.queued,
+            queue_seconds=self.queue_seconds,
+            retry_after_seconds=self.retry_after_seconds,
+        )
+
+
+def _server_class() -> type[Any]:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, whose SIGTERM also closes admission (the queue is refused at once)
+        and is passed on (``on_exit``: the supervisor's workers)."""
+
+        def __init__(
+            self, config: uvicorn.Config, admission: Admission, on_exit: Callable[[], None]
+        ) -> None:
+            super().__init__(config)
+            self.admission = admission
+            self.on_exit = on_exit
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            super().handle_exit(sig, frame)
+            self.on_exit()
+            # A signal handler: hand the work to the event loop rather than do it here.
+            with contextlib.suppress(RuntimeError):
+                asyncio.get_running_loop().call_soon_threadsafe(self.admission.close)
+
+    return Server
+
+
+def serve_socket(
+    spec: WorkerSpec, store: Any, sock: socket.socket, on_exit: Callable[[], None]
+) -> None:
+    """Serve ``store`` on the listening ``sock`` until SIGTERM or Ctrl-C (blocking)."""
+    import uvicorn
+
+    from lorelab.hooks import run_hook
+    from lorelab.serve._app import ServedLorelab, build_app
+
+    home, project_dir = Path(spec.home), Path(spec.project_dir)
+    book = None if spec.no_auth else TokenBook(Path(spec.store_file))
+    try:
+        server = ServedLorelab(store, home, project_dir, allow_checks=spec.allow_checks)
+        admission = build_app(
+            server, home=home, book=book, host=spec.host, run_hook=run_hook, limits=spec.limits
+        )
+        config = uvicorn.Config(
+            admission,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            ssl_certfile=spec.tls_cert,
+            ssl_keyfile=spec.tls_key,
+            timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        )
+        _server_class()(config, admission, on_exit).run(sockets=[sock])
+    finally:
+        if book is not None:
+            book.close()
+
+
+class Workers:
+    """The supervisor's worker processes (none when it serves alone)."""
+
+    def __init__(self, processes: list[subprocess.Popen[bytes]]) -> None:
+        self.processes = processes
+
+    @classmethod
+    def start(cls, spec: WorkerSpec, sock: socket.socket, count: int) -> Workers:
+        """Start ``count`` workers accepting on ``sock``."""
+        argv = [
+            sys.executable,
+            "-m",
+            "lorelab.serve._workers",
+            str(sock.fileno()),
+            str(os.getpid()),
+        ]
+        payload = json.dumps(asdict(spec))
+        processes = [
+            subprocess.Popen(
+                [*argv, payload],
+                pass_fds=(sock.fileno(),),
+                stdin=subprocess.DEVNULL,
+                process_group=0,
+            )
+            for _ in range(count)
+        ]
+        return cls(processes)
+
+    def terminate(self) -> None:
+        """Ask every worker to stop (safe in a signal handler: it only sends signals)."""
+        for process in self.processes:
+            if process.returncode is None:
+                with contextlib.suppress(OSError):
+                    os.kill(process.pid, signal.SIGTERM)
+
+    def stop(self) -> None:
+        """Ask every worker to stop and wait for each (killed after :data:`STOP_SECONDS`)."""
+        self.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                LOG.warning("worker %d did not stop in %g s: killed", process.pid, STOP_SECONDS)
+                process.kill()
+                process.wait(timeout=STOP_SECONDS)
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel SIGKILL this process when its parent dies (Linux), and exit now if the
+    parent is already gone."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        raise SystemExit(1)
+
+
+def main(argv: list[str]) -> int:
+    """A worker: ``FD PARENT_PID SPEC_JSON``."""
+    fd, parent, payload = int(argv[0]), int(argv[1]), argv[2]
+    _die_with(parent)
+    from lorelab.memory import SqliteMemoryStore
+
+    log_to_stderr()
+    spec = WorkerSpec(**json.loads(payload))
+    sock = socket.socket(fileno=fd)
+    store = SqliteMemoryStore(Path(spec.store_file), create=False)
+    try:
+        serve_socket(spec, store, sock, lambda: None)
+    finally:
+        store.close()
+        sock.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
