@@ -101,15 +101,27 @@ def _percentile(values: list[float], pct: float) -> float | None:
     return ordered[index]
 
 
-def _build_store(home: Path, size: int, seed: int) -> list[str]:
-    """A store of ``size`` synthetic experiences; returns the prepare tasks to send."""
+def _build_store(home: Path, size: int, seed: int, copy_of: Path | None = None) -> list[str]:
+    """A store of ``size`` synthetic experiences (``copy_of``: a copy of that store, built
+    before with the same size and seed); returns the prepare tasks to send."""
     home.mkdir(parents=True)
     vocab = Vocabulary(seed)
+    todo = [vocab.experience(n) for n in range(size)]
+    if copy_of is not None:
+        source = sqlite3.connect(copy_of)
+        target = sqlite3.connect(home / "memory.db")
+        try:
+            source.backup(target)
+        finally:
+            source.close()
+            target.close()
     store = SqliteMemoryStore(home / "memory.db")
     try:
-        todo = [vocab.experience(n) for n in range(size)]
-        for start in range(0, size, 500):
-            store.record_many(RecordManyRequest(experiences=todo[start : start + 500]))
+        if copy_of is None:
+            for start in range(0, size, 500):
+                store.record_many(RecordManyRequest(experiences=todo[start : start + 500]))
+        elif store.connection.execute("SELECT count(*) FROM experiences").fetchone()[0] != size:
+            raise SystemExit(f"--store-from {copy_of}: not a store of {size} experiences")
         return _queries(vocab, store, 400)
     finally:
         store.close()
@@ -506,7 +518,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         home, project = root / "home", root / "project"
         project.mkdir()
         built = time.perf_counter()
-        tasks = _build_store(home, args.size, args.seed)
+        tasks = _build_store(home, args.size, args.seed, args.store_from)
         build_s = time.perf_counter() - built
         token = create_token(home / "memory.db", "bench", "write")
         load_before = os.getloadavg()
@@ -540,6 +552,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "storeSize": args.size,
         "storeBuildS": round(build_s, 1),
+        "storeCopied": args.store_from is not None,
         "clients": args.clients,
         "client": args.client,
         "mix": {"prepare": 0.8, "record": 0.2},
@@ -598,6 +611,13 @@ def main(argv: list[str] | None = None) -> int:
         "--backlog", type=int, default=200, help="requests at once before the SIGTERM"
     )
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument(
+        "--store-from",
+        type=Path,
+        default=None,
+        help="copy this store (built by an earlier run with the same --size and --seed) "
+        "instead of building one",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     args.rate_share = OPEN_LOOP_SHARE if args.rate is None else None
