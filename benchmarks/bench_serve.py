@@ -108,7 +108,7 @@ def _build_store(home: Path, size: int, seed: int, copy_of: Path | None = None) 
     vocab = Vocabulary(seed)
     todo = [vocab.experience(n) for n in range(size)]
     if copy_of is not None:
-        source = sqlite3.connect(copy_of)
+        source = sqlite3.connect(copy_of / "memory.db" if copy_of.is_dir() else copy_of)
         target = sqlite3.connect(home / "memory.db")
         try:
             source.backup(target)
@@ -484,7 +484,7 @@ def fault(home: Path, project: Path, token: str, tasks: list[str], args: argpars
     process.wait(timeout=60)
     killed_by = -process.returncode if process.returncode is not None else None
     # The lock went with the killed process; its workers were killed with it (by the kernel).
-    again, _ = _start(home, project, 1)
+    again, _ = _start(home, project, args.workers)
     try:
         conn = sqlite3.connect(f"{(home / 'memory.db').as_uri()}?mode=ro", uri=True)
         try:

@@ -40,8 +40,6 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._models import Experience as Experience
     from lorelab.memory._models import Item as Item
     from lorelab.memory._models import Lesson as Lesson
-    from lorelab.memory._models import ListRequest as ListRequest
-    from lorelab.memory._models import ListResult as ListResult
     from lorelab.memory._models import OutcomeRequest as OutcomeRequest
     from lorelab.memory._models import OutcomeResult as OutcomeResult
     from lorelab.memory._models import PrepareRequest as PrepareRequest
@@ -49,8 +47,6 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._models import PromoteRequest as PromoteRequest
     from lorelab.memory._models import RecordRequest as RecordRequest
     from lorelab.memory._models import RecordResult as RecordResult
-    from lorelab.memory._models import ShowRequest as ShowRequest
-    from lorelab.memory._models import ShowResult as ShowResult
     from lorelab.memory._models import Skill as Skill
     from lorelab.memory._models import SkillHealthRequest as SkillHealthRequest
     from lorelab.memory._models import SkillHealthResult as SkillHealthResult
@@ -80,6 +76,8 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._requests import LessonSearchResult as LessonSearchResult
     from lorelab.memory._requests import LessonsRequest as LessonsRequest
     from lorelab.memory._requests import LessonsResult as LessonsResult
+    from lorelab.memory._requests import ListRequest as ListRequest
+    from lorelab.memory._requests import ListResult as ListResult
     from lorelab.memory._requests import LockClearRequest as LockClearRequest
     from lorelab.memory._requests import LockRequest as LockRequest
     from lorelab.memory._requests import LocksRequest as LocksRequest
@@ -88,6 +86,8 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._requests import ProposalsResult as ProposalsResult
     from lorelab.memory._requests import RecordManyRequest as RecordManyRequest
     from lorelab.memory._requests import RecordManyResult as RecordManyResult
+    from lorelab.memory._requests import ShowRequest as ShowRequest
+    from lorelab.memory._requests import ShowResult as ShowResult
     from lorelab.memory._requests import SkillsExportRequest as SkillsExportRequest
     from lorelab.memory._requests import SkillsExportResult as SkillsExportResult
     from lorelab.memory._requests import SkillsRequest as SkillsRequest
@@ -140,8 +140,6 @@ _EXPORTS: typing.Final = {
         "Experience",
         "Item",
         "Lesson",
-        "ListRequest",
-        "ListResult",
         "OutcomeRequest",
         "OutcomeResult",
         "PrepareRequest",
@@ -149,8 +147,6 @@ _EXPORTS: typing.Final = {
         "PromoteRequest",
         "RecordRequest",
         "RecordResult",
-        "ShowRequest",
-        "ShowResult",
         "Skill",
         "SkillHealthRequest",
         "SkillHealthResult",
@@ -185,6 +181,8 @@ _EXPORTS: typing.Final = {
         "LessonSearchResult",
         "LessonsRequest",
         "LessonsResult",
+        "ListRequest",
+        "ListResult",
         "LockClearRequest",
         "LockRequest",
         "LocksRequest",
@@ -196,6 +194,8 @@ _EXPORTS: typing.Final = {
         "SkillsExportRequest",
         "SkillsExportResult",
         "SkillsRequest",
+        "ShowRequest",
+        "ShowResult",
         "SkillsResult",
         "SnapshotRequest",
         "SnapshotResult",

@@ -12,8 +12,9 @@ from lorelab.memory._dreams import candidate_view
 from lorelab.memory._experiences import experience_view
 from lorelab.memory._lessons import lesson_view
 from lorelab.memory._locks import lock_view
-from lorelab.memory._models import Item, ItemKind, ListRequest, ListResult, ShowRequest, ShowResult
+from lorelab.memory._models import Item, ItemKind
 from lorelab.memory._plans import plan_view
+from lorelab.memory._requests import ListRequest, ListResult, ShowRequest, ShowResult
 from lorelab.memory._skills import skill_view
 
 # Each kind's table and the column that orders it.

@@ -583,22 +583,3 @@ Item = Annotated[
     Experience | Skill | Plan | BriefRecord | Candidate | EvaluationLock | Lesson,
     Field(discriminator="kind"),
 ]
-
-
-class ListRequest(InputModel):
-    kind: ItemKind = "experience"
-    limit: int = Field(default=50, ge=1, le=10000)
-
-
-class ListResult(OutputModel):
-    kind: ItemKind
-    total: int
-    items: list[Item]
-
-
-class ShowRequest(InputModel):
-    id: str
-
-
-class ShowResult(OutputModel):
-    item: Item

@@ -1,7 +1,8 @@
 """Requests and results of the store operations that agents do not call directly.
 
-Batches, locks, lessons, worker proposals, candidate checks and snapshots: each store operation
-takes one request model and returns one result model, like the operations in ``_models``.
+Batches, locks, lessons, worker proposals, candidate checks, snapshots, listing and showing:
+each store operation takes one request model and returns one result model, like the
+operations in ``_models``.
 """
 
 from typing import Any
@@ -13,6 +14,8 @@ from lorelab.memory._models import (
     CandidateProposal,
     EvaluationLock,
     Experience,
+    Item,
+    ItemKind,
     Lesson,
     ProposalOutcome,
     RecordRequest,
@@ -157,3 +160,22 @@ class SkillsExportRequest(InputModel):
 
 class SkillsExportResult(OutputModel):
     paths: list[str] = Field(description="The SKILL.md files written.")
+
+
+class ListRequest(InputModel):
+    kind: ItemKind = "experience"
+    limit: int = Field(default=50, ge=1, le=10000)
+
+
+class ListResult(OutputModel):
+    kind: ItemKind
+    total: int
+    items: list[Item]
+
+
+class ShowRequest(InputModel):
+    id: str
+
+
+class ShowResult(OutputModel):
+    item: Item
