@@ -143,6 +143,11 @@ class SqliteMemoryStore:
         """The model id of the vectors this store uses."""
         return self._db.read(of_store).model_id
 
+    def load_model(self) -> None:
+        """Load the store's embedding model now (a server does before it accepts calls, so
+        that no call pays the load)."""
+        self._db.read(of_store).load()
+
     # skills and plans
     promote_skill = _on_db(_skills.promote_skill)
     skills = _on_db(_skills.list_skills)

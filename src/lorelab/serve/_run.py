@@ -217,18 +217,24 @@ def _serve_locked(
     port = sock.getsockname()[1]
     count = options.workers if options.workers is not None else usable_cores()
     workers = Workers.start(spec, sock, count - 1)
-    state = _write_state(home, options, port, token)
-    sys.stderr.write(
-        f"lorelab serve: {_url(options, port)}/mcp for {store_file}"
-        f"{' (no auth: loopback only)' if options.no_auth else ''}"
-        f" ({count} worker{'s' if count != 1 else ''})\n"
-    )
-    sys.stderr.flush()
+
+    def started() -> None:
+        """Every process accepts: say where (``serve.json``) only now."""
+        _write_state(home, options, port, token)
+        sys.stderr.write(
+            f"lorelab serve: {_url(options, port)}/mcp for {store_file}"
+            f"{' (no auth: loopback only)' if options.no_auth else ''}"
+            f" ({count} worker{'s' if count != 1 else ''})\n"
+        )
+        sys.stderr.flush()
+
     try:
-        serve_socket(spec, store, sock, workers.terminate)
+        store.load_model()  # while the workers load theirs: no call pays for it
+        workers.wait_ready()
+        serve_socket(spec, store, sock, workers.terminate, started)
     finally:
         workers.stop()
-        _remove_state(state)
+        _remove_state(home / STATE_NAME)
         if token is not None:
             with contextlib.suppress(UsageError):
                 revoke_token(store_file, LOCAL_TOKEN)

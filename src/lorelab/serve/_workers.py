@@ -24,24 +24,32 @@ import ctypes
 import json
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from lorelab.errors import PreflightError
 from lorelab.serve._admission import Admission, Limits
 from lorelab.serve._tokens import TokenBook
+
+if TYPE_CHECKING:
+    from lorelab.memory import SqliteMemoryStore
 
 LOG: Final = logging.getLogger("lorelab.serve")
 GRACEFUL_SECONDS: Final = 5
 """How long requests in flight may take to finish once a process is asked to stop."""
 STOP_SECONDS: Final = 60.0
 """How long the supervisor waits for its workers to exit before it kills them."""
+READY_SECONDS: Final = 300.0
+"""How long the supervisor waits for its workers to accept (a loaded machine is slow)."""
 _PR_SET_PDEATHSIG: Final = 1
 
 
@@ -100,11 +108,21 @@ def _server_class() -> type[Any]:
         and is passed on (``on_exit``: the supervisor's workers)."""
 
         def __init__(
-            self, config: uvicorn.Config, admission: Admission, on_exit: Callable[[], None]
+            self,
+            config: uvicorn.Config,
+            admission: Admission,
+            on_exit: Callable[[], None],
+            on_started: Callable[[], None],
         ) -> None:
             super().__init__(config)
             self.admission = admission
             self.on_exit = on_exit
+            self.on_started = on_started
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and not self.should_exit:
+                self.on_started()
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             super().handle_exit(sig, frame)
@@ -117,9 +135,14 @@ def _server_class() -> type[Any]:
 
 
 def serve_socket(
-    spec: WorkerSpec, store: Any, sock: socket.socket, on_exit: Callable[[], None]
+    spec: WorkerSpec,
+    store: SqliteMemoryStore,
+    sock: socket.socket,
+    on_exit: Callable[[], None],
+    on_started: Callable[[], None],
 ) -> None:
-    """Serve ``store`` on the listening ``sock`` until SIGTERM or Ctrl-C (blocking)."""
+    """Serve ``store`` on the listening ``sock`` until SIGTERM or Ctrl-C (blocking);
+    ``on_started`` once it accepts, ``on_exit`` when asked to stop."""
     import uvicorn
 
     from lorelab.hooks import run_hook
@@ -141,7 +164,7 @@ def serve_socket(
             ssl_keyfile=spec.tls_key,
             timeout_graceful_shutdown=GRACEFUL_SECONDS,
         )
-        _server_class()(config, admission, on_exit).run(sockets=[sock])
+        _server_class()(config, admission, on_exit, on_started).run(sockets=[sock])
     finally:
         if book is not None:
             book.close()
@@ -150,30 +173,49 @@ def serve_socket(
 class Workers:
     """The supervisor's worker processes (none when it serves alone)."""
 
-    def __init__(self, processes: list[subprocess.Popen[bytes]]) -> None:
+    def __init__(self, processes: list[subprocess.Popen[bytes]], ready: list[int]) -> None:
         self.processes = processes
+        self.ready = ready
+        """The read end of each worker's readiness pipe (it writes one byte once it accepts)."""
 
     @classmethod
     def start(cls, spec: WorkerSpec, sock: socket.socket, count: int) -> Workers:
-        """Start ``count`` workers accepting on ``sock``."""
-        argv = [
-            sys.executable,
-            "-m",
-            "lorelab.serve._workers",
-            str(sock.fileno()),
-            str(os.getpid()),
-        ]
+        """Start ``count`` workers accepting on ``sock`` (see :meth:`wait_ready`)."""
         payload = json.dumps(asdict(spec))
-        processes = [
-            subprocess.Popen(
-                [*argv, payload],
-                pass_fds=(sock.fileno(),),
-                stdin=subprocess.DEVNULL,
-                process_group=0,
-            )
-            for _ in range(count)
-        ]
-        return cls(processes)
+        processes, ready = [], []
+        for _ in range(count):
+            read, write = os.pipe()
+            argv = [str(sock.fileno()), str(os.getpid()), str(write), payload]
+            try:
+                processes.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "lorelab.serve._workers", *argv],
+                        pass_fds=(sock.fileno(), write),
+                        stdin=subprocess.DEVNULL,
+                        process_group=0,
+                    )
+                )
+            finally:
+                os.close(write)
+            ready.append(read)
+        return cls(processes, ready)
+
+    def wait_ready(self) -> None:
+        """Wait until every worker accepts; PreflightError if one exits or is too slow."""
+        deadline = time.monotonic() + READY_SECONDS
+        try:
+            for process, read in zip(self.processes, self.ready, strict=True):
+                waiting, _, _ = select.select([read], [], [], max(0.0, deadline - time.monotonic()))
+                if not waiting or os.read(read, 1) != b"r":
+                    self.stop()
+                    raise PreflightError(
+                        f"lorelab serve: worker {process.pid} did not start "
+                        f"(exit code {process.poll()})"
+                    )
+        finally:
+            for read in self.ready:
+                os.close(read)
+            self.ready = []
 
     def terminate(self) -> None:
         """Ask every worker to stop (safe in a signal handler: it only sends signals)."""
@@ -204,9 +246,17 @@ def _die_with(parent: int) -> None:
         raise SystemExit(1)
 
 
+def _report_ready(fd: int) -> Callable[[], None]:
+    def ready() -> None:
+        os.write(fd, b"r")
+        os.close(fd)
+
+    return ready
+
+
 def main(argv: list[str]) -> int:
-    """A worker: ``FD PARENT_PID SPEC_JSON``."""
-    fd, parent, payload = int(argv[0]), int(argv[1]), argv[2]
+    """A worker: ``SOCKET_FD PARENT_PID READY_FD SPEC_JSON``."""
+    fd, parent, ready, payload = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
     _die_with(parent)
     from lorelab.memory import SqliteMemoryStore
 
@@ -215,7 +265,8 @@ def main(argv: list[str]) -> int:
     sock = socket.socket(fileno=fd)
     store = SqliteMemoryStore(Path(spec.store_file), create=False)
     try:
-        serve_socket(spec, store, sock, lambda: None)
+        store.load_model()
+        serve_socket(spec, store, sock, lambda: None, _report_ready(ready))
     finally:
         store.close()
         sock.close()
