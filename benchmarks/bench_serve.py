@@ -344,7 +344,7 @@ def in_process(home: Path, tasks: list[str], seed: int, seconds: float) -> dict[
     return {
         "calls": len(latencies),
         "callsPerSecond": round(len(latencies) / elapsed, 1),
-        "p50S": _percentile(latencies, 50),
+        "p50S": round(_percentile(latencies, 50) or 0.0, 4),
         "cpuMsPerCall": round(1000 * cpu / len(latencies), 2),
     }
 

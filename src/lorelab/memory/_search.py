@@ -15,6 +15,7 @@ from lorelab.memory._db import Database, counts, n_docs
 from lorelab.memory._embedders import Embedder, dot, of_store
 from lorelab.memory._experiences import fold_term_counts
 from lorelab.memory._hybrid import (
+    NO_FEEDBACK,
     Feedback,
     Grading,
     Signals,
@@ -256,7 +257,8 @@ def _details(
             f"SELECT id, terms, validity, validity_reason FROM experiences WHERE id IN ({marks})",
             batch,
         ):
-            feedback = Feedback(**ratings.get(int(rowid), {}))
+            rated = ratings.get(int(rowid))
+            feedback = NO_FEEDBACK if rated is None else Feedback(**rated)
             found[int(rowid)] = (str(terms), str(validity), reason, feedback)
     return found
 
@@ -394,7 +396,8 @@ def rank_experiences(
         conn, embedder, policy, task, project, vector
     )
     found.sort(key=lambda item: (-item.fused, -item.rowid))
-    usable = [item for item in found if _withheld_reason(item) is None]
+    withheld_because = {item.rowid: _withheld_reason(item) for item in found}
+    usable = [item for item in found if withheld_because[item.rowid] is None]
     signals, confidences = _confidences(
         conn, embedder, policy, usable, lexical_ranks, semantic_ranks
     )
@@ -404,7 +407,7 @@ def rank_experiences(
     tiers = {rowid: None if gated else rule.tier(value) for rowid, value in confidences.items()}
     result: list[Candidate] = []
     for item in found:
-        withheld = _withheld_reason(item)
+        withheld = withheld_because[item.rowid]
         confidence = confidences.get(item.rowid)
         tier = tiers.get(item.rowid)
         if withheld is not None:
@@ -427,13 +430,21 @@ def rank_experiences(
         else:
             reason = f"withheld: confidence {confidence:.3f} < {rule.related}"
         result.append(
-            replace(
-                item,
+            Candidate(
+                rowid=item.rowid,
+                lexical=item.lexical,
+                matched=item.matched,
+                bm25=item.bm25,
+                semantic=item.semantic,
+                fused=item.fused,
                 confidence=confidence,
+                validity=item.validity,
+                validity_reason=item.validity_reason,
+                feedback=item.feedback,
                 served=tier is not None,
-                tier=tier,
                 reason=reason,
                 signals=signals.get(item.rowid),
+                tier=tier,
             )
         )
     best = max(confidences.values(), default=None)
