@@ -209,8 +209,8 @@ class Workers:
                 if not waiting or os.read(read, 1) != b"r":
                     self.stop()
                     raise PreflightError(
-                        f"lorelab serve: worker {process.pid} did not start "
-                        f"(exit code {process.poll()})"
+                        f"worker process {process.pid} did not start serving "
+                        f"(exit code {process.poll()}; its error is above)"
                     )
         finally:
             for read in self.ready:
