@@ -41,6 +41,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from lorelab._state import server_file
+
 PROGRAM = [sys.executable, "-m", "lorelab"]
 VIA_SERVER = "hook UserPromptSubmit (via server)"
 TARGETS = {"version": 10.0, "help": 10.0, "memory prepare": 20.0, VIA_SERVER: 5.0}
@@ -217,9 +219,9 @@ def _hook() -> tuple[str, ...]:
 
 
 def _start_server(home: Path, project: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """A ``lorelab serve`` for ``home``, once its ``serve.json`` (the hooks' fast path) exists."""
+    """A ``lorelab serve`` for ``home``, once its state file (the hooks' fast path) exists."""
     server = subprocess.Popen(
-        [*PROGRAM, "serve", "--home", str(home), "--project", str(project), "--port", "0"],
+        [*PROGRAM, "serve", "start", "--home", str(home), "--project", str(project), "--port", "0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -227,7 +229,7 @@ def _start_server(home: Path, project: Path, env: dict[str, str]) -> subprocess.
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and server.poll() is None:
         try:
-            if json.loads((home / "serve.json").read_text()).get("pid") == server.pid:
+            if json.loads(server_file(home).read_text()).get("pid") == server.pid:
                 return server
         except (OSError, ValueError):
             pass

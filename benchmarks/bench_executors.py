@@ -80,7 +80,7 @@ def _run(base: Path, manifest: Path, name: str, sleep_s: float, extra: list[str]
     argv = [
         sys.executable, "-m", "lorelab", "eval", "conditions", "run",
         "--manifest", str(manifest), "--host", host, "--output", str(base / name),
-        "--memory-home", str(base / f"{name}-home"),
+        "--home", str(base / f"{name}-home"),
         "--seed-memory", str(EXAMPLE / "memory_seed.json"), "--json", *extra,
     ]  # fmt: skip
     load_before = os.getloadavg()[0]

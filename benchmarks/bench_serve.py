@@ -71,6 +71,7 @@ from bench_memory import Vocabulary, _queries
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from lorelab._state import server_file
 from lorelab.memory import PrepareRequest, RecordManyRequest, SqliteMemoryStore
 from lorelab.serve import create_token
 from mcp import Client
@@ -137,6 +138,7 @@ def _start(
             "-m",
             "lorelab",
             "serve",
+            "start",
             "--home",
             str(home),
             "--project",
@@ -153,7 +155,7 @@ def _start(
         if process.poll() is not None:
             raise SystemExit(f"lorelab serve exited {process.returncode}")
         with contextlib.suppress(OSError, ValueError):
-            state = json.loads((home / "serve.json").read_text())
+            state = json.loads(server_file(home).read_text())
             if state.get("pid") == process.pid:
                 return process, f"{state['url']}/mcp"
         time.sleep(0.05)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import missing_tools
+
 
 @pytest.fixture(scope="session")
 def pynguin_executable(tmp_path_factory) -> Path:
@@ -25,6 +27,15 @@ def pynguin_executable(tmp_path_factory) -> Path:
     return executable
 
 
+@pytest.fixture(autouse=True)
+def _private_state_dir(tmp_path_factory, monkeypatch):
+    """Each test has its own user state directory (``lorelab._state``): the servers it starts
+    and the memory homes it makes are known to it alone, and the user's real one is untouched."""
+    base = tmp_path_factory.mktemp("state")
+    base.chmod(0o700)
+    monkeypatch.setenv("XDG_STATE_HOME", str(base))
+
+
 def pytest_configure(config):
     # A shell that starts a command in the background without job control (`cmd &` in a
     # script) starts it with SIGINT ignored, and Python then keeps ignoring it; every process
@@ -32,6 +43,7 @@ def pytest_configure(config):
     # never arrives. Each test process (xdist workers included) takes Ctrl-C as a terminal does.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    missing_tools.pytest_configure(config)
 
 
 def pytest_collection_modifyitems(config, items):

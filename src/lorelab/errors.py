@@ -10,7 +10,8 @@ The hierarchy::
     │   ├── SchemaError               JSON that does not match the expected model
     │   ├── PathError                 a relative path that is not canonical
     │   ├── OutputExistsError         an output directory or receipt that already exists
-    │   └── WorkerUnavailable         a worker, host or memory server that cannot start
+    │   ├── WorkerUnavailable         a worker, host or memory server that cannot start
+    │   └── SandboxUnavailable        untrusted code would run without a working sandbox
     ├── OutcomeFailure                exit 1: the run completed, but an outcome failed
     │   └── ComparisonRefused         two results that must not be compared
     └── IntegrityFailure              exit 3: preflight or integrity failure
@@ -70,6 +71,12 @@ class OutputExistsError(InvalidInput):
 class WorkerUnavailable(InvalidInput):
     """A worker, conditions host or memory server cannot start as configured (its program is
     missing, or it needs a setting that is not given); found in preflight, before any trial."""
+
+
+class SandboxUnavailable(InvalidInput):
+    """Untrusted code (a suite under ``--sandbox``, generated tests, reference suites, verify
+    commands) would run, but this machine has no working sandbox (bubblewrap missing, or unable
+    to create its namespaces) and running it unconfined was not allowed; nothing was run."""
 
 
 class OutcomeFailure(LorelabError):

@@ -43,10 +43,10 @@ def test_a_typo_is_never_pointed_at_an_old_spelling():
 @pytest.mark.parametrize(
     ("group", "commands"),
     [
-        (["hooks"], {"install", "uninstall", "status", "run"}),
+        (["hooks"], {"install", "uninstall", "status", "trust", "run"}),
         (["eval", "learning"], {"run", "export-dataset", "schema"}),
         (["eval", "context"], {"run", "import", "scan", "schema"}),
-        (["eval", "conditions"], {"run", "report", "finalize", "schema"}),
+        (["eval", "conditions"], {"run", "decide", "finalize", "schema"}),
     ],
 )
 def test_every_group_lists_its_subcommands_and_takes_one(group, commands):
@@ -138,14 +138,14 @@ def _two_task_runs(tmp_path):
     return str(path)
 
 
-def test_evaluate_is_a_hidden_alias_of_eval_conditions_report(tmp_path):
+def test_evaluate_is_a_hidden_alias_of_eval_conditions_decide(tmp_path):
     runs = _two_task_runs(tmp_path)
-    new = _invoke("eval", "conditions", "report", "--input", runs, "--json")
+    new = _invoke("eval", "conditions", "decide", "--input", runs, "--json")
     old = _invoke("evaluate", "--input", runs, "--json")
     # Two tasks are under the protocol minimums: "insufficient", exit 1, in both spellings.
     assert new.exit_code == old.exit_code == 1
     assert json.loads(new.stdout) == json.loads(old.stdout)
-    assert "report" in _listed(_invoke("eval", "conditions", "--help").output)
+    assert "decide" in _listed(_invoke("eval", "conditions", "--help").output)
     assert "evaluate" not in _listed(_invoke("--help").output)
 
 

@@ -157,7 +157,7 @@ def test_a_group_without_a_subcommand_still_shows_its_help():
     assert "learning" in result.output
 
 
-def test_eval_conditions_report_is_the_evaluate_command(tmp_path):
+def test_eval_conditions_decide_is_the_evaluate_command(tmp_path):
     runs = [
         {
             "task_id": task,
@@ -180,7 +180,7 @@ def test_eval_conditions_report_is_the_evaluate_command(tmp_path):
     runs_file.write_text(json.dumps({"runs": runs}))
     old = CliRunner().invoke(app, ["evaluate", "--input", str(runs_file), "--json"])
     new = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(runs_file), "--json"]
+        app, ["eval", "conditions", "decide", "--input", str(runs_file), "--json"]
     )
     # Two tasks are under the protocol minimums: both spellings decide "insufficient" (exit 1).
     assert old.exit_code == new.exit_code == 1, old.output
@@ -213,3 +213,25 @@ def test_help_never_cuts_a_command_summary_mid_sentence(group):
     assert result.exit_code == 0
     commands = result.output.split("Commands:", 1)[1]
     assert "..." not in commands
+
+
+@pytest.mark.parametrize(
+    ("args", "suggested"),
+    [
+        (["hooks", "install", "claud"], "Did you mean 'claude-code'?"),
+        (["hooks", "install", "gemni"], "Did you mean 'gemini'?"),
+        (["memory", "list", "--kind", "lesons"], "Did you mean 'lesson'?"),
+        (["tests", "run", ".", "--runner", "pyest"], "Did you mean 'pytest'?"),
+    ],
+)
+def test_a_mistyped_choice_gets_a_suggestion_in_one_line(args, suggested):
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith("lorelab: error: ")
+    assert suggested in line
+
+
+def test_an_argument_choice_is_named_by_its_metavar_not_its_choices():
+    result = CliRunner().invoke(app, ["hooks", "install", "claud"])
+    assert "Invalid value for 'AGENT'" in result.stderr

@@ -32,6 +32,7 @@ SHARED_NAMES = {
     "--json": "as_json",
     "--home": "home",
     "--worker-timeout-s": "worker_timeout_s",
+    "--allow-unsandboxed": "allow_unsandboxed",
 }
 
 
@@ -41,7 +42,7 @@ def _options(command: click.Command):
 
 def test_the_command_tree_is_loaded_completely():
     paths = {" ".join(path) for path, _ in ALL_COMMANDS}
-    assert {"tests run", "tests generate", "eval conditions report", "worker call"} <= paths
+    assert {"tests run", "tests generate", "eval conditions decide", "worker call"} <= paths
 
 
 @pytest.mark.parametrize("flag", sorted(SHARED_NAMES))
@@ -130,6 +131,9 @@ def test_the_old_millisecond_spelling_still_works(tmp_path):
     result = _worker_call(tmp_path, "--timeout-ms", "3000")
     receipt = json.loads(result.stdout)
     assert receipt["timeoutMs"] == 3000
+    assert result.stderr.splitlines()[0] == (
+        "lorelab: warning: '--timeout-ms' is deprecated; use '--worker-timeout-s'"
+    )
 
 
 def test_giving_both_timeout_spellings_is_a_one_line_usage_error(tmp_path):

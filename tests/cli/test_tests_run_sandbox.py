@@ -12,6 +12,7 @@ from lorelab.cli.main import app
 from lorelab.io import _sandbox, probe_sandbox
 from lorelab.workspace import FileEntry, RunRoot
 from tests.support.deep_tree import DEPTH, MAKE_DEEP_TREE
+from tests.support.missing_tools import bubblewrap_reason
 from tests.support.sleepers import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
 
 SUPPORT = probe_sandbox()
@@ -56,8 +57,7 @@ def test_a_passing_suite_that_detaches_sleepers_leaves_none_running(project):
 
 @pytest.mark.skipif(
     SUPPORT.kind != "bubblewrap",
-    reason=f"no full bubblewrap sandbox on this machine ({SUPPORT.detail}); "
-    "install it with: apt-get install -y bubblewrap",
+    reason=bubblewrap_reason(SUPPORT.detail),
 )
 def test_with_sandbox_a_conftest_cannot_delete_a_file_outside_the_project(project, tmp_path):
     victim = tmp_path / "victim.txt"
@@ -71,16 +71,73 @@ def test_with_sandbox_a_conftest_cannot_delete_a_file_outside_the_project(projec
     assert "--sandbox" not in result.stderr
 
 
-def test_sandbox_without_bubblewrap_runs_contained_and_says_so(project, monkeypatch):
-    monkeypatch.setenv(_sandbox.BWRAP_ENV, "")
+def _marking_suite(marker):
+    """A passing suite whose conftest and test file each leave a file outside the project
+    when they are executed at all."""
+    return {
+        "tests/conftest.py": f"open({str(marker)!r} + '.conftest', 'w').close()\n",
+        "tests/test_ok.py": f"open({str(marker)!r} + '.test', 'w').close()\n\n"
+        "def test_ok():\n    pass\n",
+    }
+
+
+def _fake_bwrap(directory, body):
+    directory.mkdir()
+    fake = directory / "bwrap"
+    fake.write_text(f"#!/bin/sh\n{body}\n")
+    fake.chmod(0o755)
+    return fake
+
+
+def _hide_bubblewrap(how, monkeypatch, tmp_path):
+    """No working bubblewrap, the ways a machine has none: the variable lorelab honours set
+    empty, a PATH without bwrap, a bwrap that cannot create its namespaces."""
+    monkeypatch.delenv(_sandbox.BWRAP_ENV, raising=False)
+    if how == "variable":
+        monkeypatch.setenv(_sandbox.BWRAP_ENV, "")
+    elif how == "path":
+        monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    else:
+        fake = _fake_bwrap(
+            tmp_path / "fake-bin",
+            "echo 'bwrap: No permissions to create a new namespace' >&2\nexit 1",
+        )
+        monkeypatch.setenv(_sandbox.BWRAP_ENV, str(fake))
+
+
+@pytest.mark.parametrize("how", ["variable", "path", "no-namespaces"])
+def test_sandbox_without_a_working_bubblewrap_exits_2_and_runs_nothing(
+    project, tmp_path, monkeypatch, how
+):
+    # Issue 40: the suite ran unsandboxed, exit 0, with a warning on stderr.
+    marker = tmp_path / "ran"
+    path = project(_marking_suite(marker))
+    _hide_bubblewrap(how, monkeypatch, tmp_path)
     _sandbox.probe_sandbox.cache_clear()
     try:
-        result = _invoke(project(PASSING), "--stability-runs", "2", "--sandbox", "--json")
+        result = _invoke(path, "--stability-runs", "2", "--sandbox", "--json")
+    finally:
+        _sandbox.probe_sandbox.cache_clear()
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("lorelab: error: --sandbox: no working sandbox on this machine")
+    assert "apt-get install bubblewrap" in line
+    assert list(tmp_path.glob("ran*")) == []
+
+
+def test_without_sandbox_the_marking_suite_does_run(project, tmp_path, monkeypatch):
+    # The control: the same suite, not asked to be sandboxed, runs on the same machine.
+    marker = tmp_path / "ran"
+    _hide_bubblewrap("variable", monkeypatch, tmp_path)
+    _sandbox.probe_sandbox.cache_clear()
+    try:
+        result = _invoke(project(_marking_suite(marker)), "--stability-runs", "2", "--json")
     finally:
         _sandbox.probe_sandbox.cache_clear()
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["sandbox"] == "none"
-    assert "--sandbox: this machine allowed only 'none' (bubblewrap not found)" in result.stderr
+    assert sorted(p.name for p in tmp_path.glob("ran*")) == ["ran.conftest", "ran.test"]
 
 
 def test_a_package_json_symlink_to_etc_passwd_does_not_select_node(project):

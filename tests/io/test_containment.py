@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from lorelab.errors import SandboxUnavailable
 from lorelab.io import ProcessScope, _sandbox, probe_sandbox, run_process
+from tests.support.missing_tools import bubblewrap_reason
 from tests.support.sleepers import (
     DETACHED_SLEEPERS,
     KILLS_ITS_LAUNCHER,
@@ -30,8 +32,7 @@ ENV = dict(os.environ)
 SUPPORT = probe_sandbox()
 needs_bubblewrap = pytest.mark.skipif(
     SUPPORT.kind != "bubblewrap",
-    reason=f"no full bubblewrap sandbox on this machine ({SUPPORT.detail}); "
-    "install it with: apt-get install -y bubblewrap",
+    reason=bubblewrap_reason(SUPPORT.detail),
 )
 
 
@@ -500,3 +501,30 @@ def test_after_a_killed_launcher_other_children_of_this_process_are_left_alone(t
         bystander.kill()
         bystander.wait()
         kill_sleepers(token)
+
+
+def test_require_sandbox_refuses_without_bubblewrap_unless_unconfined_runs_are_allowed(
+    monkeypatch,
+):
+    monkeypatch.setenv(_sandbox.BWRAP_ENV, "")
+    _sandbox.probe_sandbox.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable, match=r"apt-get install bubblewrap") as refused:
+            _sandbox.require_sandbox("lorelab eval learning", allow_unsandboxed=False)
+        allowed = _sandbox.require_sandbox("lorelab eval learning", allow_unsandboxed=True)
+    finally:
+        _sandbox.probe_sandbox.cache_clear()
+    assert refused.value.exit_code == 2
+    assert "\n" not in str(refused.value)
+    assert allowed.model_dump(by_alias=True) == {
+        "sandbox": "none",
+        "detail": "bubblewrap not found",
+        "allowUnsandboxed": True,
+    }
+
+
+@needs_bubblewrap
+def test_require_sandbox_with_bubblewrap_records_it_and_no_allowance():
+    confinement = _sandbox.require_sandbox("--sandbox")
+    assert confinement.sandbox == "bubblewrap"
+    assert confinement.allow_unsandboxed is False

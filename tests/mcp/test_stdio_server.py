@@ -344,18 +344,27 @@ def test_the_cli_and_mcp_give_the_same_results_for_the_same_calls(tmp_path, tran
         cli("record", "--input", "-", stdin=json.dumps(_experience(SECOND))),
         cli("prepare", "regenerate parquet fixtures for orders", "--budget-tokens", "600"),
         cli("prepare", "Add a dark mode toggle to the settings page"),
-        cli("promote", "exp-1", "exp-2", "--name", "orders-fixtures", "--description", "Fixtures."),
+        cli(
+            "skills",
+            "promote",
+            "exp-1",
+            "exp-2",
+            "--name",
+            "orders-fixtures",
+            "--description",
+            "Fixtures.",
+        ),
         cli("start", "regenerate the orders parquet fixtures"),
         cli("outcome", "plan-1", "--failed", "--rework-count", "2"),
-        cli("health"),
+        cli("skills", "health"),
         cli("dream"),
         cli("list", "--kind", "experience"),
         cli("show", "exp-2"),
         cli("record", "--input", "-", stdin=json.dumps(_other_experience("Seed the dev database"))),
         cli("record", "--input", "-", stdin=json.dumps(_other_experience("Dev database seeding"))),
         cli("dream"),
-        cli("check", "cand-1", "--dir", str(project)),
-        cli("promote-candidate", "cand-1", "--name", "seed-dev-db"),
+        cli("candidates", "check", "cand-1", "--dir", str(project)),
+        cli("candidates", "promote", "cand-1", "--name", "seed-dev-db"),
         cli("checkpoint", "--input", "-", stdin=json.dumps(CHECKPOINT)),
         cli("recover", "task-17"),
         cli("recover", "never"),
@@ -477,26 +486,26 @@ _BAD_CALLS: list[tuple[tuple[str, ...], str | None, str, dict[str, Any]]] = [
         {"plan_id": "plan-8", "passed": True, "rework_count": 0},
     ),
     (
-        ("promote", "exp-1", "exp-1", "--name", "a-b", "--description", "d"),
+        ("skills", "promote", "exp-1", "exp-1", "--name", "a-b", "--description", "d"),
         None,
         "lore_promote_skill",
         {"experience_ids": ["exp-1", "exp-1"], "name": "a-b", "description": "d"},
     ),
     (
-        ("promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"),
+        ("skills", "promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"),
         None,
         "lore_promote_skill",
         {"experience_ids": ["exp-1", "exp-2"], "name": "Bad Name", "description": "d"},
     ),
-    (("check", "cand-9"), None, "lore_check_candidate", {"candidate_id": "cand-9"}),
+    (("candidates", "check", "cand-9"), None, "lore_check_candidate", {"candidate_id": "cand-9"}),
     (
-        ("check", "cand-9", "--timeout", "0"),
+        ("candidates", "check", "cand-9", "--timeout-s", "0"),
         None,
         "lore_check_candidate",
         {"candidate_id": "cand-9", "timeout_seconds": 0},
     ),
     (
-        ("promote-candidate", "cand-9"),
+        ("candidates", "promote", "cand-9"),
         None,
         "lore_promote_candidate",
         {"candidate_id": "cand-9"},
@@ -517,6 +526,12 @@ _BAD_CALLS: list[tuple[tuple[str, ...], str | None, str, dict[str, Any]]] = [
 # Where a message names its input: the CLI names the file, stdin or its flags; a tool its
 # arguments. What follows is the same.
 _SOURCE = re.compile(r"^(?:stdin|arguments|[a-z-]+ (?:arguments|flags)): ")
+_FLAG_OF = {
+    "budget_tokens": "budget-tokens",
+    "limit": "limit",
+    "name": "name",
+    "timeout_seconds": "timeout-s",
+}
 
 
 def test_a_bad_call_gets_the_same_one_line_message_from_the_cli_and_over_mcp(tmp_path, transport):
@@ -553,7 +568,14 @@ def test_a_bad_call_gets_the_same_one_line_message_from_the_cli_and_over_mcp(tmp
 
     from_mcp = anyio.run(main)
     for cli_text, mcp_text in zip(from_cli, from_mcp, strict=True):
-        assert _SOURCE.sub("", cli_text) == _SOURCE.sub("", mcp_text), (cli_text, mcp_text)
+        if cli_text.startswith("--"):
+            # Made from flags: the CLI names the user's flag and value where the tool names its
+            # argument; the problem is the same.
+            problem = _SOURCE.sub("", mcp_text).split(": ", 1)[1]
+            assert cli_text.startswith(f"--{_FLAG_OF[_SOURCE.sub('', mcp_text).split(':')[0]]} ")
+            assert f": {problem}. (see '" in cli_text, (cli_text, mcp_text)
+        else:
+            assert _SOURCE.sub("", cli_text) == _SOURCE.sub("", mcp_text), (cli_text, mcp_text)
         assert "validation error" not in mcp_text
         assert "pydantic" not in mcp_text
 
@@ -627,7 +649,7 @@ def test_without_the_operators_consent_no_recorded_command_runs_over_mcp(tmp_pat
     shown = CliRunner().invoke(app, [*memory, "show", "cand-1", "--json"])
     assert json.loads(shown.stdout)["state"] == "candidate"  # never checked
     # The operator still checks candidates from the command line.
-    checked = CliRunner().invoke(app, [*memory, "check", "cand-1", "--json"])
+    checked = CliRunner().invoke(app, [*memory, "candidates", "check", "cand-1", "--json"])
     assert checked.exit_code == 0, checked.output
     assert token in _printed(json.loads(checked.stdout))
 

@@ -80,19 +80,31 @@ _FLAGS = ("record", "--task", "t", "--summary", "s", "--outcome", "passed", "--v
 @pytest.mark.parametrize(
     ("args", "stdin", "message"),
     [
-        (("record", "--task", "t"), None, "record flags: summary: Field required"),
+        (
+            ("record", "--task", "t"),
+            None,
+            "Missing options --summary, --outcome, --verify-command and --verify-exit-code.",
+        ),
         (("record", "--input", "-"), "{not json", "stdin: invalid JSON"),
         (("record", "--input", "-", "--task", "x"), "{}", "either with --input or with flags"),
         (("record", "--input", "/nonexistent/x.json"), None, "x.json"),
         (("record", "--ran", "zero:pytest"), None, "expected EXIT_CODE:COMMAND"),
-        (("prepare", "x y z", "--budget-tokens", "5"), None, "budget_tokens"),
-        (("promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"), None, "name"),
+        (
+            ("prepare", "x y z", "--budget-tokens", "5"),
+            None,
+            "--budget-tokens 5: Input should be greater than or equal to 50",
+        ),
+        (
+            ("skills", "promote", "exp-1", "exp-2", "--name", "Bad Name", "--description", "d"),
+            None,
+            "name",
+        ),
         (("show", "nope"), None, "not an item id"),
         (("outcome", "plan-4", "--passed", "--rework-count", "0"), None, "does not exist"),
         (
             (*_FLAGS, "--verify-exit-code", "99999999999999999999999"),
             None,
-            "record flags: verification.exit_code: Input should be less than or equal to",
+            "--verify-exit-code 99999999999999999999999: Input should be less than or equal to",
         ),
         (
             ("record", "--input", "-"),
@@ -107,13 +119,14 @@ _FLAGS = ("record", "--task", "t", "--summary", "s", "--outcome", "passed", "--v
         (
             (*_FLAGS, "--verify-exit-code", "0", "--ran", "99999999999999999999:make"),
             None,
-            "record flags: commands.0.exit_code: Input should be less than or equal to",
+            "--ran 99999999999999999999: Input should be less than or equal to",
         ),
-        (("list", "--limit", "99999999999999999999"), None, "list arguments: limit"),
-        (("list", "--limit", "0"), None, "list arguments: limit"),
-        (("outcome", "plan-1", "--passed", "--rework-count", "100000"), None, "rework_count"),
-        (("check", "cand-1", "--timeout", "nan"), None, "timeout_seconds"),
-        (("dream", "--limit", "99999999999999999999"), None, "dream arguments: limit"),
+        (("list", "--limit", "99999999999999999999"), None, "--limit 99999999999999999999:"),
+        (("list", "--limit", "0"), None, "--limit 0: Input should be greater than or equal to 1"),
+        (("outcome", "plan-1", "--passed", "--rework-count", "100000"), None, "--rework-count"),
+        (("candidates", "check", "cand-1", "--timeout-s", "nan"), None, "--timeout-s nan"),
+        (("dream", "--limit", "99999999999999999999"), None, "--limit 99999999999999999999:"),
+        (("record", "--task", "t", "--summary", "s"), None, "Missing options --outcome, --verify"),
     ],
 )
 def test_bad_input_is_one_line_on_stderr_with_exit_code_2(run, args, stdin, message):
@@ -156,6 +169,7 @@ def test_the_full_memory_cycle_works_from_the_command_line(run, tmp_path):
 
     skill = _json(
         run(
+            "skills",
             "promote",
             "exp-1",
             "exp-2",
@@ -171,9 +185,9 @@ def test_the_full_memory_cycle_works_from_the_command_line(run, tmp_path):
     assert (plan["plan_id"], plan["skill_id"]) == ("plan-1", "skill-1")
     outcome = _json(run("outcome", "plan-1", "--failed", "--rework-count", "2", "--json"))
     assert (outcome["health"], outcome["state"]) == (1, "trusted")
-    health = _json(run("health", "skill-1", "--json"))
+    health = _json(run("skills", "health", "skill-1", "--json"))
     assert health["skills"][0]["failures"] == 1
-    assert "skill-1" in run("health").stdout
+    assert "skill-1" in run("skills", "health").stdout
 
     listed = _json(run("list", "--kind", "brief", "--json"))
     assert listed["total"] == 4
@@ -230,10 +244,10 @@ def test_dream_check_and_promote_candidate_from_the_command_line(run, tmp_path):
     dream = _json(run("dream", "--json"))
     [candidate] = dream["candidates"]
     assert candidate["state"] == "candidate"
-    run("promote-candidate", candidate["id"], code=2)
-    checked = run("check", candidate["id"], "--dir", str(project), "--json")
+    run("candidates", "promote", candidate["id"], code=2)
+    checked = run("candidates", "check", candidate["id"], "--dir", str(project), "--json")
     assert _json(checked)["passed"] is True
-    skill = _json(run("promote-candidate", candidate["id"], "--name", "fixtures", "--json"))
+    skill = _json(run("candidates", "promote", candidate["id"], "--name", "fixtures", "--json"))
     assert (skill["name"], skill["origin"]) == ("fixtures", "dream")
     assert not Path(project, "out.txt").exists()
 
@@ -249,7 +263,7 @@ def test_a_failing_check_prints_its_results_and_exits_1(run, tmp_path):
         }
         run("record", "--input", "-", input=json.dumps(data))
     [candidate] = _json(run("dream", "--json"))["candidates"]
-    result = run("check", candidate["id"], "--dir", str(tmp_path), code=1)
+    result = run("candidates", "check", candidate["id"], "--dir", str(tmp_path), code=1)
     assert "FAILED" in result.stdout
     assert "[failed]" in result.stdout
 
@@ -277,8 +291,8 @@ def test_a_dream_over_non_ascii_tasks_exports_as_a_valid_agent_skill(run, tmp_pa
         )
     [candidate] = _json(run("dream", "--json"))["candidates"]
     assert candidate["name"] == "aaa-zzz"
-    run("check", candidate["id"], "--dir", str(project))
-    skill = _json(run("promote-candidate", candidate["id"], "--json"))
+    run("candidates", "check", candidate["id"], "--dir", str(project))
+    skill = _json(run("candidates", "promote", candidate["id"], "--json"))
     out = tmp_path / "out"
     assert _json(run("skills", "export", str(out), "--json")) == [
         str(out / skill["name"] / "SKILL.md")
@@ -298,7 +312,10 @@ def _invoke(*args: str):
     [
         ("list",),
         ("show", "exp-1"),
-        ("health",),
+        (
+            "skills",
+            "health",
+        ),
         ("dream",),
         ("lock", "show"),
         ("skills", "export", "OUT"),
@@ -430,5 +447,5 @@ def test_exporting_no_skills_says_how_a_skill_comes_to_exist(run, tmp_path):
     run("prepare", "anything")  # the README's sequence: a store with no Skill yet
     out = run("skills", "export", str(tmp_path / "skills"), code=0).stdout
     assert out.startswith("no Skills to export")
-    assert "lorelab memory promote" in out
-    assert "memory promote-candidate" in out
+    assert "lorelab memory skills promote" in out
+    assert "memory candidates promote" in out

@@ -155,3 +155,76 @@ def test_a_read_only_store_still_briefs_and_record_refuses_in_one_line(tmp_path)
     assert "exp-3" in listed.stdout
     assert mode & 0o222 == 0  # the store was left read-only (made private, never writable)
     assert _digest(path) == before
+
+
+def _rollback_journal_store(home: Path) -> Path:
+    """A store restored from a ``.backup``: rollback-journal mode (``journal_mode=delete``)."""
+    source = _store(home.parent / "source", n=3)
+    home.mkdir()
+    path = home / "memory.db"
+    with sqlite3.connect(source) as src, sqlite3.connect(path) as dst:
+        src.backup(dst)
+        assert dst.execute("PRAGMA journal_mode=DELETE").fetchone()[0] == "delete"
+    dst.close()
+    return path
+
+
+def _journal_mode(path: Path) -> str:
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        return str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_read_only_rollback_journal_store_still_briefs_and_record_refuses_in_one_line(
+    tmp_path,
+):
+    # Issue 40: prepare exited 2 ("attempt to write a readonly database") switching it to WAL.
+    home = tmp_path / "home"
+    path = _rollback_journal_store(home)
+    path.chmod(0o444)
+    before = _digest(path)
+    try:
+        prepared = _unprivileged(home, "prepare", "fix the flaky login test", "--json")
+        recorded = _unprivileged(home, *RECORD)
+        listed = _unprivileged(home, "list")
+    finally:
+        mode = path.stat().st_mode & 0o777
+        path.chmod(0o600)
+    assert prepared.returncode == 0, prepared.stderr
+    assert prepared.stderr == ""
+    brief = json.loads(prepared.stdout)
+    assert brief["brief_id"] is None
+    assert "Fix the flaky login test" in brief["text"]
+    assert recorded.returncode == 3, recorded.stdout + recorded.stderr
+    line = _one_error_line(recorded.stderr)
+    assert str(path) in line
+    assert "read-only" in line
+    assert listed.returncode == 0, listed.stderr
+    assert mode & 0o222 == 0
+    assert _digest(path) == before
+    assert _journal_mode(path) == "delete"
+    assert sorted(p.name for p in home.iterdir()) == ["memory.db"]
+
+
+def test_a_store_file_without_write_bits_is_opened_read_only_even_by_root(tmp_path):
+    # Root's writes ignore file modes: lorelab reads the mode bits instead, so a store the user
+    # made read-only is never switched to WAL, migrated or written, whoever runs lorelab. This
+    # runs in-process with whatever capabilities the test has (as root: all of them).
+    home = tmp_path / "home"
+    path = _rollback_journal_store(home)
+    path.chmod(0o444)
+    before = _digest(path)
+    try:
+        prepared = _memory(home, "prepare", "fix the flaky login test", "--json")
+        recorded = _memory(home, *RECORD)
+    finally:
+        path.chmod(0o600)
+    assert prepared.exit_code == 0, prepared.output
+    assert json.loads(prepared.stdout)["brief_id"] is None
+    assert recorded.exit_code == 3, recorded.output
+    line = _one_error_line(recorded.stderr)
+    assert "read-only" in line
+    assert _digest(path) == before
+    assert _journal_mode(path) == "delete"

@@ -158,12 +158,12 @@ def test_the_fixture_dreamer_stores_unchecked_worker_candidates_that_reach_nothi
     brief = _json(run("prepare", TASK, "--json"))
     assert brief["skills"] == []
     assert _json(run("start", TASK, "--json"))["plan_id"] is None
-    refused = run("promote-candidate", candidate["id"], code=2)
-    assert "run `lorelab memory check" in refused.stderr
+    refused = run("candidates", "promote", candidate["id"], code=2)
+    assert "run `lorelab memory candidates check" in refused.stderr
 
-    checked = _json(run("check", candidate["id"], "--json"))
+    checked = _json(run("candidates", "check", candidate["id"], "--json"))
     assert checked["passed"] is True
-    skill = _json(run("promote-candidate", candidate["id"], "--json"))
+    skill = _json(run("candidates", "promote", candidate["id"], "--json"))
     assert (skill["origin"], skill["candidate_id"]) == ("dream", candidate["id"])
     assert [item["id"] for item in _json(run("prepare", TASK, "--json"))["skills"]] == [skill["id"]]
     plan = _json(run("start", TASK, "--json"))
@@ -341,7 +341,7 @@ def test_a_source_the_worker_was_not_given_is_refused(run, tmp_path):
     ("mode", "answer", "failure", "extra"),
     [
         ("fail", {"candidates": []}, "nonzero-exit", ()),
-        ("sleep", {"candidates": []}, "timeout", ("--timeout-ms", "1500")),
+        ("sleep", {"candidates": []}, "timeout", ("--worker-timeout-s", "1.5")),
         ("answer", "not json", "invalid-json", ()),
         (
             "answer",
@@ -418,10 +418,10 @@ def test_a_payload_over_the_cap_is_refused_before_anything_runs(run, tmp_path, m
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--timeout-ms", "500"), "--timeout-ms is only used with --agent"),
+        (("--worker-timeout-s", "0.5"), "--worker-timeout-s is only used with --agent"),
         (("--identity", "me"), "--identity is only used with --agent"),
-        (("--agent", "fixture", "--timeout-ms", "0"), "timeout 0 ms must be between"),
-        (("--agent", "fixture", "--max-candidates", "0"), "max_candidates"),
+        (("--agent", "fixture", "--worker-timeout-s", "0"), "--worker-timeout-s"),
+        (("--agent", "fixture", "--max-candidates", "0"), "--max-candidates 0: Input should be"),
         (("--agent", "pytest -q"), "neither a shipped adapter"),
     ],
 )

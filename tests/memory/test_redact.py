@@ -244,3 +244,67 @@ def test_a_quoted_reference_with_spaces_is_left_alone():
         'password="$DB_PASSWORD from vault"',
         {},
     )
+
+
+# Issue 40: a value in brackets, and a YAML-style value with spaces that does not start its
+# line, were stored. Each is redacted whole, with the brackets; references stay as written.
+BRACED = _chars(ALNUM, 14)
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        (f"SECRET_KEY={{{BRACED}}}", "SECRET_KEY=[REDACTED:secret_assignment]"),
+        (
+            f"export SECRET_KEY={{{BRACED[:7]} {BRACED[7:]}}} && ./manage.py runserver",
+            "export SECRET_KEY=[REDACTED:secret_assignment] && ./manage.py runserver",
+        ),
+        (
+            f'SECRET_KEY={{"k": "{BRACED}"}}',
+            "SECRET_KEY=[REDACTED:secret_assignment]",
+        ),
+        (f"SECRET_KEY=({BRACED[:5]} {BRACED[5:]})", "SECRET_KEY=[REDACTED:secret_assignment]"),
+        (f"API_TOKEN=[{BRACED}]", "API_TOKEN=[REDACTED:secret_assignment]"),
+        (f"db_password: {{{BRACED}}}", "db_password: [REDACTED:secret_assignment]"),
+        (
+            "set password: correct horse battery staple",
+            "set password: [REDACTED:secret_assignment]",
+        ),
+        (
+            "notes: db password: correct horse battery staple  # rotated",
+            "notes: db password: [REDACTED:secret_assignment]  # rotated",
+        ),
+        (
+            "cfg = {user: bob, password: correct horse battery, port: 5432}",
+            "cfg = {user: bob, password: [REDACTED:secret_assignment], port: 5432}",
+        ),
+        ("password = correct horse battery staple", "password = [REDACTED:secret_assignment]"),
+        ('password = "correct horse battery"', 'password = "[REDACTED:secret_assignment]"'),
+        ("api_key: 'correct horse battery'", "api_key: '[REDACTED:secret_assignment]'"),
+        ('{"password": "correct horse"}', '{"password": "[REDACTED:secret_assignment]"}'),
+    ],
+)
+def test_a_bracketed_or_spaced_secret_value_is_redacted_whole(text, redacted):
+    assert redact(text) == (redacted, {"secret_assignment": 1})
+    assert redact(redacted) == (redacted, {})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SECRET_KEY={secret_key}",
+        "SECRET_KEY={SECRET_KEY}",
+        "api_key: {api_key}",
+        "DB_PASSWORD={{ db_password }}",
+        "token: ${{ secrets.DEPLOY_TOKEN }}",
+        "password = []",
+        "tokens: [a, b]",
+        "bypass the cache: it works now",
+        "the sort_key: by name then date",
+        "ran pwd: it printed the project root",
+        "secrets: inherit",
+        "password: $(cat /run/secrets/db)",
+    ],
+)
+def test_bracketed_references_and_prose_near_a_key_stay_as_written(text):
+    assert redact(text) == (text, {})

@@ -47,6 +47,10 @@ def _forms() -> list[tuple[str, str]]:
         (w[11], f"docker login registry.internal --username ci -p{w[11]}"),
         (w[12], f"sshpass -p {w[12]} ssh deploy@host uptime"),
         (w[13], f"sshpass -p'{w[13]}' scp build.tar host:/srv"),
+        # Issue 40: a value in braces, and a YAML-style value with spaces mid-line.
+        (f"{{{w[14]}}}", f"SECRET_KEY={{{w[14]}}}"),
+        (f"{{{w[15][:5]} {w[15][5:]}}}", f"export SECRET_KEY={{{w[15][:5]} {w[15][5:]}}}"),
+        (f"staple {w[16]} horse", f"then set password: staple {w[16]} horse"),
     ]
 
 

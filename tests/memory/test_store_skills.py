@@ -279,3 +279,21 @@ def test_a_checked_candidate_becomes_a_trusted_skill(store, tmp_path):
                 candidate_id=candidate.id, project_dir=str(project), timeout_seconds=30
             )
         )
+
+
+def test_a_dream_that_proposes_nothing_says_the_mining_rule(store):
+    store.record(experience(commands=[("make refunds", 0)]))
+    store.record(experience(commands=[("make payments", 0)], task="fix payments"))
+    result = store.dream(DreamRequest())
+    assert result.candidates == []
+    assert result.reason is not None
+    assert "share 2 or more commands in the same order" in result.reason
+    assert "no two of the 2 verified experience(s)" in result.reason
+
+
+def test_a_dream_that_finds_only_known_procedures_says_so(store):
+    record_refund_pair(store)
+    assert store.dream(DreamRequest()).reason is None  # it proposed one
+    again = store.dream(DreamRequest())
+    assert again.candidates == []
+    assert again.reason == "every shared procedure found (1) is already a Skill or a candidate"

@@ -35,7 +35,7 @@ def page(conditions_dir):
 def evaluated(conditions_dir):
     """What ``lorelab evaluate --json`` prints for the run's runs file (no manifest)."""
     done = lorelab(
-        "eval", "conditions", "report", "--input", str(conditions_dir / "beta2_runs.json"), "--json"
+        "eval", "conditions", "decide", "--input", str(conditions_dir / "beta2_runs.json"), "--json"
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

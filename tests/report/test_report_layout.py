@@ -3,6 +3,8 @@ figure's SVG (an SVG clips what reaches outside it), no two labels of a figure o
 is shortened, every dot shows (two equal values do not hide one dot under the other), and the
 charts use the width of a wide window."""
 
+import shutil
+
 import pytest
 
 from tests.support.browser import render
@@ -47,3 +49,26 @@ def test_the_charts_use_the_width_of_a_1400_pixel_window(page, tmp_path):
     }
     assert narrow == {}
     assert all(f["svgWidth"] <= f["figureWidth"] + 0.5 for f in rendered.layout)
+
+
+SMALLEST_TEXT_PX = 8.0
+"""The smallest chart text a page may draw (the issue saw 7 px side by side)."""
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_chart_text_stays_legible_and_names_do_not_break(page, width, tmp_path):
+    legibility = render(page, tmp_path / "profile", width=width).legibility
+    assert legibility["smallestText"] >= SMALLEST_TEXT_PX, legibility["smallestWhere"]
+    assert legibility["brokenNames"] == []
+
+
+def test_side_by_side_charts_stay_legible(learning_dir, conditions_dir, tmp_path):
+    for directory in (learning_dir, conditions_dir):
+        other = tmp_path / f"{directory.name}-copy"
+        shutil.copytree(directory, other)
+        page = tmp_path / f"{directory.name}-pair.html"
+        done = lorelab("report", str(directory), str(other), "--output", str(page))
+        assert done.returncode in (0, 1), done.stderr
+        legibility = render(page, tmp_path / "profile", width=1400).legibility
+        assert legibility["smallestText"] >= SMALLEST_TEXT_PX, legibility["smallestWhere"]
+        assert legibility["brokenNames"] == []

@@ -89,7 +89,7 @@ def test_time_and_bytes_per_arm_equal_the_summary(page, learning_dir):
     summary = _summary(learning_dir)
     rows = page.table("cost").by("arm")
     for arm, data in summary.arms.items():
-        assert rows[arm]["generation ms"].number() == data.generation_ms
+        assert rows[arm]["generation time"].number() == data.generation_ms
         assert rows[arm]["input bytes"].number() == data.input_bytes
         assert rows[arm]["output bytes"].number() == data.output_bytes
         assert rows[arm]["billing USD"].number() == data.billing_usd  # null: unknown, not 0
@@ -199,3 +199,13 @@ def test_a_receipt_whose_name_needs_quoting_is_still_linked_exactly(learning_dir
     targets = {page.resolve(h) for h in page.receipt_links()}
     assert odd.resolve() in targets
     assert all(t.is_file() for t in targets)
+
+
+def test_time_bars_and_cells_read_in_seconds_from_one_second_on(page, learning_dir):
+    from lorelab.report._html import duration
+
+    summary = _summary(learning_dir)
+    rows = page.table("cost").by("arm")
+    for arm, data in summary.arms.items():
+        assert rows[arm]["generation time"].text == duration(data.generation_ms)
+    assert not re.search(r"\d{4,} ms", page.text)

@@ -13,16 +13,16 @@ import pytest
 
 from lorelab.io import probe_sandbox
 from lorelab.runners import NodeRunner, PytestRunner, check_suite, get_runner
+from tests.support.missing_tools import NO_NODE, bubblewrap_reason
 from tests.support.sleepers import DETACHED_SLEEPERS, kill_sleepers, sleepers_gone
 
 TIMEOUT = 120
 SUPPORT = probe_sandbox()
 needs_bubblewrap = pytest.mark.skipif(
     SUPPORT.kind != "bubblewrap",
-    reason=f"no full bubblewrap sandbox on this machine ({SUPPORT.detail}); "
-    "install it with: apt-get install -y bubblewrap",
+    reason=bubblewrap_reason(SUPPORT.detail),
 )
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason=NO_NODE)
 
 
 def _detaching_test(token: str) -> str:

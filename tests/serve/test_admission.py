@@ -11,6 +11,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,22 +61,37 @@ def _head(url: str, token: str, tool: str, length: int) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
+@dataclass
+class Held:
+    """A request in flight: its record waits for the store's write lock, which the test holds."""
+
+    sock: socket.socket
+    lock: sqlite3.Connection
+
+
 @contextmanager
-def held_slot(url: str, token: str, body: bytes) -> Iterator[socket.socket]:
-    """A request whose last body byte is not sent yet: it holds a slot until it is."""
+def held_slot(url: str, token: str, body: bytes, home: Path) -> Iterator[Held]:
+    """A whole ``lore_record`` request that holds a slot until :func:`_finish` (the store's
+    write lock is held meanwhile, so the call waits in the store: a body that has not
+    arrived holds no slot)."""
+    lock = sqlite3.connect(home / "memory.db", isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")
     host, port = url.removeprefix("http://").rsplit(":", 1)
     sock = socket.create_connection((host, int(port)), timeout=120)
     try:
-        sock.sendall(_head(url, token, "lore_record", len(body)) + body[:-1])
-        yield sock
+        sock.sendall(_head(url, token, "lore_record", len(body)) + body)
+        yield Held(sock, lock)
     finally:
         sock.close()
+        if lock.in_transaction:
+            lock.rollback()
+        lock.close()
 
 
-def _finish(sock: socket.socket, body: bytes) -> tuple[int, bytes]:
-    sock.sendall(body[-1:])
+def _finish(held: Held) -> tuple[int, bytes]:
+    held.lock.rollback()
     chunks = []
-    while chunk := sock.recv(65536):
+    while chunk := held.sock.recv(65536):
         chunks.append(chunk)
     response = b"".join(chunks)
     status = int(response.split(b" ", 2)[1])
@@ -117,7 +133,7 @@ def test_a_request_beyond_the_queue_gets_503_with_retry_after_and_nothing_is_sto
     held_body = mcp_call_body(1, "lore_record", {**RECORD, "task": "the held record"})
     with running_server(home, project, args=LIMITS) as server:
         assert server.token is not None
-        with held_slot(server.url, server.token, held_body) as held:
+        with held_slot(server.url, server.token, held_body, home) as held:
             _wait_for(server.url, in_flight=1, queued=0)
             refused = mcp_post(server.url, server.token, mcp_call_body(2, "lore_record", RECORD))
             assert refused.status_code == 503
@@ -135,7 +151,7 @@ def test_a_request_beyond_the_queue_gets_503_with_retry_after_and_nothing_is_sto
             with pytest.raises(BaseExceptionGroup) as caught:
                 anyio.run(sdk_record)
             assert _leaves(caught.value) == [f"MCPError: {error['message']}"]
-            status, _ = _finish(held, held_body)
+            status, _ = _finish(held)
             assert status == 200
         # The server serves again once the slot is free.
         assert mcp_post(
@@ -153,7 +169,7 @@ def test_a_queued_request_runs_when_the_slot_frees(tmp_path):
         assert server.token is not None
         token = server.token
         with (
-            held_slot(server.url, token, held_body) as held,
+            held_slot(server.url, token, held_body, home) as held,
             concurrent.futures.ThreadPoolExecutor(1) as pool,
         ):
             queued = pool.submit(
@@ -163,7 +179,7 @@ def test_a_queued_request_runs_when_the_slot_frees(tmp_path):
             third = mcp_post(server.url, token, mcp_call_body(3, "lore_list", {}), "lore_list")
             assert third.status_code == 503  # the queue is full
             assert not queued.done()
-            assert _finish(held, held_body)[0] == 200
+            assert _finish(held)[0] == 200
             answered = queued.result(timeout=120)
         assert answered.status_code == 200
         assert "result" in answered.json()
@@ -184,14 +200,14 @@ def test_sigterm_under_a_backlog_refuses_the_queue_and_the_request_in_flight_fin
     ]
     try:
         with (
-            held_slot(url, token, held_body) as held,
+            held_slot(url, token, held_body, home) as held,
             concurrent.futures.ThreadPoolExecutor(20) as pool,
         ):
             queued = [pool.submit(mcp_post, url, token, body) for body in bodies]
             _wait_for(url, in_flight=1, queued=20)
             process.send_signal(signal.SIGTERM)
             answers = [future.result(timeout=120) for future in queued]
-            status, content = _finish(held, held_body)
+            status, content = _finish(held)
         code = process.wait(timeout=120)  # generous: bounded, not a speed claim
     finally:
         stop(process)
@@ -209,7 +225,16 @@ def test_the_limits_are_checked_before_anything_starts(tmp_path):
     project.mkdir()
     result = CliRunner().invoke(
         app,
-        ["serve", "--home", str(tmp_path / "h"), "--project", str(project), "--max-queue", "-1"],
+        [
+            "serve",
+            "start",
+            "--home",
+            str(tmp_path / "h"),
+            "--project",
+            str(project),
+            "--max-queue",
+            "-1",
+        ],
     )
     assert result.exit_code == 2
     assert "--max-queue" in result.stderr
@@ -235,7 +260,7 @@ def _scope() -> dict[str, Any]:
     return {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
 
 
-async def _request(admission: Admission, statuses: list[int], bodies: list[bytes]) -> None:
+async def _request(app: Any, statuses: list[int], bodies: list[bytes]) -> None:
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": b"", "more_body": False}
 
@@ -245,20 +270,21 @@ async def _request(admission: Admission, statuses: list[int], bodies: list[bytes
         else:
             bodies.append(message["body"])
 
-    await admission(_scope(), receive, send)
+    await app(_scope(), receive, send)
 
 
 def test_a_request_that_waits_longer_than_the_queue_timeout_is_refused():
     gate = Gate()
-    admission = Admission(gate, Limits(in_flight=1, queued=4, queue_seconds=0.2))
+    admission = Admission(Limits(in_flight=1, queued=4, queue_seconds=0.2))
+    app = admission.admitting(gate)
     statuses: list[int] = []
     bodies: list[bytes] = []
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
-            group.start_soon(_request, admission, statuses, bodies)  # holds the slot
+            group.start_soon(_request, app, statuses, bodies)  # holds the slot
             await anyio.wait_all_tasks_blocked()
-            await _request(admission, statuses, bodies)  # waits, then is refused
+            await _request(app, statuses, bodies)  # waits, then is refused
             gate.open.set()
 
     anyio.run(main)
@@ -272,23 +298,24 @@ def test_a_request_that_waits_longer_than_the_queue_timeout_is_refused():
 
 def test_a_waiting_request_whose_client_is_gone_gives_its_place_back():
     gate = Gate()
-    admission = Admission(gate, Limits(in_flight=1, queued=1, queue_seconds=600))
+    admission = Admission(Limits(in_flight=1, queued=1, queue_seconds=600))
+    app = admission.admitting(gate)
     statuses: list[int] = []
     bodies: list[bytes] = []
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
-            group.start_soon(_request, admission, statuses, bodies)
+            group.start_soon(_request, app, statuses, bodies)
             await anyio.wait_all_tasks_blocked()
             gone = anyio.CancelScope()
-            group.start_soon(_waiting_until_cancelled, admission, gone)
+            group.start_soon(_waiting_until_cancelled, app, gone)
             await anyio.wait_all_tasks_blocked()
             assert len(admission.waiting) == 1
             gone.cancel()
             await anyio.wait_all_tasks_blocked()
             assert len(admission.waiting) == 0
             # The queue has room again: the next request waits rather than being refused.
-            group.start_soon(_request, admission, statuses, bodies)
+            group.start_soon(_request, app, statuses, bodies)
             await anyio.wait_all_tasks_blocked()
             assert len(admission.waiting) == 1
             gate.open.set()
@@ -299,6 +326,6 @@ def test_a_waiting_request_whose_client_is_gone_gives_its_place_back():
     assert (admission.running, len(admission.waiting), admission.refused) == (0, 0, 0)
 
 
-async def _waiting_until_cancelled(admission: Admission, scope: anyio.CancelScope) -> None:
+async def _waiting_until_cancelled(app: Any, scope: anyio.CancelScope) -> None:
     with scope:
-        await _request(admission, [], [])
+        await _request(app, [], [])

@@ -179,7 +179,17 @@ def test_a_write_token_records_and_the_record_names_it_in_show_and_explain(serve
 
 
 def _serve(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [PY, "-m", "lorelab", "serve", "--home", str(home), "--project", str(project)]
+    command = [
+        PY,
+        "-m",
+        "lorelab",
+        "serve",
+        "start",
+        "--home",
+        str(home),
+        "--project",
+        str(project),
+    ]
     return subprocess.run(
         [*command, "--port", "0", *args], capture_output=True, text=True, timeout=120
     )
@@ -197,7 +207,7 @@ def test_a_non_loopback_bind_without_tokens_is_refused_and_nothing_is_stored(tmp
     assert not home.exists()  # refused before the store was even created
     refused = _serve(home, project, "--host", "0.0.0.0", "--no-auth")
     assert refused.returncode == 3
-    assert "--no-auth serves only a loopback address" in refused.stderr
+    assert "--no-auth serves only 127.0.0.1 or ::1 (any spelling)" in refused.stderr
     assert not home.exists()
     # An existing store with only the hooks' own token is refused the same, unchanged.
     make_token(home, project, "local", "write")

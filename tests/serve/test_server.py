@@ -21,7 +21,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from lorelab._state import server_file
 from lorelab.cli.main import app
+from tests.support.missing_tools import missing
 from tests.support.serve import (
     http_client,
     make_token,
@@ -44,16 +46,19 @@ def test_healthz_answers_without_a_token_and_says_nothing_of_the_store(tmp_path)
     assert str(tmp_path) not in response.text
 
 
-def test_serve_json_is_private_and_names_a_live_local_write_token(tmp_path):
+def test_the_state_file_is_private_and_names_a_local_write_token_kept_out_of_the_store(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     with running_server(home, project) as server:
-        path = home / "serve.json"
+        path = server_file(home)
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        assert not (home / "serve.json").exists()  # never in a project tree
         assert server.state["url"] == server.url
         listed = CliRunner().invoke(app, ["serve", "token", "list", "--home", str(home), "--json"])
         live = {t["name"]: t["scope"] for t in json.loads(listed.stdout) if not t["revoked_at"]}
-        assert live == {"test-client": "admin", "local": "write"}
+        assert live == {"test-client": "admin"}  # the hooks' token is in the server's memory
+        assert server.state["token"].encode() not in (home / "memory.db").read_bytes()
 
         async def main() -> int:
             async with http_client(server.mcp_url, server.state["token"]) as client:
@@ -74,18 +79,18 @@ def test_a_second_server_on_the_same_store_is_refused(tmp_path):
             f"lorelab: error: {home}: another lorelab serve (pid {first.process.pid}) "
             "already serves this store"
         )
-        # The first one still serves, and still owns serve.json.
+        # The first one still serves, and still owns the state file.
         assert httpx2.get(f"{first.url}/healthz", timeout=60).status_code == 200
-        assert json.loads((home / "serve.json").read_text())["pid"] == first.process.pid
+        assert json.loads(server_file(home).read_text())["pid"] == first.process.pid
 
 
 def start_server_args(home: Path, project: Path) -> list[str]:
     from tests.support.serve import PY
 
-    return [PY, "-m", "lorelab", "serve", "--home", str(home), "--project", str(project)]
+    return [PY, "-m", "lorelab", "serve", "start", "--home", str(home), "--project", str(project)]
 
 
-def test_sigterm_shuts_down_gracefully_withdrawing_serve_json_and_the_local_token(tmp_path):
+def test_sigterm_shuts_down_gracefully_withdrawing_the_state_file(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     make_token(home, project, "ci", "read")
@@ -93,11 +98,10 @@ def test_sigterm_shuts_down_gracefully_withdrawing_serve_json_and_the_local_toke
     wait_for_state(process, home)
     code = stop(process)  # SIGTERM
     assert code == 143  # the shell's convention for SIGTERM, after a graceful shutdown
-    assert not (home / "serve.json").exists()
+    assert not server_file(home).exists()
     listed = CliRunner().invoke(app, ["serve", "token", "list", "--home", str(home), "--json"])
     tokens = {t["name"]: t["revoked_at"] for t in json.loads(listed.stdout)}
-    assert tokens["ci"] is None
-    assert tokens["local"] is not None
+    assert tokens == {"ci": None}
     # The lock went with it: the next server starts.
     again = start_server(home, project)
     wait_for_state(again, home)
@@ -185,7 +189,17 @@ def test_tls_flags_must_come_together(tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     result = CliRunner().invoke(
-        app, ["serve", "--home", str(tmp_path / "h"), "--project", str(project), "--tls-cert", "x"]
+        app,
+        [
+            "serve",
+            "start",
+            "--home",
+            str(tmp_path / "h"),
+            "--project",
+            str(project),
+            "--tls-cert",
+            "x",
+        ],
     )
     assert result.exit_code == 2
     assert (
@@ -202,7 +216,7 @@ def _free_port() -> int:
 NGINX_EXAMPLE = Path(__file__).parents[2] / "examples" / "serve" / "nginx.conf"
 
 
-@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed")
+@pytest.mark.skipif(shutil.which("nginx") is None, reason=missing("nginx"))
 def test_the_documented_nginx_configuration_proxies_mcp_with_tls(tmp_path):
     # docs/serve.md shows examples/serve/nginx.conf; this runs that file, with its
     # placeholders filled in, in front of a real server.

@@ -14,20 +14,20 @@ import fcntl
 import json
 import os
 import select
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.missing_tools import require
+
 TIMEOUT_S = 60
 
 
 def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert found, "headless Chromium is needed: apt-get install chromium (.ci/run installs it)"
-    return found
+    """Headless Chromium's path; without it the test skips, naming it (CI requires it)."""
+    return require("chromium", "chromium", "chromium-browser")
 
 
 @dataclass
@@ -84,6 +84,10 @@ class Rendered:
     layout: list[dict[str, Any]] = field(default_factory=list)
     """Per figure: its name, the widths of its SVG and of the figure, and every layout problem
     found (see ``_LAYOUT``)."""
+    legibility: dict[str, Any] = field(default_factory=dict)
+    """``smallestText``: the smallest chart text as drawn, in px, and where
+    (``smallestWhere``); ``brokenNames``: first-column table cells laid out on more than one
+    line (see ``_LEGIBILITY``)."""
 
 
 _MEASURE = """JSON.stringify([...document.querySelectorAll('figure[data-figure]')].map(f => {
@@ -133,6 +137,28 @@ _LAYOUT = """JSON.stringify([...document.querySelectorAll('figure[data-figure]')
   return {name: f.dataset.figure, svgWidth: box.width, figureWidth: f.getBoundingClientRect().width,
           problems};
 }))"""
+
+
+# How legible the page is as laid out: the smallest chart text as drawn (its font size times the
+# SVG's scale), and the names (a table's first column) broken over two lines.
+_LEGIBILITY = """JSON.stringify((() => {
+  let smallest = 1e9, where = '';
+  for (const svg of document.querySelectorAll('figure svg')) {
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    for (const t of svg.querySelectorAll('text')) {
+      const size = parseFloat(t.getAttribute('font-size') || '12') * scale;
+      if (size < smallest) { smallest = size; where = t.textContent; }
+    }
+  }
+  const broken = [];
+  for (const td of document.querySelectorAll('td:first-child')) {
+    const range = document.createRange();
+    range.selectNodeContents(td);
+    const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+    if (lines.size > 1) broken.push(td.textContent);
+  }
+  return {smallestText: smallest, smallestWhere: where, brokenNames: broken};
+})())"""
 
 
 def _onto_3_and_4(read: int, write: int) -> None:
@@ -190,9 +216,10 @@ def _drive(browser: Browser, page: Path, width: int) -> Rendered:
                  height=min(max(int(height), 900), 16_000), deviceScaleFactor=1,
                  mobile=False)  # fmt: skip
     layout = _evaluate(browser, session, _LAYOUT)
+    legibility = _evaluate(browser, session, _LEGIBILITY)
     shot = browser.send("Page.captureScreenshot", session, format="png", captureBeyondViewport=True)
     errors = [_error(e) for e in browser.events if _error(e)]
-    return Rendered(errors, figures, base64.b64decode(shot["data"]), layout)
+    return Rendered(errors, figures, base64.b64decode(shot["data"]), layout, legibility)
 
 
 def _evaluate(browser: Browser, session: str, expression: str) -> Any:

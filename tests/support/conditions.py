@@ -130,7 +130,7 @@ def run_mini(base: Path, memory_argv: list[str]) -> dict:
     finalize = runner.invoke(app, ["eval", "conditions", "finalize", "--output", str(output)])
     evaluate = runner.invoke(
         app,
-        ["eval", "conditions", "report", "--input", str(output / "beta2_runs.json"), "--manifest",
+        ["eval", "conditions", "decide", "--input", str(output / "beta2_runs.json"), "--manifest",
          str(base / "manifest.json"), "--json"],
     )  # fmt: skip
     return {"run": run, "finalize": finalize, "evaluate": evaluate, "output": output}

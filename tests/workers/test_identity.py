@@ -11,6 +11,7 @@ from lorelab.errors import InputFileError, PreflightError
 from lorelab.workers import (
     bind_identity,
 )
+from tests.support.missing_tools import NO_NODE
 from tests.support.workers import bound_files, sha256_of, write_script
 
 
@@ -127,7 +128,7 @@ def test_a_python_directory_operand_binds_its_main_module(trial):
     assert bound.cwd_relative is True
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(shutil.which("node") is None, reason=NO_NODE)
 def test_a_node_entrypoint_that_is_a_fifo_says_what_it_is(trial):
     os.mkfifo(trial / "worker.js")
     with pytest.raises(PreflightError, match="is a FIFO"):
@@ -202,7 +203,7 @@ def test_an_env_launcher_binds_the_program_it_runs(trial):
     assert files["script", "w.py"].sha256 == sha256_of(script)
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(shutil.which("node") is None, reason=NO_NODE)
 def test_node_inline_source_is_bound(trial):
     identity = bind_identity(["node", "-e", "console.log('{}')"], cwd=trial, operator_identity=None)
     assert identity.launcher.kind == "node"
@@ -210,7 +211,7 @@ def test_node_inline_source_is_bound(trial):
     assert identity.inline_sources[0].sha256 == hashlib.sha256(b"console.log('{}')").hexdigest()
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(shutil.which("node") is None, reason=NO_NODE)
 def test_node_entrypoint_and_preloads_are_bound(trial):
     (trial / "pre.js").write_text("// preload\n")
     (trial / "main.js").write_text("console.log('{}')\n")
@@ -230,7 +231,7 @@ def test_node_entrypoint_and_preloads_are_bound(trial):
     assert files["entrypoint", "main.js"].sha256 == sha256_of(trial / "main.js")
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(shutil.which("node") is None, reason=NO_NODE)
 def test_a_node_entrypoint_absent_from_the_trial_cwd_fails_preflight(trial):
     with pytest.raises(PreflightError, match="absent in the trial cwd"):
         bind_identity(["node", "worker.js"], cwd=trial, operator_identity=None)

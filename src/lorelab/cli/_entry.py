@@ -62,25 +62,33 @@ def served_answer(
 
     Tried first by every hook (``lorelab.serve._fast``: standard library only). Why the server
     did not take a hook is logged only when the hook was installed ``--via-server``; a server
-    that took it but did not answer in time is logged always, and the hook answers nothing."""
-    from lorelab.serve._fast import NotHandled, home_for, through_server
+    proven to be the user's own that took it but did not answer by the deadline is logged
+    always, and the hook answers nothing."""
+    from lorelab.serve._fast import NoAnswer, NotHandled, through_server
 
     try:
         return through_server(agent, event, raw, environ)
     except NotHandled as exc:
         if via_server:
-            from lorelab.hooks._journal import log_line
-
-            log_line(home_for(raw, environ), f"{agent} {event}: handled in-process: {exc}")
+            _log(raw, environ, f"{agent} {event}: handled in-process: {exc}")
         return None
-    except OSError as exc:
-        from lorelab.hooks._handle import answer
-        from lorelab.hooks._journal import log_line
-
-        log_line(home_for(raw, environ), f"{agent} {event}: server did not answer: {exc}")
+    except NoAnswer as exc:
         from lorelab.hooks._agents import AGENTS
+        from lorelab.hooks._answer import answer
 
+        _log(raw, environ, f"{agent} {event}: server did not answer: {exc}")
         return answer(AGENTS[agent], event, None)
+
+
+def _log(raw: bytes, environ: dict[str, str], message: str) -> None:
+    from lorelab.hooks._journal import log_line
+    from lorelab.serve._fast import home_for
+
+    try:
+        home = home_for(raw, environ)
+    except OSError:
+        return  # the directory the hook was started in is gone: nowhere to log
+    log_line(home, message)
 
 
 def run_hook_call(event: str, agent: str, via_server: bool = False) -> None:

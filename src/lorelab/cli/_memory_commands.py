@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from lorelab.cli import _memory_views as views
-from lorelab.cli._common import echo_json
+from lorelab.cli._common import deprecation, echo_json, flag_namer, flags_usage_error
 from lorelab.errors import UsageError
-from lorelab.io import read_json
+from lorelab.io import read_json, validate_model
 from lorelab.memory import (
     CheckRun,
     LocksResult,
@@ -23,7 +23,11 @@ from lorelab.memory import (
     open_store,
 )
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 Options = dict[str, Any]
+M = TypeVar("M", bound="BaseModel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,9 @@ class Call:
     data: Any
     source: str
     project_dir: str | None = None
+    fields: dict[str, tuple[str, ...]] | None = None
+    """Made from flags: the parameters that give each request field (a dotted path), so that
+    an error names the user's flags; ``None`` when the request was read from JSON."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +82,32 @@ def store_for(ctx: click.Context, *, create: bool) -> MemoryStore:
     return store
 
 
-def _json_input(source: str | None, given: Options, what: str, flags_source: str) -> Call:
+def _json_input(
+    source: str | None,
+    given: Options,
+    what: str,
+    flags_source: str,
+    fields: dict[str, tuple[str, ...]] | None = None,
+) -> Call:
     """The request from ``--input`` (a JSON file or ``-``) or from flags, never both."""
     if source is None:
-        return Call(given, flags_source)
+        return Call(given, flags_source, fields=fields or {})
     if given:
         raise UsageError(f"give the {what} either with --input or with flags, not both")
     return Call(views.read_input(source), "stdin" if source == "-" else source)
+
+
+def request_of(model: type[M], call: Call, params: list[click.Parameter]) -> M:
+    """``call``'s data validated as ``model``; when it was made from flags, an error names the
+    flags (all the missing ones at once), not the request's fields."""
+    if call.fields is None:
+        return validate_model(model, call.data, call.source)
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(call.data)
+    except ValidationError as exc:
+        raise flags_usage_error(exc, flag_namer(call.fields, params)) from None
 
 
 def _given(options: Options, names: dict[str, str]) -> Options:
@@ -100,6 +126,9 @@ def from_options(what: str, **fields: str | Callable[[Options], Any]) -> Callabl
                 for field, source in fields.items()
             },
             f"{what} arguments",
+            fields={
+                field: (source,) for field, source in fields.items() if isinstance(source, str)
+            },
         )
 
     return call
@@ -127,22 +156,30 @@ def _input(what: str) -> click.Option:
 # ------------------------------------------------------------------ record
 
 
+_RECORD_FIELDS = {
+    "task": "task",
+    "summary": "summary",
+    "outcome": "outcome",
+    "project_name": "project",
+    "qa": "qa",
+    "plan_id": "plan_id",
+    "skill_id": "skill_id",
+    "host": "host",
+    "model": "model",
+    "task_id": "task_id",
+}
+_RECORD_FLAGS: dict[str, tuple[str, ...]] = {
+    **{field: (name,) for name, field in _RECORD_FIELDS.items()},
+    "verification": ("verify_command", "verify_exit_code"),
+    "verification.command": ("verify_command",),
+    "verification.exit_code": ("verify_exit_code",),
+    "commands": ("ran",),
+    "steps": ("step",),
+}
+
+
 def _record_call(options: Options) -> Call:
-    given = _given(
-        options,
-        {
-            "task": "task",
-            "summary": "summary",
-            "outcome": "outcome",
-            "project_name": "project",
-            "qa": "qa",
-            "plan_id": "plan_id",
-            "skill_id": "skill_id",
-            "host": "host",
-            "model": "model",
-            "task_id": "task_id",
-        },
-    )
+    given = _given(options, _RECORD_FIELDS)
     if options["verify_command"] is not None or options["verify_exit_code"] is not None:
         given["verification"] = {
             "command": options["verify_command"],
@@ -154,7 +191,7 @@ def _record_call(options: Options) -> Call:
         given["steps"] = list(options["step"])
     if options["files"]:
         given["files"] = list(options["files"])
-    return _json_input(options["input_path"], given, "experience", "record flags")
+    return _json_input(options["input_path"], given, "experience", "record flags", _RECORD_FLAGS)
 
 
 _RECORD = Command(
@@ -279,6 +316,14 @@ _HEALTH = Command(
 )
 
 
+def _seconds(options: Options) -> float:
+    """``--timeout-s``, or the old spelling ``--timeout`` (the same seconds) with a warning."""
+    if options["timeout"] is None:
+        return float(options["timeout_s"])
+    deprecation("--timeout", "--timeout-s")
+    return float(options["timeout"])
+
+
 def _check_failed(run: CheckRun) -> int:
     return 0 if run.passed else 1
 
@@ -294,13 +339,18 @@ _CHECK = Command(
             help="Project to copy for the checks (default: --project, else the current directory).",
         ),
         click.Option(
-            ["--timeout"], type=float, default=60.0, show_default=True, help="Seconds per check."
+            ["--timeout-s"], type=float, default=60.0, show_default=True, help="Seconds per check."
         ),
+        click.Option(["--timeout"], type=float, default=None, hidden=True),
     ],
     call=lambda o: Call(
-        {"candidate_id": o["candidate_id"], "timeout_seconds": o["timeout"]},
+        {"candidate_id": o["candidate_id"], "timeout_seconds": _seconds(o)},
         "check arguments",
         project_dir=o["directory"],
+        fields={
+            "candidate_id": ("candidate_id",),
+            "timeout_seconds": ("timeout_s" if o["timeout"] is None else "timeout",),
+        },
     ),
     human=lambda request, run: views.print_check(run),
     exit_code=_check_failed,
@@ -323,6 +373,13 @@ _PROMOTE_CANDIDATE = Command(
 
 # ------------------------------------------------------------------ list and show
 
+
+def _list_call(options: Options) -> Call:
+    if options["kind"] == "lesson":
+        deprecation("lorelab memory list --kind lesson", "lorelab tests lessons list")
+    return from_options("list", kind="kind", limit="limit")(options)
+
+
 _LIST = Command(
     help="The most recent items of one kind, newest first.",
     params=[
@@ -336,7 +393,7 @@ _LIST = Command(
         ),
         click.Option(["--limit"], type=int, default=50, show_default=True),
     ],
-    call=from_options("list", kind="kind", limit="limit"),
+    call=_list_call,
     human=lambda request, result: views.list_table(result),
 )
 
@@ -357,8 +414,9 @@ def _print_paths(request: Any, result: SkillsExportResult) -> None:
     if not result.paths:
         views.echo(
             "no Skills to export: a Skill is promoted from two or more verified experiences "
-            "(`lorelab memory promote`), or from a mined candidate whose checks passed "
-            "(`lorelab memory dream`, `memory check CAND`, `memory promote-candidate CAND`)"
+            "(`lorelab memory skills promote`), or from a mined candidate whose checks passed "
+            "(`lorelab memory dream`, `memory candidates check CAND`, "
+            "`memory candidates promote CAND`)"
         )
 
 
@@ -391,7 +449,9 @@ def _lock_call(options: Options) -> Call:
     if not holdout:
         raise UsageError("give at least one holdout task with --task or --tasks-file")
     return Call(
-        {"evaluation_id": options["evaluation_id"], "holdout_tasks": holdout}, "lock arguments"
+        {"evaluation_id": options["evaluation_id"], "holdout_tasks": holdout},
+        "lock arguments",
+        fields={"evaluation_id": ("evaluation_id",), "holdout_tasks": ("tasks", "tasks_file")},
     )
 
 
@@ -439,14 +499,15 @@ _LOCK_SHOW = Command(
 
 
 def _checkpoint_call(options: Options) -> Call:
-    given = _given(
-        options, {"scope": "scope", "boundary": "boundary", "summary": "summary", "task": "task"}
-    )
+    names = {"scope": "scope", "boundary": "boundary", "summary": "summary", "task": "task"}
+    given = _given(options, names)
     if options["notes"]:
         given["notes"] = list(options["notes"])
     if options["failed"]:
         given["failed_commands"] = views.parse_ran(options["failed"], "--failed")
-    return _json_input(options["input_path"], given, "checkpoint", "checkpoint flags")
+    fields: dict[str, tuple[str, ...]] = {name: (name,) for name in names}
+    fields |= {"notes": ("notes",), "failed_commands": ("failed",)}
+    return _json_input(options["input_path"], given, "checkpoint", "checkpoint flags", fields)
 
 
 _CHECKPOINT = Command(
@@ -523,6 +584,8 @@ def default_command(entry: Operation[Any, Any]) -> Command:
     return Command(
         help=f"{entry.description}\n\nGive the request as JSON with --input (a file, or -).",
         params=[_input(f"{entry.request.__name__}")],
-        call=lambda o: _json_input(o["input_path"], {}, "request", f"{entry.name} arguments"),
+        call=lambda o: _json_input(
+            o["input_path"], {}, "request", f"{entry.name} arguments", {"": ("input_path",)}
+        ),
         human=lambda request, result: echo_json(result),
     )

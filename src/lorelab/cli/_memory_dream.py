@@ -9,18 +9,19 @@ import click
 
 from lorelab._model import DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS
 from lorelab.cli import _memory_views as views
-from lorelab.cli._common import echo_json, exit_with
+from lorelab.cli._common import deprecation, echo_json, exit_with
 from lorelab.cli._memory_commands import (
+    Call,
     Command,
     Options,
     Where,
     from_options,
     project_name,
+    request_of,
     store_for,
     where_of,
 )
 from lorelab.errors import UsageError
-from lorelab.io import validate_model
 from lorelab.memory import HOME_ENV, WorkerDreamRequest, find_project
 
 
@@ -40,8 +41,14 @@ def _worker_cwd(where: Where) -> Path | None:
 def _dream_divert(ctx: click.Context, options: Options, as_json: bool) -> bool:
     """``dream --agent``: a worker proposes the candidates; without it, the transport options
     are refused and the operation (mining) runs."""
+    if options["timeout_ms"] is not None:
+        deprecation("--timeout-ms", "--worker-timeout-s")
+    if options["worker_timeout_s"] is not None:
+        if options["timeout_ms"] is not None:
+            raise UsageError("give the worker timeout once: --worker-timeout-s")
+        options["timeout_ms"] = max(1, round(options["worker_timeout_s"] * 1000))
     given = {
-        "--timeout-ms": options["timeout_ms"],
+        "--worker-timeout-s": options["timeout_ms"],
         "--max-output-bytes": options["max_output_bytes"],
         "--max-candidates": options["max_candidates"],
         "--identity": options["operator_identity"],
@@ -52,15 +59,16 @@ def _dream_divert(ctx: click.Context, options: Options, as_json: bool) -> bool:
             raise UsageError(f"{stray[0]} is only used with --agent (a worker-based Dream)")
         return False
     max_candidates = options["max_candidates"]
-    request = validate_model(
-        WorkerDreamRequest,
+    call = Call(
         {
             "project": options["project_name"],
             "limit": options["limit"],
             "max_candidates": 10 if max_candidates is None else max_candidates,
         },
         "dream arguments",
+        fields={"project": ("project_name",)},
     )
+    request = request_of(WorkerDreamRequest, call, DREAM.params)
     timeout_ms, max_output_bytes = options["timeout_ms"], options["max_output_bytes"]
     # Loaded here: a worker-based Dream is the only memory command that needs the workers.
     from lorelab.memory._dream_worker import dream_with_worker
@@ -109,12 +117,13 @@ DREAM = Command(
             "shell.",
         ),
         click.Option(
-            ["--timeout-ms"],
-            type=int,
+            ["--worker-timeout-s"],
+            type=click.FloatRange(min=0, min_open=True),
             default=None,
-            help="With --agent: kill the worker after this many ms "
-            f"(default {DEFAULT_TIMEOUT_MS}).",
+            help="With --agent: kill the worker after this many seconds "
+            f"(default {DEFAULT_TIMEOUT_MS / 1000:g}).",
         ),
+        click.Option(["--timeout-ms"], type=int, default=None, hidden=True),
         click.Option(
             ["--max-output-bytes"],
             type=int,

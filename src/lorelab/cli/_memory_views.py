@@ -150,6 +150,8 @@ def print_dream(request: Any, result: DreamResult) -> None:
         f"{len(result.candidates)} new candidate(s) from {result.considered_experiences} "
         f"verified experience(s); {result.already_known} already known"
     )
+    if result.reason is not None:
+        echo(f"why none: {result.reason}")
     for candidate in result.candidates:
         echo(f"{candidate.id} {candidate.name}: {len(candidate.checks)} check(s)")
 

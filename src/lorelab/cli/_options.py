@@ -12,10 +12,12 @@ decorator                      flags                                  parameter
                                ``--timeout-ms``)
 ``max_output_bytes_option``    ``--max-output-bytes``                 ``max_output_bytes: int``
 ``json_option``                ``--json``                             ``as_json: bool``
+``quiet_option``               ``-q``, ``--quiet``                    (none: applied around it)
 ``output_option``              ``--output``                           ``output: Path | None``
 ``home_option``                ``--home``                             ``home: Path | None``
 ``project_option``             ``--project``                          ``project_dir`` (or given)
 ``file_option``                any file flag (``--manifest``...)      given, ``Path`` (``None``)
+``allow_unsandboxed_option``   ``--allow-unsandboxed``                ``allow_unsandboxed: bool``
 =============================  =====================================  ============================
 
 Timeouts are given in seconds everywhere (``--timeout-s`` for test runs,
@@ -91,6 +93,26 @@ def json_option(help_text: str = "Print the result as JSON.") -> Callable[[F], F
     return click.option("--json", "as_json", is_flag=True, help=help_text)
 
 
+def quiet_option(
+    help_text: str = "No progress on stderr (by default a bar at a terminal, else one line per "
+    "finished unit).",
+) -> Callable[[F], F]:
+    """``-q/--quiet``: the command runs inside :func:`lorelab.io.quiet_progress`; it receives no
+    parameter."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, quiet: bool, **kwargs: Any) -> Any:
+            from lorelab.io import quiet_progress
+
+            with quiet_progress(quiet):
+                return function(*args, **kwargs)
+
+        return click.option("-q", "--quiet", "quiet", is_flag=True, help=help_text)(wrapper)  # type: ignore[return-value]
+
+    return decorate
+
+
 def output_option(
     *, required: bool = False, help_text: str = "A new directory for the receipts (must not exist)."
 ) -> Callable[[F], F]:
@@ -142,6 +164,19 @@ def file_option(
     )
 
 
+def allow_unsandboxed_option() -> Callable[[F], F]:
+    """``--allow-unsandboxed``, for commands that run generated or reference code; passed on as
+    ``allow_unsandboxed``. Without it such a command refuses (exit 2) where no sandbox works."""
+    return click.option(
+        "--allow-unsandboxed",
+        "allow_unsandboxed",
+        is_flag=True,
+        help="Where no sandbox works (bubblewrap missing, or unable to create its namespaces), "
+        "run generated and reference code unconfined instead of refusing; the receipts record "
+        "that it was given. Install bubblewrap instead: apt-get install bubblewrap.",
+    )
+
+
 def max_output_bytes_option(
     *, default: int, help_text: str | None = None, bounds: tuple[int, int | None] | None = None
 ) -> Callable[[F], F]:
@@ -157,6 +192,28 @@ def max_output_bytes_option(
         show_default=True,
         help=help_text,
     )
+
+
+def old_option(old: str, new: str, name: str, **option: Any) -> Callable[[F], F]:
+    """The old spelling ``old`` of the option ``new`` (parameter ``name``, default None): hidden,
+    it works as before after a deprecation line on stderr; giving both is a usage error."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(f"old_{name}")
+            if value is not None:
+                if kwargs.get(name) is not None:
+                    raise click.UsageError(f"give {new} once (not also its old spelling {old})")
+                from lorelab.cli._common import deprecation
+
+                deprecation(old, new)
+                kwargs[name] = value
+            return function(*args, **kwargs)
+
+        return click.option(old, f"old_{name}", hidden=True, default=None, **option)(wrapper)  # type: ignore[return-value]
+
+    return decorate
 
 
 def worker_timeout_option(
@@ -187,6 +244,10 @@ def worker_timeout_option(
             if worker_timeout_s is not None:
                 kwargs["timeout_ms"] = max(1, round(worker_timeout_s * 1000))
             else:
+                if old is not None:
+                    from lorelab.cli._common import deprecation
+
+                    deprecation("--timeout-ms", "--worker-timeout-s")
                 kwargs["timeout_ms"] = default_ms if old is None else old
             return function(*args, **kwargs)
 

@@ -10,13 +10,17 @@ import click
 from lorelab.cli._common import LorelabGroup, echo_json, exit_with
 from lorelab.cli._executor_options import executor_options
 from lorelab.cli._options import (
+    allow_unsandboxed_option,
     endpoint_options,
     file_option,
+    home_option,
     identity_option,
     json_option,
+    old_option,
     output_option,
+    quiet_option,
 )
-from lorelab.cli.eval_conditions_report import report_command
+from lorelab.cli.eval_conditions_report import old_report_command, report_command
 from lorelab.errors import UsageError
 from lorelab.evaluation.conditions import (
     RUNS_FILE,
@@ -36,13 +40,14 @@ def conditions_group() -> None:
 
     \b
     lorelab eval conditions run --manifest FILE --host NAME_OR_ARGV --output DIR [...]
-    lorelab eval conditions report --input RUNS.json [--manifest FILE]
+    lorelab eval conditions decide --input RUNS.json [--manifest FILE]
     lorelab eval conditions finalize --output DIR
     lorelab eval conditions schema
     """
 
 
 conditions_group.add_command(report_command)
+conditions_group.add_command(old_report_command, "report")
 
 
 @conditions_group.command(name="schema")
@@ -76,12 +81,8 @@ def _json_argv(text: str | None) -> list[str] | None:
 @output_option(
     required=True, help_text="A new directory for the receipts and the runs file (must not exist)."
 )
-@click.option(
-    "--memory-home",
-    type=click.Path(path_type=Path, dir_okay=True, file_okay=False),
-    default=None,
-    help="Memory home under test (lorelab profile): the store is HOME/memory.db.",
-)
+@home_option("Memory home under test (lorelab profile): the store is HOME/memory.db.")
+@old_option("--memory-home", "--home", "home", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
     "--memory-argv",
     default=None,
@@ -102,12 +103,14 @@ def _json_argv(text: str | None) -> list[str] | None:
 )
 @executor_options("task x condition runs")
 @endpoint_options()
+@allow_unsandboxed_option()
 @json_option("Print the run summary as JSON.")
+@quiet_option()
 def run_command(
     manifest_path: Path,
     host: str,
     output: Path,
-    memory_home: Path | None,
+    home: Path | None,
     memory_argv: str | None,
     seed_memory: Path | None,
     operator_identity: str | None,
@@ -116,16 +119,18 @@ def run_command(
     executor: str,
     ray_address: str | None,
     endpoint: EndpointOptions,
+    allow_unsandboxed: bool,
     as_json: bool,
 ) -> None:
     """Run every task under baseline, memory_guided, skill_planned and dreaming.
 
-    Writes receipts and beta2_runs.json (read it with `lorelab eval conditions report --input`). The
+    Writes receipts and beta2_runs.json (read it with `lorelab eval conditions decide --input`). The
     evaluation lock stays active until `lorelab eval conditions finalize`. Exit 0 when every
     run completed (a task the host did not solve is a measured outcome); 1 when any run could
     not complete as declared: a host call failed, a memory operation failed, or the host
     claimed another model than host.model (all kept in the record); 2 for bad input, nothing
-    run; 3 for a preflight failure (memory unreachable, seeds not as declared, holdouts
+    run (also: no working sandbox for the verify commands, unless --allow-unsandboxed); 3 for a
+    preflight failure (memory unreachable, seeds not as declared, holdouts
     already in memory, lock refused) or a changed host identity; 130/143 when interrupted
     (Ctrl-C/SIGTERM: the host is killed, aborted.json written, finalize clears the lock).
 
@@ -141,13 +146,14 @@ def run_command(
                 manifest_path=manifest_path,
                 host=host,
                 output=output,
-                memory_home=memory_home,
+                memory_home=home,
                 memory_argv=argv,
                 seed_memory=seed_memory,
                 identity=operator_identity,
                 verify_timeout_s=verify_timeout_s,
                 executor=runs_on,
                 endpoint=endpoint,
+                allow_unsandboxed=allow_unsandboxed,
             )
         )
     finally:
@@ -177,7 +183,7 @@ def run_command(
             f"run(s){label}; receipts in {summary.output}"
         )
         click.echo(
-            f"next: lorelab eval conditions report --input {shlex.quote(str(result['runsFile']))} "
+            f"next: lorelab eval conditions decide --input {shlex.quote(str(result['runsFile']))} "
             f"--manifest {shlex.quote(str(manifest_path))}"
         )
     exit_with(summary.exit_code)

@@ -1,8 +1,9 @@
-"""``lorelab eval conditions report``: report on a four-condition runs file.
+"""``lorelab eval conditions decide``: report on a four-condition runs file and decide.
 
 ``lorelab evaluate``, the name the four-condition protocol documents, is the same command
-under its old spelling: hidden from help, kept working. It is its own module so that either
-spelling imports neither the runner nor the executors.
+under its old spelling: hidden from help, kept working. So is ``eval conditions report``
+(after a deprecation line): ``report`` is ``lorelab report``, the HTML page. It is its own
+module so that any spelling imports neither the runner nor the executors.
 """
 
 from __future__ import annotations
@@ -11,13 +12,21 @@ from pathlib import Path
 
 import click
 
-from lorelab.cli._common import echo_json, exit_with, hidden_alias, stdout_console
+from lorelab.cli._common import (
+    deprecated_alias,
+    echo_json,
+    exit_with,
+    hidden_alias,
+    stdout_console,
+)
 from lorelab.cli._options import file_option, json_option
 from lorelab.errors import UsageError
 
 
 @click.command(
-    name="report", short_help="Report on a four-condition runs file (eval/beta2_runs.json)."
+    name="decide",
+    short_help="Decide from a four-condition runs file (eval/beta2_runs.json) whether dreaming "
+    "advances.",
 )
 @file_option(
     "--input",
@@ -79,4 +88,9 @@ def report_command(
 
 
 evaluate_command = hidden_alias(report_command)
-"""``lorelab evaluate``: the old spelling of ``lorelab eval conditions report``."""
+"""``lorelab evaluate``: the old spelling of ``lorelab eval conditions decide``."""
+
+old_report_command = deprecated_alias(
+    report_command, "lorelab eval conditions report", "lorelab eval conditions decide"
+)
+"""``lorelab eval conditions report``: the old spelling, kept working with a deprecation line."""

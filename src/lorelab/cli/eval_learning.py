@@ -15,19 +15,21 @@ from lorelab.cli._common import (
     DefaultRunGroup,
     echo_json,
     exit_with,
+    require_options,
     stdout_console,
 )
 from lorelab.cli._executor_options import executor_options
 from lorelab.cli._options import (
     agent_option,
+    allow_unsandboxed_option,
     endpoint_options,
     identity_option,
     json_option,
     max_output_bytes_option,
     output_option,
+    quiet_option,
     worker_timeout_option,
 )
-from lorelab.errors import UsageError
 from lorelab.evaluation.executors import make_executor
 from lorelab.evaluation.learning import DATASET_NAMES, get_dataset, manifest_schema
 from lorelab.evaluation.learning.controller import (
@@ -116,7 +118,9 @@ def learning_group() -> None:
 )
 @executor_options("trials")
 @endpoint_options()
+@allow_unsandboxed_option()
 @json_option("Print summary.json instead of a table.")
+@quiet_option()
 def run_command(
     output: Path | None,
     agent: str | None,
@@ -138,12 +142,15 @@ def run_command(
     executor: str,
     ray_address: str | None,
     endpoint: EndpointOptions,
+    allow_unsandboxed: bool,
     as_json: bool,
 ) -> None:
     """Run the paired evaluation into a fresh --output directory, with receipts.
 
     The worker --agent plays every role, except the roles --architect-agent, --author-agent
-    and --reviewer-agent hand to another worker (the same in both arms). Exit 0 when every trial
+    and --reviewer-agent hand to another worker (the same in both arms). Reference suites and
+    generated tests run in bubblewrap; without a working one the run is refused (exit 2)
+    unless --allow-unsandboxed. Exit 0 when every trial
     qualified; 1 when ground truth failed or some trial did not qualify (the summary is still
     written); 2 for bad input; 3 when a worker's identity fails preflight or reference-test or
     defect content would reach a worker; 130/143 when interrupted (the worker is killed,
@@ -152,8 +159,9 @@ def run_command(
     With --jobs N or --executor ray, trials run side by side in the order decided up front;
     recall figures stand and the summary marks time comparisons confounded.
     """
-    if output is None or agent is None:
-        raise UsageError("lorelab eval learning run: --output and --agent are required")
+    require_options({"--output": output, "--agent": agent})
+    assert output is not None
+    assert agent is not None
     started = time.perf_counter()
     manifest, label = read_manifest_input(manifest_path, dataset)
     main_agent, role_agents = _agents(
@@ -177,6 +185,7 @@ def run_command(
         else ("protocol-fixture" if evidence_kind else None),
         started=started,
         control="placebo" if control == "placebo" else None,
+        allow_unsandboxed=allow_unsandboxed,
     )
     variants = sum(1 + len(fixture.defects) for fixture in manifest.fixtures)
     runs_on = make_executor(jobs, executor, ray_address)

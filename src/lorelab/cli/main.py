@@ -19,10 +19,10 @@ COMMANDS: Final = {
     "eval": LazyCommand(
         "lorelab.cli.eval:eval_group", "Evaluate whether memory helped, with receipts on disk."
     ),
-    # Old spellings, hidden: `eval conditions report` and `hooks run` (docs/hooks.md).
+    # Old spellings, hidden: `eval conditions decide` and `hooks run` (docs/hooks.md).
     "evaluate": LazyCommand(
         "lorelab.cli.eval_conditions_report:evaluate_command",
-        "Report on a four-condition runs file (eval/beta2_runs.json).",
+        "Decide from a four-condition runs file (eval/beta2_runs.json) whether dreaming advances.",
         hidden=True,
     ),
     "hook": LazyCommand(
@@ -45,7 +45,7 @@ COMMANDS: Final = {
     ),
     "serve": LazyCommand(
         "lorelab.cli.serve:serve_group",
-        "Serve the memory over MCP (streamable HTTP) at /mcp, with bearer tokens.",
+        "Serve the memory over MCP (streamable HTTP) at /mcp, and manage its bearer tokens.",
     ),
     "tests": LazyCommand(
         "lorelab.cli.tests:tests_group",

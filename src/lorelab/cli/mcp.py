@@ -25,7 +25,7 @@ from lorelab.cli._options import project_option
     help="Serve lore_check_candidate, which runs the verification commands of recorded "
     "experiences in a sandbox copy of the project. Off by default: without it (or "
     "LORELAB_MCP_ALLOW_CHECKS=1) an agent cannot get a command it recorded run; the operator "
-    "checks candidates with `lorelab memory check`.",
+    "checks candidates with `lorelab memory candidates check`.",
 )
 def mcp_command(home: str | None, project_dir: str | None, allow_checks: bool) -> None:
     """Run the lorelab MCP server over stdio.

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from lorelab.cli._common import LorelabGroup, echo_json, exit_with
+from lorelab.cli._common import LorelabGroup, deprecated_alias, echo_json, exit_with
 from lorelab.cli._memory_commands import (
     COMMANDS,
     Command,
@@ -22,6 +22,7 @@ from lorelab.cli._memory_commands import (
     Where,
     default_command,
     json_option,
+    request_of,
     store_for,
     where_of,
 )
@@ -29,7 +30,6 @@ from lorelab.cli._memory_dream import DREAM
 from lorelab.cli._memory_retrieval import RETRIEVAL_COMMANDS
 from lorelab.cli._options import project_option
 from lorelab.errors import UsageError
-from lorelab.io import validate_model
 from lorelab.memory import OPERATIONS, Operation, Target, find_project, memory_home
 
 
@@ -63,7 +63,7 @@ def _run(entry: Operation[Any, Any], command: Command, options: Options) -> None
     if command.divert is not None and command.divert(ctx, options, as_json):
         return
     call = command.call(options)
-    request = validate_model(entry.request, call.data, call.source)
+    request = request_of(entry.request, call, command.params)
     result = entry.handler(_target(ctx, entry, call.project_dir), request)
     if as_json:
         echo_json(command.json_view(result) if command.json_view is not None else result)
@@ -108,7 +108,7 @@ def memory_group(ctx: click.Context, home: str | None, project_dir: str | None) 
 
 @memory_group.group("skills", cls=LorelabGroup)
 def skills_group() -> None:
-    """Skills as Agent Skills folders."""
+    """Skills: promote verified experiences to one, see their health, export them."""
 
 
 @memory_group.group("lock", cls=LorelabGroup)
@@ -116,7 +116,21 @@ def lock_group() -> None:
     """Evaluation locks: record refuses holdout tasks while a lock is active."""
 
 
-def _command(entry: Operation[Any, Any]) -> click.Command:
+@memory_group.group("candidates", cls=LorelabGroup)
+def candidates_group() -> None:
+    """Candidate Skills from `dream`: check them in a disposable copy, promote the checked."""
+
+
+MOVED: dict[str, str] = {
+    "promote": "skills promote",
+    "health": "skills health",
+    "check": "candidates check",
+    "promote-candidate": "candidates promote",
+}
+"""Operations whose command lives in a group: their old flat spelling stays, deprecated."""
+
+
+def _command(entry: Operation[Any, Any], name: str) -> click.Command:
     command = {**COMMANDS, **RETRIEVAL_COMMANDS, "dream": DREAM}.get(entry.name) or default_command(
         entry
     )
@@ -125,7 +139,7 @@ def _command(entry: Operation[Any, Any]) -> click.Command:
         _run(entry, command, options)
 
     return click.Command(
-        entry.name.split(" ")[-1],
+        name,
         callback=callback,
         params=[*command.params, json_option(), _home_option()],
         help=command.help,
@@ -133,11 +147,19 @@ def _command(entry: Operation[Any, Any]) -> click.Command:
 
 
 def _build() -> None:
-    groups: dict[str, click.Group] = {"skills": skills_group, "lock": lock_group}
+    groups: dict[str, click.Group] = {
+        "skills": skills_group,
+        "lock": lock_group,
+        "candidates": candidates_group,
+    }
     for entry in OPERATIONS:
-        words = entry.name.split(" ")
+        words = MOVED.get(entry.name, entry.name).split(" ")
         parent = groups[words[0]] if len(words) > 1 else memory_group
-        parent.add_command(_command(entry))
+        command = _command(entry, words[-1])
+        parent.add_command(command)
+        if entry.name in MOVED:
+            old, new = f"lorelab memory {entry.name}", f"lorelab memory {MOVED[entry.name]}"
+            memory_group.add_command(deprecated_alias(command, old, new), entry.name)
 
 
 _build()

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from lorelab.cli._common import LorelabGroup, echo_json
+from lorelab.cli._common import DefaultRunGroup, LorelabGroup, echo_json
 from lorelab.cli._options import json_option, project_option
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,7 +28,17 @@ def _store_options(command: F) -> F:
     return _home_option(_project(command))
 
 
-@click.group(name="serve", cls=LorelabGroup, invoke_without_command=True)
+@click.group(name="serve", cls=DefaultRunGroup, default="start", warn=True)
+def serve_group() -> None:
+    """Serve the memory over MCP (streamable HTTP) at /mcp, and manage its bearer tokens.
+
+    \b
+    lorelab serve start [--host ADDRESS] [--port N] [...]
+    lorelab serve token create|list|revoke ...
+    """
+
+
+@serve_group.command(name="start")
 @_store_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
@@ -38,7 +48,7 @@ def _store_options(command: F) -> F:
     "--no-auth",
     is_flag=True,
     default=False,
-    help="Accept requests without a token: refused unless --host is a loopback address.",
+    help="Accept requests without a token: refused unless --host is 127.0.0.1 or ::1.",
 )
 @click.option("--tls-cert", default=None, help="PEM certificate: serve HTTPS (with --tls-key).")
 @click.option("--tls-key", default=None, help="PEM private key of --tls-cert.")
@@ -71,15 +81,20 @@ def _store_options(command: F) -> F:
     help="Seconds a request may wait for a slot before it is refused with 503.",
 )
 @click.option(
+    "--body-timeout-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Seconds a request's body may take to arrive; a request takes a slot only once it has.",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=1),
     default=None,
     help="Processes that serve, all on the one socket and store, each with its own "
     "--max-in-flight and --max-queue (default: one per usable core).",
 )
-@click.pass_context
-def serve_group(
-    ctx: click.Context,
+def start_command(
     home: str | None,
     project_dir: str | None,
     host: str,
@@ -91,20 +106,21 @@ def serve_group(
     max_in_flight: int,
     max_queue: int,
     queue_timeout_s: float,
+    body_timeout_s: float,
     workers: int | None,
 ) -> None:
     """Serve the memory over MCP (streamable HTTP) at /mcp, with bearer tokens.
 
     One server per store. Every request needs `Authorization: Bearer TOKEN` (create one with
-    `lorelab serve token create NAME --scope read|write|admin`); --no-auth drops that, on a
-    loopback address only. The project's hooks reach it through HOME/serve.json. At most
-    --max-in-flight requests run at once and --max-queue wait in each of --workers
-    processes (one per core unless told); others get 503. SIGTERM
-    refuses the queue, lets the requests in flight finish and exits. See docs/serve.md for
+    `lorelab serve token create NAME --scope read|write|admin`); --no-auth drops that, on
+    127.0.0.1 or ::1 only. The project's hooks find it in your private state directory and
+    send it nothing before it proves it holds its key. At most --max-in-flight requests run at
+    once and --max-queue wait in each of --workers processes (one per core unless told);
+    others get 503. A request takes a slot only once its body (at most 4 MiB) has arrived,
+    within --body-timeout-s. SIGTERM refuses the queue, lets the requests in flight finish and
+    exits. See docs/serve.md for
     the limits and for each agent's registration.
     """
-    if ctx.invoked_subcommand is not None:
-        return
     import os
 
     from lorelab.memory import ALLOW_CHECKS_ENV
@@ -120,7 +136,12 @@ def serve_group(
             tls_cert=tls_cert,
             tls_key=tls_key,
             allow_checks=allow_checks or os.environ.get(ALLOW_CHECKS_ENV) == "1",
-            limits=Limits(in_flight=max_in_flight, queued=max_queue, queue_seconds=queue_timeout_s),
+            limits=Limits(
+                in_flight=max_in_flight,
+                queued=max_queue,
+                queue_seconds=queue_timeout_s,
+                body_seconds=body_timeout_s,
+            ),
             workers=workers,
         )
     )
@@ -145,8 +166,8 @@ def _store_file(home: str | None, project_dir: str | None, *, create: bool) -> A
     "--scope",
     type=click.Choice(["read", "write", "admin"]),
     required=True,
-    help="read: prepare, explain, list, show...; write: also record and every other change; "
-    "admin: also lore_check_candidate.",
+    help="read: prepare (its brief unrecorded), explain, list, show...; write: also record "
+    "and every other change; admin: also lore_check_candidate.",
 )
 @_store_options
 @json_option()
@@ -154,8 +175,11 @@ def token_create(
     name: str, scope: str, home: str | None, project_dir: str | None, as_json: bool
 ) -> None:
     """Create token NAME and print it once: only its hash is kept."""
-    from lorelab.serve import create_token
+    from lorelab.errors import UsageError
+    from lorelab.serve import LOCAL_TOKEN, create_token
 
+    if name == LOCAL_TOKEN:
+        raise UsageError(f"token name {name!r}: reserved for the server's own token for the hooks")
     token = create_token(_store_file(home, project_dir, create=True), name, scope)  # type: ignore[arg-type]
     if as_json:
         echo_json({"name": name, "scope": scope, "token": token})

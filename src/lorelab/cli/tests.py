@@ -37,7 +37,13 @@ from lorelab.cli._options import (
     worker_timeout_option,
 )
 from lorelab.errors import InputFileError, OutputExistsError, UsageError
-from lorelab.io import create_output_dir, escape_control, probe_sandbox, read_bounded
+from lorelab.io import (
+    create_output_dir,
+    escape_control,
+    probe_sandbox,
+    read_bounded,
+    require_sandbox,
+)
 from lorelab.memory import Lesson, LessonRequest, LessonsRequest, open_store, store_path
 from lorelab.runners import SuiteCheck, check_suite
 from lorelab.testgen import (
@@ -161,7 +167,9 @@ def _print_table(path: Path, check: SuiteCheck) -> None:
     help=(
         "Run the suite in bubblewrap: writes only to PATH and a private /tmp, no network, its "
         "own PID namespace, as far as this machine allows (the report's sandbox field says what "
-        "it got). Without it, runs are still contained: nothing a test starts survives the run."
+        "it got); refused (exit 2, nothing run) where no sandbox works: apt-get install "
+        "bubblewrap. Without it, runs are still contained: nothing a test starts survives the "
+        "run."
     ),
 )
 @json_option("Print the report as JSON.")
@@ -176,12 +184,15 @@ def run_command(
     """Run the test suite at PATH several times and report classification and flaky cases.
 
     The suite runs in place; lorelab writes its reports outside PATH. Exit codes: 0 stable
-    and passing; 1 unstable, failing, broken or empty; 2 invalid input; 130/143 interrupted
-    (the running tests are killed).
+    and passing; 1 unstable, failing, broken or empty; 2 invalid input, or --sandbox where no
+    sandbox works (nothing run); 130/143 interrupted (the running tests are killed).
     """
     if not path:
         # Path("") means the current directory: an empty argument is a mistake, not a choice.
         raise UsageError("PATH is empty; name the project directory (. for the current one)")
+    if sandbox:
+        # Fails closed: a suite asked to be sandboxed never runs unconfined.
+        require_sandbox("--sandbox")
     check = check_suite(
         Path(path), runner=runner, runs=stability_runs, timeout_s=timeout_s, sandbox=sandbox
     )

@@ -15,6 +15,7 @@ from lorelab._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from lorelab.hooks._agents import AGENT_NAMES, AGENTS, AgentSpec, EventSpec
+    from lorelab.hooks._git_exclude import EXCLUDED, ExcludeState, add_excludes, exclude_state
     from lorelab.hooks._handle import is_verification, run_hook
     from lorelab.hooks._install import (
         AgentStatus,
@@ -31,6 +32,10 @@ _WHERE: typing.Final = {
     "AGENT_NAMES": "lorelab.hooks._agents",
     "AgentSpec": "lorelab.hooks._agents",
     "EventSpec": "lorelab.hooks._agents",
+    "EXCLUDED": "lorelab.hooks._git_exclude",
+    "ExcludeState": "lorelab.hooks._git_exclude",
+    "add_excludes": "lorelab.hooks._git_exclude",
+    "exclude_state": "lorelab.hooks._git_exclude",
     "is_verification": "lorelab.hooks._handle",
     "run_hook": "lorelab.hooks._handle",
     "AgentStatus": "lorelab.hooks._install",
@@ -47,12 +52,16 @@ _WHERE: typing.Final = {
 __all__ = [
     "AGENTS",
     "AGENT_NAMES",
+    "EXCLUDED",
     "LOG_NAME",
     "AgentSpec",
     "AgentStatus",
     "EventSpec",
+    "ExcludeState",
     "InstallResult",
     "Journal",
+    "add_excludes",
+    "exclude_state",
     "hook_command",
     "install",
     "is_verification",

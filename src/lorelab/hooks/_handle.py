@@ -12,21 +12,34 @@ What each action does:
 - ``stop``/``end``: an experience proposed from the journal, recorded as verified only when a
   verification command passed after the session's last edit.
 
+A project's ``.lorelab`` that lorelab did not make for this user (a clone's, another user's)
+is not used: nothing is added, nothing written there (``lorelab._state``; ``hooks trust``).
+
 Nothing here blocks the agent: a wrong payload, an active evaluation lock or any failure is one
 line in ``<home>/hooks.log``, nothing added, and exit 0. Nothing is sent over the network.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
 from lorelab.hooks._agents import AGENTS, AgentSpec, EventSpec
-from lorelab.hooks._journal import REDACT_WINDOW, Journal, bounded, log_line, session_file
+from lorelab.hooks._answer import Served, answer
+from lorelab.hooks._journal import (
+    REDACT_WINDOW,
+    Journal,
+    bounded,
+    create_home,
+    log_line,
+    session_file,
+)
 from lorelab.hooks._payload import (
     Payload,
     WrongShape,
@@ -45,17 +58,18 @@ _VERIFY = re.compile(
 )
 
 
-def answer(agent: AgentSpec, event: str, context: str | None) -> str:
-    """The agent's output for ``event``: additionalContext when there is some, else nothing."""
-    if context and event in agent.injects:
-        return json.dumps(
-            {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
-        )
-    return "{}" if agent.always_json else ""
+def run_hook(
+    agent_name: str,
+    event: str,
+    raw: bytes,
+    environ: dict[str, str],
+    *,
+    served: Served | None = None,
+) -> str:
+    """Handle one hook call and return what to print on stdout. Never raises.
 
-
-def run_hook(agent_name: str, event: str, raw: bytes, environ: dict[str, str]) -> str:
-    """Handle one hook call and return what to print on stdout. Never raises."""
+    ``served``: the call came to ``lorelab serve`` from a hook, which read the transcript
+    itself; no path the payload names is opened here."""
     agent = AGENTS[agent_name]
     spec = agent.event(event)
     # Agents run hooks in the project directory: a payload that cannot be trusted to name
@@ -78,7 +92,11 @@ def run_hook(agent_name: str, event: str, raw: bytes, environ: dict[str, str]) -
         return answer(agent, event, None)
     home = _home_for(payload.project, environ)
     try:
-        context = _Session(agent, spec, payload, home).handle()
+        refused = None if environ.get("LORELAB_HOME") else _untrusted(home)
+        if refused is not None:
+            _refuse_untrusted(f"{agent_name} {event}: {refused}; nothing added or recorded")
+            return answer(agent, event, None)
+        context = _Session(agent, spec, payload, home, served).handle()
     # The hook's own top-level handler: the agent must never be blocked or slowed by a bug or
     # a damaged store here, so any failure becomes one log line and an empty answer.
     except Exception as exc:
@@ -92,6 +110,26 @@ def _home_for(project: Path, environ: dict[str, str]) -> Path:
     # finds it (the nearest .lorelab above, else the repository root).
     configured = environ.get("LORELAB_HOME")
     return Path(configured) if configured else find_project(project) / DEFAULT_DIRNAME
+
+
+def _untrusted(home: Path) -> str | None:
+    """Why the project's memory home may not be used (``None``: trusted, or made now)."""
+    from lorelab._state import untrusted_reason
+
+    if not os.path.lexists(home):
+        create_home(home)
+    return untrusted_reason(home)
+
+
+def _refuse_untrusted(message: str) -> None:
+    """Say so where only the user looks: the state directory's log and stderr, never the
+    untrusted home."""
+    from lorelab._state import NotPrivate, private_dir
+
+    with contextlib.suppress(NotPrivate):
+        log_line(private_dir(create=True), message)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"lorelab: {' '.join(message.split())}\n")
 
 
 def _process_cwd() -> Path | None:
@@ -127,7 +165,15 @@ def is_verification(command: str) -> bool:
 class _Session:
     """One hook call against one session's journal and the project's memory."""
 
-    def __init__(self, agent: AgentSpec, spec: EventSpec, payload: Payload, home: Path) -> None:
+    def __init__(
+        self,
+        agent: AgentSpec,
+        spec: EventSpec,
+        payload: Payload,
+        home: Path,
+        served: Served | None = None,
+    ) -> None:
+        self.served = served
         self.agent = agent
         self.spec = spec
         self.payload = payload
@@ -359,7 +405,12 @@ class _Session:
         files = list(
             dict.fromkeys(f for e in entries if e.get("kind") == "edit" for f in e["files"])
         )
-        last_reply = last_assistant_text(self.payload.text("transcript_path"))
+        # Served: the hook read its own transcript; a path a client names is never opened.
+        last_reply = (
+            last_assistant_text(self.payload.text("transcript_path"))
+            if self.served is None
+            else self.served.last_reply
+        )
         summary_lines = [
             f"Session {self.payload.session_id} in {self.payload.project.name}: "
             f"{len(prompts)} prompt(s), {len(commands)} command(s), {len(failed)} failed, "

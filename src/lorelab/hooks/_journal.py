@@ -7,6 +7,7 @@ when the agent stops.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -71,10 +72,20 @@ class Journal:
         return found
 
 
+def create_home(home: Path) -> None:
+    """Make a missing memory home, trusted as this user's own (see ``lorelab._state``)."""
+    from lorelab._state import NotPrivate, create_trusted_home
+
+    # Made, even when the state directory is not private (the home then stays untrusted).
+    with contextlib.suppress(NotPrivate):
+        create_trusted_home(home)
+
+
 def log_line(home: Path, message: str) -> None:
     """Append one line to the hooks log under the memory home (never raises)."""
     try:
-        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not os.path.lexists(home):
+            create_home(home)
         descriptor = os.open(home / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(descriptor, "a", encoding="utf-8") as out:
             out.write(f"{timestamp()} {' '.join(message.split())}\n")

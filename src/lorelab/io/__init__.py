@@ -37,6 +37,7 @@ __all__ = [
     "MAX_DEPTH",
     "MIB",
     "SCRIPT_HASH_CAP",
+    "Confinement",
     "ExecutionCancelled",
     "ProcessResult",
     "ProcessScope",
@@ -58,10 +59,12 @@ __all__ = [
     "pretty_json",
     "probe_sandbox",
     "progress_bar",
+    "quiet_progress",
     "read_bounded",
     "read_json",
     "read_model",
     "remove_tree",
+    "require_sandbox",
     "run_bounded",
     "run_process",
     "sandbox_kind",
@@ -73,9 +76,22 @@ __all__ = [
 
 if _typing.TYPE_CHECKING:
     from lorelab.io._process import ProcessResult, run_bounded, run_process
-    from lorelab.io._progress import Tick, at_terminal, no_progress, progress_bar
+    from lorelab.io._progress import (
+        Tick,
+        at_terminal,
+        no_progress,
+        progress_bar,
+        quiet_progress,
+    )
     from lorelab.io._receipts import ReceiptDir, create_output_dir
-    from lorelab.io._sandbox import SandboxKind, SandboxSupport, probe_sandbox, sandbox_kind
+    from lorelab.io._sandbox import (
+        Confinement,
+        SandboxKind,
+        SandboxSupport,
+        probe_sandbox,
+        require_sandbox,
+        sandbox_kind,
+    )
     from lorelab.io._scope import ExecutionCancelled, ProcessScope
     from lorelab.io._signals import interrupts_deferred
     from lorelab.io._tree import remove_tree
@@ -90,11 +106,14 @@ _WHERE: _typing.Final = {
     "at_terminal": "lorelab.io._progress",
     "no_progress": "lorelab.io._progress",
     "progress_bar": "lorelab.io._progress",
+    "quiet_progress": "lorelab.io._progress",
     "ReceiptDir": "lorelab.io._receipts",
     "create_output_dir": "lorelab.io._receipts",
+    "Confinement": "lorelab.io._sandbox",
     "SandboxKind": "lorelab.io._sandbox",
     "SandboxSupport": "lorelab.io._sandbox",
     "probe_sandbox": "lorelab.io._sandbox",
+    "require_sandbox": "lorelab.io._sandbox",
     "sandbox_kind": "lorelab.io._sandbox",
     "interrupts_deferred": "lorelab.io._signals",
     "remove_tree": "lorelab.io._tree",

@@ -15,6 +15,10 @@ listens on, reads its own capabilities and looks at its PID namespace. Only what
 is claimed: ``"bubblewrap"`` when all of it held, ``"partial"`` when bubblewrap ran but some did
 not (the run gets those that did), ``"none"`` when there is no sandbox at all (not asked for, or
 bubblewrap missing or refused).
+
+A command that runs untrusted code asks :func:`require_sandbox` first: with no working sandbox
+it refuses before anything runs, unless the user allowed unconfined runs; the
+:class:`Confinement` it returns goes into the command's receipts.
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from pydantic import Field
+
+from lorelab._model import RecordModel
+from lorelab.errors import SandboxUnavailable
 from lorelab.io import _reaper
 
 SandboxKind = Literal["none", "partial", "bubblewrap"]
@@ -40,6 +48,9 @@ SandboxKind = Literal["none", "partial", "bubblewrap"]
 
 BWRAP_ENV: Final = "LORELAB_BWRAP"
 """Names the bubblewrap executable (default: ``bwrap`` on PATH); an empty value disables it."""
+
+INSTALL_COMMAND: Final = "apt-get install bubblewrap"
+"""How to get the sandbox on Debian and Ubuntu (named in every refusal)."""
 
 REAPER_PATH: Final = str(Path(_reaper.__file__).resolve())
 _PROBE_TIMEOUT_S: Final = 30.0
@@ -374,6 +385,40 @@ def _detail(found: set[str], detail: str) -> str:
         return detail
     what = {"unix": "unix sockets", "capabilities": "capabilities dropped"}
     return f"{detail}; not confirmed: {', '.join(what.get(name, name) for name in missing)}"
+
+
+class Confinement(RecordModel):
+    """The sandbox a command that runs untrusted code had, as probed before it started."""
+
+    sandbox: SandboxKind = Field(
+        description="What every sandboxed execution of this run gets on this machine: "
+        "'bubblewrap', 'partial' or 'none' (each execution records its own too)."
+    )
+    detail: str = Field(description="The probe's finding, e.g. 'bubblewrap not found'.")
+    allow_unsandboxed: bool = Field(
+        description="Whether --allow-unsandboxed was given; only then does a run go ahead "
+        "where no sandbox works ('none')."
+    )
+
+
+def require_sandbox(what: str, *, allow_unsandboxed: bool | None = None) -> Confinement:
+    """The confinement untrusted code will have; :class:`SandboxUnavailable` (exit 2, nothing
+    run) when there is no working sandbox and unconfined runs were not allowed.
+
+    ``what`` names the command or flag in the one-line refusal; ``allow_unsandboxed`` is
+    ``None`` where the command has no ``--allow-unsandboxed`` (the refusal then offers none)."""
+    support = probe_sandbox()
+    if support.kind == "none" and not allow_unsandboxed:
+        offer = (
+            "" if allow_unsandboxed is None else ", or pass --allow-unsandboxed to run unconfined"
+        )
+        raise SandboxUnavailable(
+            f"{what}: no working sandbox on this machine ({support.detail}); install "
+            f"bubblewrap ({INSTALL_COMMAND}){offer}; nothing was run"
+        )
+    return Confinement(
+        sandbox=support.kind, detail=support.detail, allow_unsandboxed=bool(allow_unsandboxed)
+    )
 
 
 def sandbox_kind(requested: bool) -> SandboxKind:

@@ -7,10 +7,11 @@ import os
 import sys
 from pathlib import Path
 
+from lorelab._state import refuse_untrusted_home
 from lorelab.errors import InputFileError
 from lorelab.mcp._server import ALLOW_CHECKS_ENV, INSTRUCTIONS, SERVER_NAME, build_server
 from lorelab.mcp._stdio import LOG
-from lorelab.memory import find_project, open_store
+from lorelab.memory import find_project, open_store, store_path
 
 __all__ = ["ALLOW_CHECKS_ENV", "INSTRUCTIONS", "SERVER_NAME", "build_server", "serve"]
 
@@ -46,6 +47,8 @@ def serve(
         raise InputFileError(
             f"project directory {project_dir}: does not exist or is not a directory"
         )
+    # A store a clone shipped must not brief the agent: the same rule as the hooks and serve.
+    refuse_untrusted_home(store_path(home, project_dir).parent, named=home is not None)
     store = open_store(home, project_dir)
     try:
         build_server(store, store.location.parent, project_dir, allow_checks=allow_checks).run()

@@ -213,6 +213,6 @@ def build_server(
     ``lore_check_candidate`` runs commands that agents recorded (a Dream mines them from
     ``lore_record`` calls), so it is served only when the operator allowed it
     (``allow_checks``); otherwise the tool does not exist on this server and candidates are
-    checked with ``lorelab memory check`` by the operator.
+    checked with ``lorelab memory candidates check`` by the operator.
     """
     return LorelabServer(store, home, project_dir, allow_checks=allow_checks)

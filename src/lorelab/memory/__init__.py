@@ -16,6 +16,7 @@ import typing
 from lorelab._lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
+    from lorelab.memory._briefs import briefs_unrecorded as briefs_unrecorded
     from lorelab.memory._context import CheckpointRequest as CheckpointRequest
     from lorelab.memory._context import CheckpointResult as CheckpointResult
     from lorelab.memory._context import RecoverRequest as RecoverRequest
@@ -23,6 +24,14 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._dream_worker import WorkerDreamResult as WorkerDreamResult
     from lorelab.memory._dream_worker import dream_with_worker as dream_with_worker
     from lorelab.memory._experiences import recording_as as recording_as
+    from lorelab.memory._item_models import EvaluationLock as EvaluationLock
+    from lorelab.memory._item_models import Experience as Experience
+    from lorelab.memory._item_models import Item as Item
+    from lorelab.memory._item_models import Lesson as Lesson
+    from lorelab.memory._item_models import ListRequest as ListRequest
+    from lorelab.memory._item_models import ListResult as ListResult
+    from lorelab.memory._item_models import ShowRequest as ShowRequest
+    from lorelab.memory._item_models import ShowResult as ShowResult
     from lorelab.memory._location import HOME_ENV as HOME_ENV
     from lorelab.memory._location import memory_home as memory_home
     from lorelab.memory._location import open_store as open_store
@@ -36,10 +45,6 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._models import CommandRun as CommandRun
     from lorelab.memory._models import DreamRequest as DreamRequest
     from lorelab.memory._models import DreamResult as DreamResult
-    from lorelab.memory._models import EvaluationLock as EvaluationLock
-    from lorelab.memory._models import Experience as Experience
-    from lorelab.memory._models import Item as Item
-    from lorelab.memory._models import Lesson as Lesson
     from lorelab.memory._models import OutcomeRequest as OutcomeRequest
     from lorelab.memory._models import OutcomeResult as OutcomeResult
     from lorelab.memory._models import PrepareRequest as PrepareRequest
@@ -76,8 +81,6 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._requests import LessonSearchResult as LessonSearchResult
     from lorelab.memory._requests import LessonsRequest as LessonsRequest
     from lorelab.memory._requests import LessonsResult as LessonsResult
-    from lorelab.memory._requests import ListRequest as ListRequest
-    from lorelab.memory._requests import ListResult as ListResult
     from lorelab.memory._requests import LockClearRequest as LockClearRequest
     from lorelab.memory._requests import LockRequest as LockRequest
     from lorelab.memory._requests import LocksRequest as LocksRequest
@@ -86,8 +89,6 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._requests import ProposalsResult as ProposalsResult
     from lorelab.memory._requests import RecordManyRequest as RecordManyRequest
     from lorelab.memory._requests import RecordManyResult as RecordManyResult
-    from lorelab.memory._requests import ShowRequest as ShowRequest
-    from lorelab.memory._requests import ShowResult as ShowResult
     from lorelab.memory._requests import SkillsExportRequest as SkillsExportRequest
     from lorelab.memory._requests import SkillsExportResult as SkillsExportResult
     from lorelab.memory._requests import SkillsRequest as SkillsRequest
@@ -109,6 +110,7 @@ if typing.TYPE_CHECKING:
     from lorelab.memory._text import unique_terms as unique_terms
 
 _EXPORTS: typing.Final = {
+    "lorelab.memory._briefs": ("briefs_unrecorded",),
     "lorelab.memory._context": (
         "CheckpointRequest",
         "CheckpointResult",
@@ -126,6 +128,16 @@ _EXPORTS: typing.Final = {
         "open_store",
         "store_path",
     ),
+    "lorelab.memory._item_models": (
+        "EvaluationLock",
+        "Experience",
+        "Item",
+        "Lesson",
+        "ListRequest",
+        "ListResult",
+        "ShowRequest",
+        "ShowResult",
+    ),
     "lorelab.memory._models": (
         "Brief",
         "Candidate",
@@ -136,10 +148,6 @@ _EXPORTS: typing.Final = {
         "CommandRun",
         "DreamRequest",
         "DreamResult",
-        "EvaluationLock",
-        "Experience",
-        "Item",
-        "Lesson",
         "OutcomeRequest",
         "OutcomeResult",
         "PrepareRequest",
@@ -181,8 +189,6 @@ _EXPORTS: typing.Final = {
         "LessonSearchResult",
         "LessonsRequest",
         "LessonsResult",
-        "ListRequest",
-        "ListResult",
         "LockClearRequest",
         "LockRequest",
         "LocksRequest",
@@ -194,8 +200,6 @@ _EXPORTS: typing.Final = {
         "SkillsExportRequest",
         "SkillsExportResult",
         "SkillsRequest",
-        "ShowRequest",
-        "ShowResult",
         "SkillsResult",
         "SnapshotRequest",
         "SnapshotResult",

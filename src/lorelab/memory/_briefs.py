@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -10,14 +13,13 @@ from lorelab._model import estimate_tokens
 from lorelab.errors import PreflightError
 from lorelab.memory._brief import Rendered, render
 from lorelab.memory._db import Database, Row, dumps, format_id, loads, now, one, optional_id
+from lorelab.memory._item_models import BriefRecord, StoredCommand
 from lorelab.memory._models import (
     AvoidCommand,
     Brief,
     BriefExperience,
-    BriefRecord,
     BriefSkill,
     PrepareRequest,
-    StoredCommand,
 )
 from lorelab.memory._redact import Redactor
 from lorelab.memory._relevance import RelevancePolicy
@@ -36,6 +38,21 @@ MAX_BRIEF_EXPERIENCES: Final = 5
 MAX_BRIEF_SKILLS: Final = 3
 MAX_AVOID: Final = 10
 PLAN_BRIEF_TOKENS: Final = 1200
+_RECORD_BRIEFS: Final = contextvars.ContextVar[bool]("lorelab_record_briefs", default=True)
+
+
+@contextlib.contextmanager
+def briefs_unrecorded() -> Iterator[None]:
+    """``prepare`` inside this block briefs without recording the brief (``brief_id`` null).
+
+    ``lorelab serve`` uses it for a read token: its calls store nothing, not even the audit
+    record of a brief. Not a request field, so no client can turn the audit off for itself.
+    """
+    reset = _RECORD_BRIEFS.set(False)
+    try:
+        yield
+    finally:
+        _RECORD_BRIEFS.reset(reset)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +219,8 @@ def prepare(db: Database, policy: RelevancePolicy, request: PrepareRequest) -> B
         request.budget_tokens,
         vector=query_vector(db, policy, task),
     )
+    if not _RECORD_BRIEFS.get():
+        return db.read(lambda conn: compose_brief(conn, policy, query, record=False))
     try:
         return db.write(lambda conn: compose_brief(conn, policy, query))
     except PreflightError:

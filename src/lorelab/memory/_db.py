@@ -31,7 +31,7 @@ from lorelab.errors import (
 )
 from lorelab.io import sha256_file
 from lorelab.memory._embedders import Embedder, default_for_new_store, set_store_model
-from lorelab.memory._migrations import MIGRATIONS_TABLE, migrate
+from lorelab.memory._migrations import MIGRATIONS_TABLE, migrate, require_up_to_date
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -146,12 +146,12 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
     # mode=rw: SQLite itself refuses to make a missing file, so a store removed after the
-    # caller's check is never created again behind its back.
+    # caller's check is never created again behind its back. mode=ro for a read-only file.
     try:
         return sqlite3.connect(
-            f"{path.absolute().as_uri()}?mode=rw",
+            f"{path.absolute().as_uri()}?mode={'ro' if read_only else 'rw'}",
             timeout=10.0,
             isolation_level=None,
             check_same_thread=False,
@@ -159,6 +159,16 @@ def _connect(path: Path) -> sqlite3.Connection:
         )
     except sqlite3.Error as exc:
         raise InputFileError(f"{path}: cannot open the memory store: {exc}") from None
+
+
+def file_read_only(path: Path) -> bool:
+    """Whether the store file is read-only: not writable by this process, or without any write
+    bit (as root, whose writes ignore file modes, a store the user made read-only stays so)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_IMODE(mode) & 0o222 == 0 or not os.access(path, os.W_OK)
 
 
 def _store_problem(path: Path) -> str | None:
@@ -221,6 +231,22 @@ def _create(path: Path, embedder: Embedder) -> None:
                 leftover.unlink()
 
 
+def _make_home(home: Path) -> None:
+    """Make the memory home if it is missing; one lorelab makes is trusted as the user's own
+    (``lorelab._state``: a project's ``.lorelab`` that lorelab did not make is not)."""
+    from lorelab._state import NotPrivate, create_trusted_home
+
+    # Only a project's home (``.lorelab``) is ever checked; one named by --home or
+    # $LORELAB_HOME is the user's choice, and is not recorded.
+    if os.path.lexists(home) or home.name != ".lorelab":
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return
+    with contextlib.suppress(NotPrivate):
+        if create_trusted_home(home):
+            return
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
 class Database:
     """One SQLite store file: the connection, its transactions, and a consistent snapshot.
 
@@ -241,7 +267,9 @@ class Database:
         self._lock = threading.RLock()
         self._checked = False
         self.read_only = False
-        """Whether a write found the store read-only (set by that write's refusal)."""
+        """Whether the store is read-only: its file is (:func:`file_read_only`), or a write found
+        it so (set by that write's refusal)."""
+        self._opened_read_only = False
         if self.path.exists() and not self.path.is_file():
             raise InputFileError(f"{self.path}: not a regular file")
         if not create and not self.path.is_file():
@@ -251,7 +279,7 @@ class Database:
             )
         if create:
             try:
-                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                _make_home(self.path.parent)
             except OSError as exc:
                 raise InputFileError(
                     f"{self.path.parent}: cannot create the memory home: {exc.strerror or exc}"
@@ -261,20 +289,26 @@ class Database:
         problem = _store_problem(self.path)
         if problem is not None:
             raise InputFileError(f"{self.path}: {problem}")
-        self.conn = _connect(self.path)
+        # A read-only file is opened read-only: never switched to WAL, migrated or written
+        # (a store restored from a backup is in rollback-journal mode and still briefs).
+        self.read_only = self._opened_read_only = file_read_only(self.path)
+        self.conn = _connect(self.path, read_only=self.read_only)
         try:
-            self._configure()
-            self.retry_busy(lambda: migrate(self.conn, str(self.path)))
+            if self.read_only:
+                self._configure_read_only()
+            else:
+                self._configure()
+                self.retry_busy(lambda: migrate(self.conn, str(self.path)))
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             raise InputFileError(f"{self.path}: not a usable lorelab memory store: {exc}") from None
         except BaseException:
             self.conn.close()
             raise
-        with contextlib.suppress(OSError):
-            # Private, but never more writable than the owner made it: a store made read-only
-            # stays read-only.
-            os.chmod(self.path, stat.S_IMODE(self.path.stat().st_mode) & 0o600)
+        if not self.read_only:
+            with contextlib.suppress(OSError):
+                # Private, but never more writable than the owner made it.
+                os.chmod(self.path, stat.S_IMODE(self.path.stat().st_mode) & 0o600)
 
     def _configure(self) -> None:
         mode = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -289,6 +323,19 @@ class Database:
         # touch tens of pages, and each checkpoint's fsync otherwise dominates their cost.
         self.conn.execute("PRAGMA wal_autocheckpoint=4000")
         self.conn.execute(f"PRAGMA journal_size_limit={64 * 1024 * 1024}")
+
+    def _configure_read_only(self) -> None:
+        """The settings of a read-only connection; a store that needs a migration is refused."""
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.execute("PRAGMA busy_timeout=10000")
+        self.conn.execute("PRAGMA cache_size=-32768")
+        self.retry_busy(lambda: require_up_to_date(self.conn, str(self.path)))
+
+    def _refuse_read_only(self) -> PreflightError:
+        return PreflightError(
+            f"{self.path}: the memory store is read-only (its file is not writable); nothing "
+            "was written"
+        )
 
     def close(self) -> None:
         from lorelab.memory._vectors import forget
@@ -364,6 +411,8 @@ class Database:
             return result
 
         with self._lock:
+            if self._opened_read_only:
+                raise self._refuse_read_only()
             try:
                 if not self._checked:
                     self.retry_busy(self._check_integrity)

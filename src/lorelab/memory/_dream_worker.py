@@ -21,11 +21,11 @@ from pydantic import Field
 from lorelab._model import OutputModel, timestamp
 from lorelab.errors import UsageError
 from lorelab.io import MIB, json_bytes
+from lorelab.memory._item_models import Experience
 from lorelab.memory._models import (
     Candidate,
     CandidateProposal,
     ClaimedModel,
-    Experience,
     ProposalOutcome,
     SkillStep,
     WorkerDreamRequest,

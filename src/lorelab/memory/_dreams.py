@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from lorelab.errors import UsageError
 from lorelab.memory import _checks
@@ -31,7 +31,7 @@ from lorelab.memory._models import (
     Skill,
     WorkerProvenance,
 )
-from lorelab.memory._procedure import fingerprint, mine
+from lorelab.memory._procedure import MIN_SHARED_COMMANDS, fingerprint, mine
 from lorelab.memory._redact import Redactor
 from lorelab.memory._requests import CandidateCheckRequest, CandidateRequest
 from lorelab.memory._skill_names import SKILL_DESCRIPTION_MAX, fit_skill_name, slug_skill_name
@@ -158,6 +158,20 @@ def insert_candidate(
     return int(cursor.lastrowid or 0)
 
 
+RULE: Final = (
+    f"a candidate needs two or more verified experiences whose successful commands (those "
+    f"that exited 0, then the passing verification command) share {MIN_SHARED_COMMANDS} or "
+    "more commands in the same order"
+)
+"""The mining rule in one sentence, as a Dream that proposed nothing says it."""
+
+
+def _why_nothing(considered: int, already: int) -> str:
+    if already:
+        return f"every shared procedure found ({already}) is already a Skill or a candidate"
+    return f"{RULE}; no two of the {considered} verified experience(s) considered do"
+
+
 def dream(db: Database, request: DreamRequest) -> DreamResult:
     def write(conn: sqlite3.Connection) -> DreamResult:
         found = rows(
@@ -186,6 +200,7 @@ def dream(db: Database, request: DreamRequest) -> DreamResult:
             candidates=[candidate_view(conn, number) for number in created],
             considered_experiences=len(found),
             already_known=already,
+            reason=None if created else _why_nothing(len(found), already),
         )
 
     return db.write(write)
@@ -249,7 +264,7 @@ def promote_candidate(db: Database, request: PromoteCandidateRequest) -> Skill:
             raise UsageError(f"candidate {request.candidate_id} does not exist in this store")
         if row["state"] != "checked":
             hint = (
-                f"run `lorelab memory check {request.candidate_id}` first"
+                f"run `lorelab memory candidates check {request.candidate_id}` first"
                 if row["state"] in ("candidate", "check_failed")
                 else "it is already a Skill"
             )

@@ -24,15 +24,14 @@ from lorelab.memory._db import (
     rows,
 )
 from lorelab.memory._embedders import of_store
-from lorelab.memory._locks import refuse_locked
-from lorelab.memory._models import (
+from lorelab.memory._item_models import (
     Experience,
     Provenance,
-    RecordRequest,
-    RecordResult,
     StoredCommand,
     StoredVerification,
 )
+from lorelab.memory._locks import refuse_locked
+from lorelab.memory._models import RecordRequest, RecordResult
 from lorelab.memory._procedure import CommandOutcome, procedure_of
 from lorelab.memory._redact import Redactor
 from lorelab.memory._requests import (

@@ -10,11 +10,17 @@ from lorelab.memory._briefs import brief_view
 from lorelab.memory._db import ID, Database, Row, maybe_one, rows
 from lorelab.memory._dreams import candidate_view
 from lorelab.memory._experiences import experience_view
+from lorelab.memory._item_models import (
+    Item,
+    ListRequest,
+    ListResult,
+    ShowRequest,
+    ShowResult,
+)
 from lorelab.memory._lessons import lesson_view
 from lorelab.memory._locks import lock_view
-from lorelab.memory._models import Item, ItemKind
+from lorelab.memory._models import ItemKind
 from lorelab.memory._plans import plan_view
-from lorelab.memory._requests import ListRequest, ListResult, ShowRequest, ShowResult
 from lorelab.memory._skills import skill_view
 
 # Each kind's table and the column that orders it.

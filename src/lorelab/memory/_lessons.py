@@ -10,7 +10,7 @@ from lorelab.errors import SchemaError, UsageError
 from lorelab.memory._db import Database, Row, dumps, loads, now, rows
 from lorelab.memory._embedders import of_store
 from lorelab.memory._hybrid import fuse, ranks
-from lorelab.memory._models import Lesson
+from lorelab.memory._item_models import Lesson
 from lorelab.memory._redact import Redactor
 from lorelab.memory._relevance import DEFAULT_POLICY
 from lorelab.memory._requests import (

@@ -6,7 +6,7 @@ import sqlite3
 
 from lorelab.errors import UsageError
 from lorelab.memory._db import Database, Row, dumps, loads, now, one, rows
-from lorelab.memory._models import EvaluationLock
+from lorelab.memory._item_models import EvaluationLock
 from lorelab.memory._redact import Redactor
 from lorelab.memory._requests import LockClearRequest, LockRequest, LocksRequest, LocksResult
 from lorelab.memory._text import task_key

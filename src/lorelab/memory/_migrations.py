@@ -428,6 +428,31 @@ def applied_migrations(conn: sqlite3.Connection) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
+def _refuse_unknown(done: list[str], known: list[str], source: str) -> None:
+    unknown = [name for name in done if name not in known]
+    if unknown:
+        raise PreflightError(
+            f"{source}: memory store has migration {unknown[0]!r} that this lorelab does "
+            "not know; it was written by a newer version"
+        )
+
+
+def require_up_to_date(
+    conn: sqlite3.Connection, source: str, migrations: tuple[Migration, ...] = MIGRATIONS
+) -> None:
+    """Refuse, in one line, a read-only store that is not at exactly these migrations (it
+    cannot be upgraded, and an older schema cannot be read as this one)."""
+    known = [migration.name for migration in migrations]
+    done = applied_migrations(conn)
+    _refuse_unknown(done, known, source)
+    missing = [name for name in known if name not in done]
+    if missing:
+        raise PreflightError(
+            f"{source}: the memory store is read-only and needs migration {missing[0]!r}; "
+            "nothing was written; make it writable once to upgrade it"
+        )
+
+
 def migrate(
     conn: sqlite3.Connection, source: str, migrations: tuple[Migration, ...] = MIGRATIONS
 ) -> list[str]:
@@ -448,12 +473,7 @@ def migrate(
             "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
         done = applied_migrations(conn)
-        unknown = [name for name in done if name not in known]
-        if unknown:
-            raise PreflightError(
-                f"{source}: memory store has migration {unknown[0]!r} that this lorelab does "
-                "not know; it was written by a newer version"
-            )
+        _refuse_unknown(done, known, source)
         applied: list[str] = []
         for migration in migrations:
             if migration.name in done:

@@ -17,12 +17,11 @@ from lorelab.memory._db import (
     optional_id,
     parse_id,
 )
+from lorelab.memory._item_models import Plan, PlanOutcome
 from lorelab.memory._models import (
     HEALTH_CAP,
     OutcomeRequest,
     OutcomeResult,
-    Plan,
-    PlanOutcome,
     SkillHealth,
     SkillHealthRequest,
     SkillHealthResult,

@@ -12,14 +12,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from lorelab.memory._item_models import (
+    EvaluationLock,
+    Lesson,
+    ListRequest,
+    ListResult,
+    ShowRequest,
+    ShowResult,
+)
 from lorelab.memory._models import (
     Brief,
     Candidate,
     CheckRun,
     DreamRequest,
     DreamResult,
-    EvaluationLock,
-    Lesson,
     OutcomeRequest,
     OutcomeResult,
     PrepareRequest,
@@ -44,8 +50,6 @@ from lorelab.memory._requests import (
     LessonSearchResult,
     LessonsRequest,
     LessonsResult,
-    ListRequest,
-    ListResult,
     LockClearRequest,
     LockRequest,
     LocksRequest,
@@ -54,8 +58,6 @@ from lorelab.memory._requests import (
     ProposalsResult,
     RecordManyRequest,
     RecordManyResult,
-    ShowRequest,
-    ShowResult,
     SkillsRequest,
     SkillsResult,
     SnapshotRequest,

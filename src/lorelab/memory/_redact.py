@@ -48,12 +48,13 @@ class _Pattern:
 # A value that starts with a whole reference to a secret (``$DB_PASSWORD``, ``${TOKEN}``,
 # ``${{ secrets.X }}``, ``$(cat file)``, ``%PASSWORD%``, ``<your-token>``, ``{api_key}``,
 # ``****``), ended by the value's end or a space, is not a secret: left as written and not
-# counted. A value that only starts with one of these characters (``$ecr3tPa55!``) is a secret.
+# counted. A value that only starts with one of these characters (``$ecr3tPa55!``) is a secret,
+# and so is a name in braces that mixes cases (``{kQ7rT2mZ}``), as a ``$`` name would be.
 _REFERENCE_START: Final = ("$", "%", "<", "{", "*")
 _REFERENCE: Final = _Pattern(
     r"(?:\$(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*)"
     r"|%[A-Za-z_][A-Za-z0-9_]*%|<[A-Za-z][A-Za-z0-9_ .-]*>|\{\{[^{}\n]*\}\}"
-    r"|\{[A-Za-z_][A-Za-z0-9_.]*\}|\*+)(?=\s|\Z)"
+    r"|\{(?:[A-Z_][A-Z0-9_.]*|[a-z_][a-z0-9_.]*)\}|\*+)(?=\s|\Z)"
 )
 
 
@@ -81,6 +82,23 @@ _SECRET_KEY: Final = (
     r"(?:[A-Za-z0-9_.-]*?(?:(?:secret|token)(?!s(?![A-Za-z0-9_.-]))|password|passwd|pwd|"
     r"passphrase|api[_-]?key|access[_-]?key|credential|private[_-]?key)[A-Za-z0-9_.-]*"
     r"|[A-Za-z0-9_.-]*[_-]key|[A-Za-z0-9_.-]*pass)"
+)
+# The keys no setting or prose word shares (``bypass``, ``sort_key`` are left out): a value with
+# spaces after one of them inside a YAML flow mapping ({user: bob, password: a b c}) is a secret.
+_STRONG_SECRET_KEY: Final = (
+    r"[A-Za-z0-9_.-]*?(?:(?:secret|token)(?!s(?![A-Za-z0-9_.-]))|password|passwd|pwd|"
+    r"passphrase|api[_-]?key|access[_-]?key|credential|private[_-]?key)[A-Za-z0-9_.-]*"
+)
+# The keys whose values hold spaces (pass phrases): after one of them, a value with spaces
+# anywhere in a line (set password: correct horse battery staple) is a secret. Tokens and keys
+# hold no spaces, and prose such as "auth token: fix the expiry check" is left alone.
+_PASSPHRASE_KEY: Final = (
+    r"(?:[A-Za-z0-9_.-]*(?:password|passwd|passphrase)[A-Za-z0-9_.-]*|[A-Za-z0-9_.-]+[_.-]pwd)"
+)
+# A value in brackets (``SECRET_KEY={...}``, ``(...)``, ``[...]``) runs to its closing bracket on
+# the same line, quotes and spaces included.
+_BRACKETED: Final = (
+    r"\{[^{}\n]*[^{}\s][^{}\n]*\}|\([^()\n]*[^()\s][^()\n]*\)|\[[^\[\]\n]*[^\[\]\s][^\[\]\n]*\]"
 )
 _SECRET_HINTS: Final = (
     "passw",
@@ -271,13 +289,34 @@ _DETECTORS: Final = (
         (),
         accept=lambda value: _random_looking(value, 4.2) and "//" not in value,
     ),
-    # A YAML line whose key names a secret: an unquoted value runs to the end of the line (or
-    # a " #" comment), spaces and all (password: correct horse battery staple).
+    # A YAML (or INI) line whose key names a secret: an unquoted value runs to the end of the
+    # line (or a " #" comment), spaces and all (password: correct horse battery staple).
     _Detector(
         "secret_assignment",
         _Pattern(
-            r"(?im)^[ \t]*(?:-[ \t]+)?" + _SECRET_KEY + r":[ \t]+"
-            r"(?P<value>[^\s\"'#|>](?:[^\n#]|(?<!\s)#)*?)[ \t]*(?:[ \t]#[^\n]*)?$"
+            r"(?im)^[ \t]*(?:-[ \t]+)?" + _SECRET_KEY + r"(?::|[ \t]*=)[ \t]+"
+            r"(?P<value>[^\s\"'#|>{(\[](?:[^\n#]|(?<!\s)#)*?)[ \t]*(?:[ \t]#[^\n]*)?$"
+        ),
+        _SECRET_HINTS,
+        accept=lambda value: " " in value and value.lower() not in _NOT_SECRETS,
+    ),
+    # The same inside a YAML flow mapping ({user: bob, password: a b c}): to the "," or "}".
+    _Detector(
+        "secret_assignment",
+        _Pattern(
+            r"(?i)[{,][ \t]*" + _STRONG_SECRET_KEY + r":[ \t]+"
+            r"(?P<value>[^\s\"'#|>{(\[,}][^\n,}\]]*?)[ \t]*(?=[,}\]])"
+        ),
+        _SECRET_HINTS,
+        accept=lambda value: " " in value and value.lower() not in _NOT_SECRETS,
+    ),
+    # And mid-line, after a pass-phrase key (set password: correct horse battery staple): to
+    # the end of the line or a " #" comment.
+    _Detector(
+        "secret_assignment",
+        _Pattern(
+            r"(?im)(?<![A-Za-z0-9_.-])" + _PASSPHRASE_KEY + r":[ \t]+"
+            r"(?P<value>[^\s\"'#|>{(\[](?:[^\n#]|(?<!\s)#)*?)[ \t]*(?:[ \t]#[^\n]*)?$"
         ),
         _SECRET_HINTS,
         accept=lambda value: " " in value and value.lower() not in _NOT_SECRETS,
@@ -292,7 +331,7 @@ _DETECTORS: Final = (
             # to a space, a quote or "&", so "," and ";" inside it cut nothing off.
             r"[\"']?\s*(?:=|:)\s*(?P<quote>[\"']?)"
             r"(?P<value>(?<=\")(?:[^\"\\\n]|\\[^\n]){4,}(?=\")|(?<=')[^'\n]{4,}(?=')"
-            r"|[^\s\"'&]{4,})"
+            r"|(?<=[=:\s])(?:" + _BRACKETED + r")|[^\s\"'&]{4,})"
             r"(?P=quote)"
         ),
         _SECRET_HINTS,

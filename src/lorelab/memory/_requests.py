@@ -1,8 +1,7 @@
 """Requests and results of the store operations that agents do not call directly.
 
-Batches, locks, lessons, worker proposals, candidate checks, snapshots, listing and showing:
-each store operation takes one request model and returns one result model, like the
-operations in ``_models``.
+Batches, locks, lessons, worker proposals, candidate checks and snapshots: each store operation
+takes one request model and returns one result model, like the operations in ``_models``.
 """
 
 from typing import Any
@@ -10,13 +9,9 @@ from typing import Any
 from pydantic import Field
 
 from lorelab._model import InputModel, OutputModel
+from lorelab.memory._item_models import EvaluationLock, Experience, Lesson
 from lorelab.memory._models import (
     CandidateProposal,
-    EvaluationLock,
-    Experience,
-    Item,
-    ItemKind,
-    Lesson,
     ProposalOutcome,
     RecordRequest,
     RecordResult,
@@ -160,22 +155,3 @@ class SkillsExportRequest(InputModel):
 
 class SkillsExportResult(OutputModel):
     paths: list[str] = Field(description="The SKILL.md files written.")
-
-
-class ListRequest(InputModel):
-    kind: ItemKind = "experience"
-    limit: int = Field(default=50, ge=1, le=10000)
-
-
-class ListResult(OutputModel):
-    kind: ItemKind
-    total: int
-    items: list[Item]
-
-
-class ShowRequest(InputModel):
-    id: str
-
-
-class ShowResult(OutputModel):
-    item: Item

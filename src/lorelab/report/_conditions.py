@@ -1,7 +1,7 @@
 """The four-condition evaluation's report: the decision, pass rates, paired changes per holdout,
 rework, guidance tokens, negative transfer and pollution, Skills to review, and memory failures.
 
-The figures come from the same report ``lorelab eval conditions report`` prints, computed by
+The figures come from the same report ``lorelab eval conditions decide`` prints, computed by
 :func:`lorelab.evaluation.conditions.evaluate` from the run's runs file and the manifest in its
 ``manifest.json`` receipt; nothing is recomputed here.
 """
@@ -547,7 +547,7 @@ def _all_runs(run: ConditionsRun) -> Section:
             r.record.rework_count,
             r.record.guidance_tokens,
             Value(r.record.retrieval_relevant, unknown=_no_retrieval(r.condition)),
-            r.host_time_ms,
+            Value(r.host_time_ms, milliseconds=True),
             ", ".join(r.flags) or "none",
         ]
         for p, r in run.runs
@@ -565,7 +565,7 @@ def _all_runs(run: ConditionsRun) -> Section:
                 "rework",
                 "guidance tokens",
                 "retrieval relevant",
-                "host ms",
+                "host time",
                 "flags",
             ),
             rows,

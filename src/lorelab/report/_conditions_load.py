@@ -1,5 +1,5 @@
 """Reading a four-condition output directory: its receipts, and the report
-``lorelab eval conditions report`` gives on its runs file under the manifest recorded in
+``lorelab eval conditions decide`` gives on its runs file under the manifest recorded in
 ``manifest.json``."""
 
 from __future__ import annotations

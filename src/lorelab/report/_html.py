@@ -69,6 +69,15 @@ def fmt(value: float | None, digits: int = 3, *, signed: bool = False) -> str:
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
+def duration(ms: float | None) -> str:
+    """A time as people read it: ``850 ms`` under a second, ``27.1 s`` from one second on."""
+    if ms is None:
+        return NOT_RECORDED
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return f"{ms / 1000:.1f} s"
+
+
 @dataclass(frozen=True, slots=True)
 class Value:
     """A table cell holding a number: shown rounded, the exact value kept in ``data-value``."""
@@ -78,13 +87,23 @@ class Value:
     signed: bool = False
     unknown: str = NOT_RECORDED
     """What a null is shown as: ``not recorded``, or why the value cannot exist."""
+    milliseconds: bool = False
+    """A time in ms, shown by :func:`duration` (``27.1 s``); ``data-value`` keeps the ms."""
 
     def render(self) -> Html:
         """The ``<td>``."""
         if isinstance(self.raw, bool):
             return _cell(self.raw)
         exact = "null" if self.raw is None else repr(self.raw)
-        text = self.unknown if self.raw is None else fmt(self.raw, self.digits, signed=self.signed)
+        text = (
+            self.unknown
+            if self.raw is None
+            else (
+                duration(self.raw)
+                if self.milliseconds
+                else fmt(self.raw, self.digits, signed=self.signed)
+            )
+        )
         cls = "num unknown" if self.raw is None else "num"
         return tag("td", text, class_=cls, data_value=exact)
 

@@ -15,6 +15,7 @@ from lorelab.report._html import (
     Value,
     banner,
     cause_lines,
+    duration,
     esc,
     figure,
     fmt,
@@ -130,7 +131,10 @@ def _overview(run: LearningRun) -> tuple[Section, Section]:
         ("order seed", manifest.order_seed if manifest else None),
         ("lessons in the frozen memory", summary.frozen_lessons if summary else None),
         ("controller outcome", run.controller.outcome if run.controller else None),
-        ("elapsed ms", run.controller.elapsed_ms if run.controller else None),
+        (
+            "elapsed",
+            Value(run.controller.elapsed_ms if run.controller else None, milliseconds=True),
+        ),
     ]
     files = [
         ("summary.json", summary),
@@ -401,7 +405,7 @@ def _cost(run: LearningRun) -> Section:
     arms = summary.arms
     href = run.receipts.href(run.directory / "summary.json")
     time_bars = [
-        Bar(a, float(d.generation_ms), f"{d.generation_ms} ms", ARM_COLOR.get(a, NEUTRAL))
+        Bar(a, float(d.generation_ms), duration(d.generation_ms), ARM_COLOR.get(a, NEUTRAL))
         for a, d in arms.items()
     ]
     byte_bars = [
@@ -412,7 +416,7 @@ def _cost(run: LearningRun) -> Section:
     rows: list[list[Cell]] = [
         [
             a,
-            d.generation_ms,
+            Value(d.generation_ms, milliseconds=True),
             d.input_bytes,
             d.output_bytes,
             d.calls,
@@ -428,7 +432,7 @@ def _cost(run: LearningRun) -> Section:
         "Time and bytes per arm",
         (
             "arm",
-            "generation ms",
+            "generation time",
             "input bytes",
             "output bytes",
             "calls",

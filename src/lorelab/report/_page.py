@@ -37,7 +37,7 @@ background:#f3f4f6}
 .figure-block{margin:10px 0 18px}
 figure{margin:0 0 8px;max-width:100%;overflow-x:auto}
 figure svg{max-width:100%;height:auto;display:block}
-figure svg.wide{width:100%;min-width:560px;max-width:1600px}
+figure svg.wide{width:100%;min-width:820px;max-width:1600px}
 figcaption{color:var(--muted);font-size:12px;max-width:900px;margin-top:4px}
 .data{overflow-x:auto;min-width:0}
 table[data-table=overview] td.num{text-align:left}
@@ -48,6 +48,7 @@ th{background:var(--soft)}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .unknown{color:var(--muted);font-style:italic}
 td.empty{color:var(--muted)}
+td:first-child{white-space:nowrap}
 .side-by-side{display:grid;grid-template-columns:1fr 1fr;gap:24px;align-items:start}
 .side-by-side>div{min-width:0;overflow-x:auto}
 .column-head{font-weight:700;font-size:15px;padding:4px 0;border-bottom:2px solid var(--fg)}

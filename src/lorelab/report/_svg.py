@@ -410,8 +410,8 @@ def slope_chart(
         xa = label_w + p * panel_w + 60
         xb = label_w + (p + 1) * panel_w - 60
         svg.text((xa + xb) / 2, 16, panel.title, anchor="middle", size=12, font_weight="600")
-        svg.text(xa, height - 12, left, anchor="middle", size=10)
-        svg.text(xb, height - 12, panel.right, anchor="middle", size=10)
+        svg.text(xa, height - 12, left, anchor="middle", size=11)
+        svg.text(xb, height - 12, panel.right, anchor="middle", size=11)
         count = len(panel.lines)
         for i, line in enumerate(panel.lines):
             nudge = (i - (count - 1) / 2) * apart

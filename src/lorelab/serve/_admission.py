@@ -5,8 +5,10 @@ flight than a few only wait inside the server, each holding a thread and a conne
 backlog grows without bound under overload. :class:`Admission` lets at most ``in_flight``
 requests (``POST /mcp`` and ``POST /hooks/...``) run at once. The next ``queued`` wait, first
 come first served, each for at most ``queue_seconds``. Any other is refused at once with
-``503 Service Unavailable`` and ``Retry-After``, before its body is read: nothing of it runs,
-so nothing of it is stored. ``GET /healthz`` and the other methods pass without a slot.
+``503 Service Unavailable`` and ``Retry-After``: nothing of it runs, so nothing of it is
+stored. ``GET /healthz`` and the other methods pass without a slot. A request is admitted
+only once its token was checked and its body was read whole (``_guard.BodyGuard``): a client
+that never sends its body holds no slot.
 
 At shutdown (:meth:`Admission.close`) every waiting request and every new one is refused the
 same way, while those in flight finish: a SIGTERM under a backlog exits as soon as the few in
@@ -27,17 +29,18 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 LOG: Final = logging.getLogger("lorelab.serve")
 BUSY: Final = -32000
 """The JSON-RPC error code of a request refused for load (the server's own error range)."""
-ADMITTED_PREFIXES: Final = ("/mcp", "/hooks/")
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """How many requests run at once, how many may wait, and for how long."""
+    """How many requests run at once, how many may wait, for how long, and how long a
+    request's body may take to arrive."""
 
     in_flight: int = 4
     queued: int = 64
     queue_seconds: float = 10.0
     retry_after_seconds: int = 1
+    body_seconds: float = 10.0
 
 
 class _Waiter:
@@ -49,27 +52,21 @@ class _Waiter:
 
 
 class Admission:
-    """ASGI middleware that admits at most ``limits.in_flight`` POST requests at once."""
+    """At most ``limits.in_flight`` POST requests at once, over every app it admits to."""
 
-    def __init__(self, app: ASGIApp | None, limits: Limits) -> None:
-        self.app = app
+    def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.running = 0
         self.waiting: collections.deque[_Waiter] = collections.deque()
         self.closing = False
         self.refused = 0
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        app = self.app
-        if app is None:
-            raise RuntimeError("Admission: the application it admits to was never set")
-        if (
-            scope["type"] != "http"
-            or scope["method"] != "POST"
-            or not str(scope["path"]).startswith(ADMITTED_PREFIXES)
-        ):
-            await app(scope, receive, send)
-            return
+    def admitting(self, app: ASGIApp) -> ASGIApp:
+        """``app`` behind this admission: its POST requests share the slots and the queue."""
+        return _Admitted(self, app)
+
+    async def run(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run ``app`` for one request once it has a slot, or refuse it with 503."""
         refusal = await self._admit()
         if refusal is not None:
             self.refused += 1
@@ -128,6 +125,21 @@ class Admission:
         while self.waiting:
             self.waiting.popleft().event.set()
         LOG.info("shutting down: %d requests in flight finish", self.running)
+
+
+class _Admitted:
+    """An ASGI app (a class, so that a route passes it scope, receive and send) whose POST
+    requests go through an :class:`Admission`."""
+
+    def __init__(self, admission: Admission, app: ASGIApp) -> None:
+        self.admission = admission
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        await self.admission.run(self.app, scope, receive, send)
 
 
 async def _refuse(send: Send, reason: str, retry_after: int) -> None:

@@ -9,6 +9,7 @@ derivation: there is nothing to guess. The tokens live in the store they open (t
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 import secrets
 import sqlite3
@@ -23,7 +24,8 @@ Scope = Literal["read", "write", "admin"]
 SCOPES: Final[tuple[Scope, ...]] = ("read", "write", "admin")
 TOKEN_PREFIX: Final = "llb_"
 LOCAL_TOKEN: Final = "local"
-"""The token a server issues itself at start for the project's hooks (``serve.json``)."""
+"""The name of the token a server makes itself at start for the hooks: held in its memory and
+in the user's private state directory only, never in the store, so it dies with the server."""
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -144,7 +146,10 @@ class TokenBook:
     token revoked by ``lorelab serve token revoke`` in another process is refused at once.
     """
 
-    def __init__(self, store_file: Path) -> None:
+    def __init__(self, store_file: Path, local: str | None = None) -> None:
+        """``local``: the server's own token for the hooks, held in memory only (it dies with
+        the server: nothing of it is stored)."""
+        self._local = None if local is None else token_hash(local)
         try:
             self._conn = sqlite3.connect(
                 f"{store_file.as_uri()}?mode=ro", uri=True, check_same_thread=False
@@ -157,6 +162,8 @@ class TokenBook:
         """The grant of a live ``token``, or ``None`` (unknown, revoked or malformed)."""
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             return None
+        if self._local is not None and hmac.compare_digest(token_hash(token), self._local):
+            return Grant(LOCAL_TOKEN, "write")
         row = self._conn.execute(
             "SELECT name, scope FROM serve_tokens WHERE token_hash = ? AND revoked_at IS NULL",
             (token_hash(token),),

@@ -1,17 +1,24 @@
 """The worker processes of ``lorelab serve``: one per core, all accepting on one socket.
 
 A Python process runs one call's Python at a time, so one process uses about one core. The
-server (the *supervisor*: the process that holds the store's lock and wrote ``serve.json``)
-binds the socket, serves it itself and starts ``workers - 1`` more processes that accept on the
-same socket (inherited, not bound again); the kernel hands each new connection to whichever
-process accepts it first, so an idle one takes it. Each process opens its own connection to
-the one WAL store (SQLite serialises their writes; every answered record was committed before
-its answer, whichever process wrote it) and runs its own admission control with the same
-limits: at most ``--max-in-flight`` requests run and ``--max-queue`` wait *per process*.
+server (the *supervisor*: the process that holds the store's lock and writes the hooks' state
+file in the user's private state directory) binds the socket, serves it itself and starts
+``workers - 1`` more processes that accept on the same socket (inherited, not bound again); the
+kernel hands each new connection to whichever process accepts it first, so an idle one takes it.
+Each process opens its own connection to the one WAL store (SQLite serialises their writes;
+every answered record was committed before its answer, whichever process wrote it) and runs its
+own admission control with the same limits: at most ``--max-in-flight`` requests run and
+``--max-queue`` wait *per process*.
+
+Every process answers with the same ``local`` token and proof key, so a hook's proof verifies
+whichever process takes its connection. The supervisor makes both in memory and hands them to
+each worker through the worker's stdin, a pipe only the two hold: never argv or the environment,
+which other users may read in the process list or ``/proc``. A worker's argv holds only file
+descriptor numbers, the supervisor's pid and the non-secret :class:`WorkerSpec`.
 
 A SIGTERM (or Ctrl-C) to the supervisor is passed on to every worker: each refuses its queue,
 finishes what it has in flight and exits; the supervisor waits for them (bounded) before it
-withdraws ``serve.json``. The workers run in their own process group, so a Ctrl-C at a terminal
+withdraws the state file. The workers run in their own process group, so a Ctrl-C at a terminal
 reaches them once, through the supervisor; each asks the kernel to SIGKILL it if the
 supervisor dies, so a killed server leaves no process behind.
 """
@@ -31,7 +38,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Final
@@ -85,10 +92,13 @@ class WorkerSpec:
     tls_cert: str | None
     tls_key: str | None
     allow_checks: bool
+    loopback_names: tuple[str, ...] | None
+    """The names a loopback server answers to besides its addresses (None: not loopback)."""
     in_flight: int
     queued: int
     queue_seconds: float
     retry_after_seconds: int
+    body_seconds: float
 
     @property
     def limits(self) -> Limits:
@@ -97,7 +107,32 @@ class WorkerSpec:
             queued=self.queued,
             queue_seconds=self.queue_seconds,
             retry_after_seconds=self.retry_after_seconds,
+            body_seconds=self.body_seconds,
         )
+
+    @classmethod
+    def from_json(cls, payload: str) -> WorkerSpec:
+        fields = json.loads(payload)
+        names = fields["loopback_names"]
+        fields["loopback_names"] = None if names is None else tuple(names)
+        return cls(**fields)
+
+
+@dataclass(frozen=True, slots=True)
+class Secrets:
+    """What every process must hold alike and nobody else may see: the hooks' ``local`` token
+    (None: ``--no-auth``) and the proof key. Passed to a worker on its stdin only."""
+
+    token: str | None
+    proof_key: bytes = field(repr=False)
+
+    def encode(self) -> bytes:
+        return json.dumps({"token": self.token, "proof_key": self.proof_key.hex()}).encode()
+
+    @classmethod
+    def decode(cls, raw: bytes) -> Secrets:
+        fields = json.loads(raw)
+        return cls(token=fields["token"], proof_key=bytes.fromhex(fields["proof_key"]))
 
 
 def _server_class() -> type[Any]:
@@ -136,27 +171,36 @@ def _server_class() -> type[Any]:
 
 def serve_socket(
     spec: WorkerSpec,
+    secrets: Secrets,
     store: SqliteMemoryStore,
     sock: socket.socket,
     on_exit: Callable[[], None],
     on_started: Callable[[], None],
 ) -> None:
     """Serve ``store`` on the listening ``sock`` until SIGTERM or Ctrl-C (blocking);
-    ``on_started`` once it accepts, ``on_exit`` when asked to stop."""
+    ``on_started`` once it accepts, ``on_exit`` when asked to stop. The TLS files and the rest
+    of the configuration are loaded before it accepts, so whatever fails there fails
+    unannounced."""
     import uvicorn
 
     from lorelab.hooks import run_hook
     from lorelab.serve._app import ServedLorelab, build_app
 
     home, project_dir = Path(spec.home), Path(spec.project_dir)
-    book = None if spec.no_auth else TokenBook(Path(spec.store_file))
+    book = None if spec.no_auth else TokenBook(Path(spec.store_file), local=secrets.token)
     try:
         server = ServedLorelab(store, home, project_dir, allow_checks=spec.allow_checks)
-        admission = build_app(
-            server, home=home, book=book, host=spec.host, run_hook=run_hook, limits=spec.limits
+        app, admission = build_app(
+            server,
+            home=home,
+            book=book,
+            loopback_names=spec.loopback_names,
+            run_hook=run_hook,
+            limits=spec.limits,
+            proof_key=secrets.proof_key,
         )
         config = uvicorn.Config(
-            admission,
+            app,
             log_level="warning",
             access_log=False,
             lifespan="on",
@@ -164,6 +208,7 @@ def serve_socket(
             ssl_keyfile=spec.tls_key,
             timeout_graceful_shutdown=GRACEFUL_SECONDS,
         )
+        config.load()
         _server_class()(config, admission, on_exit, on_started).run(sockets=[sock])
     finally:
         if book is not None:
@@ -179,25 +224,26 @@ class Workers:
         """The read end of each worker's readiness pipe (it writes one byte once it accepts)."""
 
     @classmethod
-    def start(cls, spec: WorkerSpec, sock: socket.socket, count: int) -> Workers:
-        """Start ``count`` workers accepting on ``sock`` (see :meth:`wait_ready`)."""
+    def start(cls, spec: WorkerSpec, secrets: Secrets, sock: socket.socket, count: int) -> Workers:
+        """Start ``count`` workers accepting on ``sock`` (see :meth:`wait_ready`), each given
+        ``secrets`` on its stdin."""
         payload = json.dumps(asdict(spec))
         processes, ready = [], []
         for _ in range(count):
             read, write = os.pipe()
             argv = [str(sock.fileno()), str(os.getpid()), str(write), payload]
             try:
-                processes.append(
-                    subprocess.Popen(
-                        [sys.executable, "-m", "lorelab.serve._workers", *argv],
-                        pass_fds=(sock.fileno(), write),
-                        stdin=subprocess.DEVNULL,
-                        process_group=0,
-                    )
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "lorelab.serve._workers", *argv],
+                    pass_fds=(sock.fileno(), write),
+                    stdin=subprocess.PIPE,
+                    process_group=0,
                 )
             finally:
                 os.close(write)
+            processes.append(process)
             ready.append(read)
+            _hand_over(process, secrets)
         return cls(processes, ready)
 
     def wait_ready(self) -> None:
@@ -236,6 +282,16 @@ class Workers:
                 process.wait(timeout=STOP_SECONDS)
 
 
+def _hand_over(process: subprocess.Popen[bytes], secrets: Secrets) -> None:
+    """Write ``secrets`` to a worker's stdin and close it (a few hundred bytes: the pipe's
+    buffer takes them whole). A worker that died first is reported by ``wait_ready``."""
+    assert process.stdin is not None
+    with contextlib.suppress(BrokenPipeError):
+        process.stdin.write(secrets.encode())
+    with contextlib.suppress(BrokenPipeError):
+        process.stdin.close()
+
+
 def _die_with(parent: int) -> None:
     """Have the kernel SIGKILL this process when its parent dies (Linux), and exit now if the
     parent is already gone."""
@@ -255,18 +311,19 @@ def _report_ready(fd: int) -> Callable[[], None]:
 
 
 def main(argv: list[str]) -> int:
-    """A worker: ``SOCKET_FD PARENT_PID READY_FD SPEC_JSON``."""
+    """A worker: ``SOCKET_FD PARENT_PID READY_FD SPEC_JSON``, its :class:`Secrets` on stdin."""
     fd, parent, ready, payload = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
     _die_with(parent)
+    secrets = Secrets.decode(sys.stdin.buffer.read())
     from lorelab.memory import SqliteMemoryStore
 
     log_to_stderr()
-    spec = WorkerSpec(**json.loads(payload))
+    spec = WorkerSpec.from_json(payload)
     sock = socket.socket(fileno=fd)
     store = SqliteMemoryStore(Path(spec.store_file), create=False)
     try:
         store.load_model()
-        serve_socket(spec, store, sock, lambda: None, _report_ready(ready))
+        serve_socket(spec, secrets, store, sock, lambda: None, _report_ready(ready))
     finally:
         store.close()
         sock.close()

@@ -48,7 +48,7 @@ def run(tmp_path_factory):
         "--manifest", str(EXAMPLE / "conditions.json"),
         "--host", "fixture-host",
         "--output", str(output),
-        "--memory-home", str(home),
+        "--home", str(home),
         "--seed-memory", str(EXAMPLE / "memory_seed.json"),
         "--identity", "e2e test",
         "--json",
@@ -77,7 +77,7 @@ def test_the_run_completes_with_every_task_under_every_condition(run):
 def test_run_then_evaluate_gives_a_decision_labelled_protocol_fixture(run):
     runs_file = run["output"] / "beta2_runs.json"
     done = _lorelab(
-        "eval", "conditions", "report", "--input", str(runs_file),
+        "eval", "conditions", "decide", "--input", str(runs_file),
         "--manifest", str(EXAMPLE / "conditions.json"), "--json", check_code=0,
     )  # fmt: skip
     report = json.loads(done.stdout)
@@ -85,7 +85,7 @@ def test_run_then_evaluate_gives_a_decision_labelled_protocol_fixture(run):
     assert report["decision"]["verdict"] in ("advance", "do-not-advance", "inconclusive")
     assert report["runs"] == len(MANIFEST.tasks) * 4
     assert report["holdouts"] == MANIFEST.holdout_ids()
-    again = _lorelab("eval", "conditions", "report", "--input", str(runs_file), "--manifest",
+    again = _lorelab("eval", "conditions", "decide", "--input", str(runs_file), "--manifest",
                      str(EXAMPLE / "conditions.json"), "--json", check_code=0)  # fmt: skip
     assert again.stdout == done.stdout
 
@@ -236,7 +236,7 @@ def test_the_holdout_lock_holds_until_finalize_records_the_outcomes(run):
     assert recorded == expected
     planned = [r for r in _records(run) if r["plan_id"]]
     assert {o["planId"] for o in finalized["outcomes"]} == {r["plan_id"] for r in planned}
-    health = _lorelab("memory", "--home", str(home), "health", "--json", check_code=0)
+    health = _lorelab("memory", "--home", str(home), "skills", "health", "--json", check_code=0)
     skills = {s["skill_id"]: s for s in json.loads(health.stdout)["skills"]}
     passed_plans = sum(1 for r in planned if r["passed"] and r["skill_id"] == MANIFEST.skill.id)
     assert skills[MANIFEST.skill.id]["successes"] == passed_plans

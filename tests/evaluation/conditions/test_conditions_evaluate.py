@@ -77,10 +77,10 @@ def test_the_same_runs_file_gives_the_same_report_byte_for_byte(tmp_path):
     path = tmp_path / "runs.json"
     path.write_text(HAND_WRITTEN, encoding="utf-8")
     first = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(path), "--json"]
+        app, ["eval", "conditions", "decide", "--input", str(path), "--json"]
     )
     second = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(path), "--json"]
+        app, ["eval", "conditions", "decide", "--input", str(path), "--json"]
     )
     # Two tasks are below the protocol's minimum: the report is produced, and exits 1.
     assert first.exit_code == 1, first.output
@@ -153,7 +153,7 @@ def test_the_cli_refuses_an_incomplete_file_with_exit_2_and_one_line(write_json)
     data = runs_of(uniform_outcomes(2, False, True))
     data["runs"].pop()
     result = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(write_json(data))]
+        app, ["eval", "conditions", "decide", "--input", str(write_json(data))]
     )
     assert result.exit_code == 2
     assert result.output.count("\n") == 1
@@ -386,7 +386,7 @@ def test_the_report_states_what_the_protocol_cannot_prove(write_json):
 def test_the_readable_table_names_the_decision_and_the_limits(tmp_path):
     path = tmp_path / "runs.json"
     path.write_text(HAND_WRITTEN, encoding="utf-8")
-    result = CliRunner().invoke(app, ["eval", "conditions", "report", "--input", str(path)])
+    result = CliRunner().invoke(app, ["eval", "conditions", "decide", "--input", str(path)])
     assert result.exit_code == 1, result.output
     assert "decision for dreaming: insufficient" in result.output
     assert "memory_guided" in result.output
@@ -404,7 +404,7 @@ def test_an_error_naming_a_task_id_prints_its_control_characters_escaped(write_j
         r for r in data["runs"] if not (r["task_id"] == hostile and r["condition"] == "dreaming")
     ]
     result = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(write_json(data))]
+        app, ["eval", "conditions", "decide", "--input", str(write_json(data))]
     )
     assert result.exit_code == 2, result.output
     assert "\x1b" not in result.stderr
@@ -421,7 +421,7 @@ def test_the_report_tables_cut_no_header_at_80_columns():
         [
             "eval",
             "conditions",
-            "report",
+            "decide",
             "--input",
             str(data / "beta2_runs.json"),
             "--manifest",

@@ -36,7 +36,7 @@ def test_a_manifest_other_than_the_one_the_runs_were_made_under_is_refused(
     example_manifest_data["thresholds"]["alpha"] = 0.2
     changed = write_json(example_manifest_data, "changed.json")
     result = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(runs), "--manifest", str(changed)]
+        app, ["eval", "conditions", "decide", "--input", str(runs), "--manifest", str(changed)]
     )
     assert result.exit_code == 2, result.output
     assert result.output.count("\n") == 1
@@ -95,7 +95,7 @@ def test_a_baseline_run_that_saw_memory_is_refused_naming_it(write_json, field, 
     target = next(r for r in data["runs"] if r["task_id"] == "t4" and r["condition"] == "baseline")
     target[field] = value
     result = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(write_json(data))]
+        app, ["eval", "conditions", "decide", "--input", str(write_json(data))]
     )
     assert result.exit_code == 2
     assert result.output.count("\n") == 1
@@ -119,7 +119,7 @@ def test_flagged_holdout_runs_are_reported_and_keep_dreaming_from_advancing(writ
     assert "t2 x dreaming (verify-files-edited)" in report.decision.reasons[1]
     assert report.runs == 40
     table = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(write_json(data))]
+        app, ["eval", "conditions", "decide", "--input", str(write_json(data))]
     )
     assert "t2 x dreaming (holdout): verify-files-edited" in table.output
 
@@ -296,7 +296,7 @@ def test_one_memory_failure_leaves_its_holdout_out_and_still_makes_the_decision_
 
 def test_the_cli_prints_an_invalid_report_and_exits_1(write_json):
     result = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(write_json(_memory_down()))]
+        app, ["eval", "conditions", "decide", "--input", str(write_json(_memory_down()))]
     )
     assert result.exit_code == 1, result.output
     assert "decision for dreaming: invalid" in result.output
@@ -330,7 +330,7 @@ def test_without_a_manifest_fewer_than_the_protocols_minimums_is_insufficient(
     report = evaluate(read_runs(path))
     assert report.decision.verdict == "insufficient"
     assert report.decision.reasons == [reason]
-    result = CliRunner().invoke(app, ["eval", "conditions", "report", "--input", str(path)])
+    result = CliRunner().invoke(app, ["eval", "conditions", "decide", "--input", str(path)])
     assert result.exit_code == 1, result.output
     assert "decision for dreaming: insufficient" in result.output
     assert "Per condition" in result.output
@@ -347,7 +347,7 @@ def test_control_characters_and_markup_in_task_ids_are_printed_escaped(write_jso
     outcomes = uniform_outcomes(3, False, True)
     outcomes[hostile] = outcomes.pop("t1")
     result = CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(write_json(runs_of(outcomes)))]
+        app, ["eval", "conditions", "decide", "--input", str(write_json(runs_of(outcomes)))]
     )
     assert "Traceback" not in result.output
     for raw in ("\x1b", "\x07", "\u202e"):
@@ -363,6 +363,6 @@ def test_json_output_keeps_task_ids_exact(write_json):
     outcomes[hostile] = outcomes.pop("t1")
     result = CliRunner().invoke(
         app,
-        ["eval", "conditions", "report", "--input", str(write_json(runs_of(outcomes))), "--json"],
+        ["eval", "conditions", "decide", "--input", str(write_json(runs_of(outcomes))), "--json"],
     )
     assert hostile in json.loads(result.stdout)["holdouts"]

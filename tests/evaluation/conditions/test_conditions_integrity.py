@@ -153,7 +153,7 @@ def test_a_seed_file_whose_experience_solves_a_holdout_stops_the_run_with_exit_3
     seed = mini_seed(task="make check h1 pass", task_id="h1")
     paths = mini(seed=seed)
     done = _run_cli(
-        paths, tmp_path, "--memory-home", str(tmp_path / "home"), "--seed-memory",
+        paths, tmp_path, "--home", str(tmp_path / "home"), "--seed-memory",
         str(paths["seed"]),
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
@@ -181,7 +181,7 @@ def test_a_memory_that_already_holds_a_holdout_solution_is_refused_before_any_ru
     )
     paths = mini(seed=seed)
     done = _run_cli(
-        paths, tmp_path, "--memory-home", str(tmp_path / "home"), "--seed-memory",
+        paths, tmp_path, "--home", str(tmp_path / "home"), "--seed-memory",
         str(paths["seed"]),
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
@@ -301,7 +301,7 @@ def test_a_malformed_seed_entry_is_bad_input_named_in_one_line_before_anything_r
     result = CliRunner().invoke(
         app,
         ["eval", "conditions", "run", "--manifest", str(paths["manifest"]), "--host",
-         "fixture-host", "--output", str(tmp_path / "out"), "--memory-home",
+         "fixture-host", "--output", str(tmp_path / "out"), "--home",
          str(tmp_path / "home"), "--seed-memory", str(paths["seed"])],
     )  # fmt: skip
     assert result.exit_code == 2, result.output
@@ -317,7 +317,7 @@ def test_a_memory_home_inside_the_project_is_refused(mini, tmp_path):
     result = CliRunner().invoke(
         app,
         ["eval", "conditions", "run", "--manifest", str(paths["manifest"]), "--host",
-         "fixture-host", "--output", str(tmp_path / "out"), "--memory-home", str(inside)],
+         "fixture-host", "--output", str(tmp_path / "out"), "--home", str(inside)],
     )  # fmt: skip
     assert result.exit_code == 2, result.output
     assert "is inside the project" in result.output
@@ -336,7 +336,7 @@ def test_a_host_argv_asking_for_another_model_than_declared_is_refused(mini, tmp
     result = CliRunner().invoke(
         app,
         ["eval", "conditions", "run", "--manifest", str(paths["manifest"]), "--host", host,
-         "--output", str(tmp_path / "out"), "--memory-home", str(tmp_path / "home")],
+         "--output", str(tmp_path / "out"), "--home", str(tmp_path / "home")],
     )  # fmt: skip
     assert result.exit_code == 2, result.output
     assert "asks for model 'model-b' but the manifest declares host.model 'model-a'" in (

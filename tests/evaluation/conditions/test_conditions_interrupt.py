@@ -45,7 +45,7 @@ def test_an_interrupted_run_kills_its_host_keeps_aborted_json_and_can_be_finaliz
             sys.executable, "-m", "lorelab", "eval", "conditions", "run",
             "--manifest", str(paths["manifest"]),
             "--host", json.dumps([sys.executable, str(host)]),
-            "--output", str(output), "--memory-home", str(home),
+            "--output", str(output), "--home", str(home),
             "--seed-memory", str(paths["seed"]),
         ],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

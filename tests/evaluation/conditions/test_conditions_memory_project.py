@@ -46,7 +46,7 @@ def test_dream_checks_run_in_the_pristine_copy_not_in_the_source(mini):
         [
             sys.executable, "-m", "lorelab", "eval", "conditions", "run",
             "--manifest", str(paths["manifest"]), "--host", "fixture-host",
-            "--output", str(output), "--memory-home", str(home),
+            "--output", str(output), "--home", str(home),
             "--seed-memory", str(paths["seed"]), "--json",
         ],
         capture_output=True, text=True, timeout=600, check=False,

@@ -58,7 +58,7 @@ def run_a(tmp_path_factory):
     output, home = base / "out", base / "home"
     done = _lorelab(
         "eval", "conditions", "run", "--manifest", str(manifest), "--host", "fixture-host",
-        "--output", str(output), "--memory-home", str(home), "--seed-memory", str(seed),
+        "--output", str(output), "--home", str(home), "--seed-memory", str(seed),
         "--json",
     )  # fmt: skip
     return {"done": done, "output": output, "home": home, "manifest": manifest, "base": base}
@@ -179,7 +179,7 @@ def test_finalize_records_the_host_that_did_the_work(finalized_a):
 def test_a_second_run_on_a_memory_holding_the_holdout_outcomes_is_refused(finalized_a, tmp_path):
     done = _lorelab(
         "eval", "conditions", "run", "--manifest", str(finalized_a["manifest"]), "--host",
-        "fixture-host", "--output", str(tmp_path / "again"), "--memory-home",
+        "fixture-host", "--output", str(tmp_path / "again"), "--home",
         str(finalized_a["home"]),
     )  # fmt: skip
     assert done.returncode == 3, done.stderr

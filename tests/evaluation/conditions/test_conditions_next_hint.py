@@ -58,13 +58,13 @@ def test_the_next_hint_names_the_manifest_and_following_it_gives_the_readmes_dec
         app,
         [
             "eval", "conditions", "run", "--manifest", str(manifest), "--host", "fixture-host",
-            "--output", str(tmp_path / "unused"), "--memory-home", str(tmp_path / "home"),
+            "--output", str(tmp_path / "unused"), "--home", str(tmp_path / "home"),
         ],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     hint = next(line for line in result.output.splitlines() if line.startswith("next: "))
     argv = shlex.split(hint.removeprefix("next: "))
-    assert argv[:4] == ["lorelab", "eval", "conditions", "report"]
+    assert argv[:4] == ["lorelab", "eval", "conditions", "decide"]
     assert argv[argv.index("--manifest") + 1] == str(manifest)
     followed = CliRunner().invoke(app, [*argv[1:], "--json"])
     readme = evaluate_file(summary.output / "beta2_runs.json", manifest)

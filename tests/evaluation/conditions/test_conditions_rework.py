@@ -288,6 +288,6 @@ def test_the_report_says_what_rework_counts(tmp_path):
         base.mkdir()
         path = _file(base, rows)
         sources.append(evaluate_file(path).rework_source)
-        done = CliRunner().invoke(app, ["eval", "conditions", "report", "--input", str(path)])
+        done = CliRunner().invoke(app, ["eval", "conditions", "decide", "--input", str(path)])
         assert f"rework ({sources[-1]}):" in done.output
     assert sources == ["as-written", "reprompts", "host-cycles"]

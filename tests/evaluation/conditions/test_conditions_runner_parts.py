@@ -28,6 +28,7 @@ from lorelab.evaluation.conditions._relevance import is_relevant, relevance_keys
 from lorelab.evaluation.conditions._runner import resolve_host, resolve_memory
 from lorelab.evaluation.conditions._snapshot import take_snapshot
 from lorelab.evaluation.conditions._verify import command_env, run_verify
+from lorelab.io import probe_sandbox
 from lorelab.workers import adapter_argv
 from tests.support.processes import running_with
 
@@ -63,7 +64,7 @@ def test_the_lorelab_profile_needs_a_memory_home(manifest, tmp_path):
     options = RunOptions(
         manifest_path=EXAMPLE / "conditions.json", host="fixture-host", output=tmp_path / "o"
     )
-    with pytest.raises(UsageError, match="--memory-home"):
+    with pytest.raises(UsageError, match="--home"):
         resolve_memory(manifest, options, EXAMPLE / "project")
 
 
@@ -108,7 +109,7 @@ def test_the_run_command_refuses_an_existing_output_directory_before_anything_ru
             "--manifest", str(EXAMPLE / "conditions.json"),
             "--host", "fixture-host",
             "--output", str(output),
-            "--memory-home", str(tmp_path / "home"),
+            "--home", str(tmp_path / "home"),
         ],
     )  # fmt: skip
     assert result.exit_code == 2
@@ -293,8 +294,6 @@ def test_relevance_needs_the_whole_file_or_command_not_a_part_of_a_longer_one(ma
 def test_a_verify_command_cannot_write_outside_its_project_copy_and_says_how_it_was_confined(
     tmp_path,
 ):
-    from lorelab.io import probe_sandbox
-
     support = probe_sandbox()
     project = tmp_path / "copy"
     project.mkdir()
@@ -332,7 +331,7 @@ def _run_example(tmp_path: Path, *args: str):
             "eval", "conditions", "run",
             "--manifest", str(EXAMPLE / "conditions.json"),
             "--output", str(output),
-            "--memory-home", str(tmp_path / "home"),
+            "--home", str(tmp_path / "home"),
             *args,
         ],
     )  # fmt: skip
@@ -342,6 +341,8 @@ def _run_example(tmp_path: Path, *args: str):
 def test_a_host_whose_agent_cli_is_not_installed_is_refused_with_exit_2_before_any_run(
     tmp_path, monkeypatch
 ):
+    # The sandbox is probed (once per process) on the real PATH: only the agent CLI is missing.
+    probe_sandbox()
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     monkeypatch.delenv("LORELAB_CLAUDE_BIN", raising=False)
     result, output = _run_example(tmp_path, "--host", "claude")

@@ -52,7 +52,7 @@ def example_run(tmp_path_factory):
     evaluate = _lorelab(
         "eval",
         "conditions",
-        "report",
+        "decide",
         "--input",
         str(output / "beta2_runs.json"),
         "--manifest",

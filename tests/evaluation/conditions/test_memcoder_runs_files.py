@@ -35,7 +35,7 @@ FOUR = (*THREE, "dreaming")
 
 def _evaluate_cli(write_json, data: dict, *extra: str):
     return CliRunner().invoke(
-        app, ["eval", "conditions", "report", "--input", str(write_json(data)), "--json", *extra]
+        app, ["eval", "conditions", "decide", "--input", str(write_json(data)), "--json", *extra]
     )
 
 
@@ -155,7 +155,7 @@ def test_the_readable_report_of_a_file_without_dreaming_rows_says_incomplete(wri
     path = write_json(_memcoder_file(10, THREE))
     result = CliRunner().invoke(
         app,
-        ["eval", "conditions", "report", "--input", str(path), "--holdouts", "t1,t2,t3,t4,t5,t6"],
+        ["eval", "conditions", "decide", "--input", str(path), "--holdouts", "t1,t2,t3,t4,t5,t6"],
     )
     assert result.exit_code == 1, result.output
     assert "decision for dreaming: incomplete" in result.output

@@ -2,13 +2,14 @@
 
 import pytest
 
+from tests.support.missing_tools import missing
 from tests.support.ray_cluster import RayCluster
 
 
 @pytest.fixture(scope="module")
 def ray_cluster(tmp_path_factory):
     """A local Ray cluster: a head node with two CPUs (two worker processes)."""
-    pytest.importorskip("ray", reason="the Ray tests need pip install 'lorelab[ray]'")
+    pytest.importorskip("ray", reason=missing("ray", "pip install -e '.[dev,ray]'"))
     cluster = RayCluster(tmp_path_factory.mktemp("ray"))
     cluster.start_node(
         "--head",

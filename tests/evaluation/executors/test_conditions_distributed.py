@@ -43,7 +43,7 @@ def _run(base: Path, name: str, *extra: str, host: str = "fixture-host", env=Non
         [
             sys.executable, "-m", "lorelab", "eval", "conditions", "run",
             "--manifest", str(mini / "conditions.json"), "--host", host,
-            "--output", str(output), "--memory-home", str(base / f"{name}-home"),
+            "--output", str(output), "--home", str(base / f"{name}-home"),
             "--seed-memory", str(mini / "seed.json"), "--json", *extra,
         ],
         capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
@@ -193,7 +193,7 @@ def test_a_stopped_coordinator_leaves_aborted_json_and_finalize_clears_the_lock(
         [
             sys.executable, "-m", "lorelab", "eval", "conditions", "run",
             "--manifest", str(mini / "conditions.json"), "--host", host,
-            "--output", str(output), "--memory-home", str(base / f"stopped-{executor}-home"),
+            "--output", str(output), "--home", str(base / f"stopped-{executor}-home"),
             "--seed-memory", str(mini / "seed.json"), "--json", *extra,
         ],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

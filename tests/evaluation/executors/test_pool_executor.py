@@ -137,7 +137,7 @@ def test_eval_conditions_run_with_ray_missing_is_one_line_exit_2_and_writes_noth
     done = _without_ray(
         "eval", "conditions", "run", "--manifest", str(mini["manifest"]),
         "--host", "fixture-host", "--output", str(output),
-        "--memory-home", str(tmp_path / "home"), "--executor", "ray",
+        "--home", str(tmp_path / "home"), "--executor", "ray",
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().count("\n") == 0

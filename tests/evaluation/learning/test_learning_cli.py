@@ -77,12 +77,23 @@ def test_run_without_output_and_agent_is_a_one_line_usage_error():
     hint = result.stderr.strip().splitlines()
     assert len(hint) == 1
     assert hint[0].startswith("lorelab: error: ")
-    assert "--output and --agent are required" in hint[0]
+    assert "Missing options --output and --agent." in hint[0]
+
+
+def test_run_names_only_the_flag_that_is_missing():
+    result = CliRunner().invoke(
+        app, ["eval", "learning", "run", "--dataset", "default", "--agent", "fixture"]
+    )
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("lorelab: error: Missing option --output.")
+    assert "--agent" not in line.split("(see")[0]
 
 
 def test_the_bare_learning_group_shows_its_help_and_runs_nothing():
     result = CliRunner().invoke(app, ["eval", "learning"])
-    assert result.exit_code == 2
+    assert result.exit_code == 0
+    assert result.stderr == ""
     assert "Commands:" in result.output
     assert "run" in result.output.split("Commands:", 1)[1]
 
@@ -96,3 +107,32 @@ def test_installed_program_exports_the_default_dataset_without_a_traceback():
     )
     assert completed.returncode == 0, completed.stderr.decode()
     assert json.loads(completed.stdout)["id"] == "lorelab-default-1"
+
+
+def _fake_run(request, output, progress, runs_on):
+    from types import SimpleNamespace
+
+    progress("ground truth run normalize reference")
+    progress("trial 1/2 normalize r1 memory: qualified, 3/3 detected")
+    progress("trial 2/2 normalize r1 no-memory: qualified, 2/3 detected")
+    return SimpleNamespace(summary=None, message="2 trials", exit_code=0)
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_run_off_a_terminal_prints_one_line_per_finished_unit_unless_quiet(
+    tmp_path, monkeypatch, quiet
+):
+    monkeypatch.setattr("lorelab.cli.eval_learning.run_learning", _fake_run)
+    args = ["eval", "learning", "run", "--dataset", "default", "--agent", "fixture"]
+    args += ["--output", str(tmp_path / "out"), *(["--quiet"] if quiet else [])]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    progress = [line for line in result.stderr.splitlines() if line.startswith("learning")]
+    if quiet:
+        assert progress == []
+    else:
+        assert [line.split(" (")[0] for line in progress] == [
+            "learning evaluation 1/30: ground truth run normalize reference",
+            "learning evaluation 2/30: trial 1/2 normalize r1 memory: qualified, 3/3 detected",
+            "learning evaluation 3/30: trial 2/2 normalize r1 no-memory: qualified, 2/3 detected",
+        ]

@@ -23,6 +23,7 @@ from lorelab.evaluation.learning.roles import (
     identity_digest,
     worker_kind,
 )
+from lorelab.io import probe_sandbox
 from lorelab.workers import WorkerBounds, WorkerIdentity, adapter_argv, resolve_agent
 
 FIXTURE = tuple(adapter_argv("fixture"))
@@ -324,6 +325,8 @@ def test_an_agent_cli_that_is_not_installed_stops_the_run_before_any_trial_with_
     tmp_path, monkeypatch
 ):
     # The claude adapter binds, but the claude it would launch is nowhere on PATH.
+    # The sandbox is probed (once per process) on the real PATH: only the agent CLI is missing.
+    probe_sandbox()
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     monkeypatch.delenv("LORELAB_CLAUDE_BIN", raising=False)
     code, stderr, out = _cli_learning(tmp_path, "--agent", "claude")

@@ -11,23 +11,23 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$repo"
 
-"$lorelab" eval learning --dataset default --agent fixture --seed 7 --output "$work/learning" >/dev/null
+"$lorelab" eval learning run --dataset default --agent fixture --seed 7 --output "$work/learning" >/dev/null
 # Every trial fails for one cause: the worker prints no JSON (exit 1 is that run's outcome).
-"$lorelab" eval learning --dataset default --agent '["python3", "-c", "print(\"not json\")"]' \
+"$lorelab" eval learning run --dataset default --agent '["python3", "-c", "print(\"not json\")"]' \
     --repeat 1 --seed 7 --output "$work/learning-failed" >/dev/null 2>&1 || test $? -eq 1
 
 conditions=(eval conditions run --manifest examples/conditions/conditions.json --host fixture-host
             --seed-memory examples/conditions/memory_seed.json)
-"$lorelab" "${conditions[@]}" --output "$work/conditions" --memory-home "$work/home" >/dev/null
+"$lorelab" "${conditions[@]}" --output "$work/conditions" --home "$work/home" >/dev/null
 
 # Every run's host fails for one cause: it prints no JSON (exit 1 is that run's outcome).
 "$lorelab" eval conditions run --manifest examples/conditions/conditions.json \
     --host '["python3", "-c", "print(\"not json\")"]' \
     --seed-memory examples/conditions/memory_seed.json --output "$work/conditions-failed" \
-    --memory-home "$work/home3" >/dev/null 2>&1 || test $? -eq 1
+    --home "$work/home3" >/dev/null 2>&1 || test $? -eq 1
 
 # The same run, stopped with SIGTERM once 39 of its 52 runs are written.
-"$lorelab" "${conditions[@]}" --output "$work/aborted" --memory-home "$work/home2" >/dev/null 2>&1 &
+"$lorelab" "${conditions[@]}" --output "$work/aborted" --home "$work/home2" >/dev/null 2>&1 &
 pid=$!
 until [ "$(find "$work/aborted/runs" -name '*.json' 2>/dev/null | wc -l)" -ge 39 ]; do sleep 0.2; done
 kill -TERM "$pid"

@@ -137,7 +137,7 @@ def test_the_conditions_example_runs_to_completion_with_the_openai_host(server, 
     done = _lorelab(
         "eval", "conditions", "run", "--manifest", str(_subset_manifest(tmp_path)),
         "--host", "openai", *_endpoint(server, 128), "--output", str(out),
-        "--memory-home", str(tmp_path / "home"),
+        "--home", str(tmp_path / "home"),
         "--seed-memory", str(EXAMPLE / "memory_seed.json"), "--json",
         timeout_s=2400,
     )  # fmt: skip

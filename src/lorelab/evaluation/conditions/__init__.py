@@ -1,4 +1,4 @@
-"""The four-condition protocol: manifest, runs file, ``lorelab eval conditions report`` and
+"""The four-condition protocol: manifest, runs file, ``lorelab eval conditions decide`` and
 the runner."""
 
 from lorelab.evaluation.conditions._evaluate import evaluate, evaluate_file

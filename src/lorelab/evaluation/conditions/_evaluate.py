@@ -1,4 +1,4 @@
-"""``lorelab eval conditions report``: per-condition figures, the paired comparison with
+"""``lorelab eval conditions decide``: per-condition figures, the paired comparison with
 baseline on the holdouts, the dreaming decision, Skills to review, and what the protocol
 cannot prove."""
 

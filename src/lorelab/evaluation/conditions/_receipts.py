@@ -23,7 +23,7 @@ from lorelab.evaluation.conditions._manifest import Condition, ConditionsManifes
 from lorelab.evaluation.conditions._memory import LockReceipt
 from lorelab.evaluation.conditions._profiles import UnsupportedOperation
 from lorelab.evaluation.conditions._verify import VerifyReceipt
-from lorelab.io import SandboxKind
+from lorelab.io import Confinement, SandboxKind
 from lorelab.workers import RoleReceipt, WorkerIdentity
 
 BYTE_ACCOUNTING: Final[dict[str, str]] = {
@@ -202,11 +202,18 @@ class PreflightReceipt(_OmitUnset, ReceiptModel):
         return "lock" in self.model_fields_set or bool(self.lock_requested)
 
 
-class ManifestReceipt(RecordModel):
+class ManifestReceipt(_OmitUnset, RecordModel):
     """``manifest.json``: the manifest as run, with the SHA-256 of its file."""
+
+    _OMIT_UNSET: ClassVar[tuple[str, ...]] = ("confinement",)
 
     sha256: str
     manifest: ConditionsManifest
+    confinement: Confinement | None = Field(
+        default=None,
+        description="The sandbox verify and check commands ran in, as probed before the run, "
+        "and whether --allow-unsandboxed was given (absent in older receipts).",
+    )
 
 
 # ---------------------------------------------------------------------------- one run

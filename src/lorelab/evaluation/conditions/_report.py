@@ -1,4 +1,4 @@
-"""The report of ``lorelab eval conditions report`` as models: per-condition figures, the
+"""The report of ``lorelab eval conditions decide`` as models: per-condition figures, the
 paired comparisons, the decision and its verdicts, flagged runs, Skills to review, and what
 cannot be proved."""
 
@@ -192,7 +192,7 @@ class ReviewRequired(RecordModel):
 
 
 class ConditionsReport(ReceiptModel):
-    """The report of ``lorelab eval conditions report``; the same runs file always gives the
+    """The report of ``lorelab eval conditions decide``; the same runs file always gives the
     same report."""
 
     input_sha256: str

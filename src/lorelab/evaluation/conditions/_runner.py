@@ -64,7 +64,7 @@ from lorelab.evaluation.conditions._snapshot import Snapshot, take_snapshot
 from lorelab.evaluation.conditions._verify import command_env
 from lorelab.evaluation.executors import TrialExecutor
 from lorelab.evaluation.runlog import RunError, RunLog
-from lorelab.io import SCRIPT_HASH_CAP, progress_bar, sha256_file
+from lorelab.io import SCRIPT_HASH_CAP, progress_bar, require_sandbox, sha256_file
 from lorelab.mcp import ALLOW_CHECKS_ENV
 from lorelab.workers import (
     VERIFICATION_SCOPE,
@@ -110,6 +110,8 @@ class RunOptions:
     executor: TrialExecutor | None = None
     # --model/--base-url/... for --host openai (refused for any other host).
     endpoint: EndpointOptions = field(default_factory=EndpointOptions)
+    # --allow-unsandboxed: run verify and check commands unconfined where no sandbox works.
+    allow_unsandboxed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,14 +176,14 @@ def resolve_memory(
     profile = PROFILES[manifest.memory.profile]
     home = Path(os.path.abspath(options.memory_home)) if options.memory_home else None
     if home is not None and home.exists() and not home.is_dir():
-        raise UsageError(f"--memory-home {options.memory_home}: exists and is not a directory")
+        raise UsageError(f"--home {options.memory_home}: exists and is not a directory")
     if home is not None:
         real_home, real_project = Path(os.path.realpath(home)), Path(os.path.realpath(project))
         if real_home == real_project or real_project in real_home.parents:
             # The snapshot leaves out only directories named .lorelab; any other memory home
             # inside the project would be copied into every condition's project, baseline too.
             raise UsageError(
-                f"--memory-home {options.memory_home}: is inside the project {project}; a "
+                f"--home {options.memory_home}: is inside the project {project}; a "
                 "baseline host would find the memory in its copy (put the home elsewhere)"
             )
     argv = options.memory_argv or manifest.memory.argv
@@ -193,9 +195,7 @@ def resolve_memory(
             "memory.argv in the manifest"
         )
     if home is None:
-        raise UsageError(
-            "the lorelab memory profile needs --memory-home DIR: the memory home under test"
-        )
+        raise UsageError("the lorelab memory profile needs --home DIR: the memory home under test")
     return profile, lorelab_server_argv(home, project), home
 
 
@@ -417,8 +417,8 @@ def run_conditions(options: RunOptions) -> RunSummary:
     """Run every task x condition of the manifest; write receipts and the runs file.
 
     Refusals before anything runs: bad manifest, host or memory options, a host or memory
-    server that cannot start (exit 2); a host that cannot be bound or a memory that cannot be
-    reached (exit 3). Exit code in the
+    server that cannot start, no working sandbox without ``allow_unsandboxed`` (exit 2); a
+    host that cannot be bound or a memory that cannot be reached (exit 3). Exit code in the
     summary: 0 when every run completed (whatever its outcome), 1 when a run could not
     complete as declared (a host call, a memory operation or the run's worker failed, or the
     host claimed another model; such runs stay in the record), 3 when an identity changed.
@@ -431,6 +431,10 @@ def run_conditions(options: RunOptions) -> RunSummary:
     argv = with_endpoint(argv, options.endpoint, flag="--host")
     profile, memory_argv, home = resolve_memory(manifest, options, source)
     seed = read_seed(options.seed_memory) if options.seed_memory else None
+    # Verify commands (and the checks of a memory without its own) are untrusted code.
+    confinement = require_sandbox(
+        "lorelab eval conditions run", allow_unsandboxed=options.allow_unsandboxed
+    )
     snapshot = take_snapshot(source)
     env = command_env()
     root = Path(tempfile.mkdtemp(prefix="lorelab-conditions-"))
@@ -444,7 +448,10 @@ def run_conditions(options: RunOptions) -> RunSummary:
         identity = _bind_host(argv, preflight_copy, options, manifest, env)
         check_memory_startable(memory_argv, profile)
         log = RunLog.start(options.output)
-        log.write(MANIFEST_FILE, ManifestReceipt(sha256=manifest_sha, manifest=manifest))
+        log.write(
+            MANIFEST_FILE,
+            ManifestReceipt(sha256=manifest_sha, manifest=manifest, confinement=confinement),
+        )
         mem = _Memory(
             profile,
             memory_argv,

@@ -59,6 +59,8 @@ class LearningRequest:
     reviewer_agent: tuple[str, ...] | None = None
     control: Control | None = None
     """``placebo``: add the placebo arm (``--control placebo``)."""
+    allow_unsandboxed: bool = False
+    """``--allow-unsandboxed``: run without a working sandbox rather than refuse."""
 
     @property
     def roles(self) -> RoleAssignment:
@@ -130,8 +132,8 @@ class LearningRun:
 
     def __post_init__(self) -> None:
         # Installed pytest plugins must not change an evaluation's outcomes; generated and
-        # reference suites run sandboxed as far as this machine allows (each execution records
-        # what it got).
+        # reference suites run sandboxed (refused before the run without a working sandbox,
+        # unless --allow-unsandboxed; each execution records what it got).
         self.runner = get_runner(self.manifest.runner, plugin_autoload=False, sandbox=True)
 
     @property

@@ -58,6 +58,7 @@ from lorelab.evaluation.learning.roles import TEST_ROLES, PerRole
 from lorelab.evaluation.learning.schedule import schedule
 from lorelab.evaluation.learning.summary import build_summary, summary_markdown
 from lorelab.evaluation.runlog import RunLog
+from lorelab.io import require_sandbox
 from lorelab.workers import MAX_OUTPUT_BYTES_CAP, MAX_TIMEOUT_MS, check_endpoints
 
 MAX_CALLS_CAP: Final = 360
@@ -124,6 +125,8 @@ def resolve_settings(request: LearningRequest) -> tuple[Settings, EvidenceKind]:
             f"(it plays the {', '.join(fixture_roles)} role)"
         )
     kind: EvidenceKind = PROTOCOL_FIXTURE if fixture_roles else (request.evidence_kind or LIVE)
+    # Reference suites and generated tests are untrusted code: no working sandbox, no run.
+    confinement = require_sandbox(PROGRAM, allow_unsandboxed=request.allow_unsandboxed)
     seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
     kinds = roles.kinds()
     workers = {role: RoleWorker(argv=list(argv), kind=kinds[role]) for role, argv in roles.items()}
@@ -140,6 +143,7 @@ def resolve_settings(request: LearningRequest) -> tuple[Settings, EvidenceKind]:
         stability_runs=request.stability_runs,
         test_timeout_s=request.test_timeout_s,
         control=request.control,
+        confinement=confinement,
     )
     return settings, kind
 

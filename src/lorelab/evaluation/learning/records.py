@@ -9,6 +9,7 @@ from pydantic import AliasChoices, Field
 from lorelab._model import EvidenceKind, ReceiptModel, RecordModel, RunnerName
 from lorelab.evaluation.learning.manifest import LearningManifest
 from lorelab.evaluation.learning.roles import PerRole, TestRole, WorkerKind, picklable
+from lorelab.io import Confinement
 from lorelab.runners import DefectOutcome, Execution, Stability
 from lorelab.testgen import CandidateValidation, Generation
 from lorelab.workers import WorkerBounds, WorkerIdentity
@@ -87,6 +88,11 @@ class Settings(RecordModel):
     timeout_ms: int
     stability_runs: int
     test_timeout_s: float = Field(description="Per-execution timeout of every test run.")
+    confinement: Confinement | None = Field(
+        default=None,
+        description="The sandbox the reference suites and generated tests ran in, as probed "
+        "before the run, and whether --allow-unsandboxed was given (null in older receipts).",
+    )
 
     @property
     def bounds(self) -> WorkerBounds:
