@@ -23,6 +23,7 @@ import httpx2
 from lorelab._state import private_dir, server_file
 from lorelab.memory import CommandRun, RecordRequest, Verification, open_store
 from tests.support.hooks import SECRET, claude_payload
+from tests.support.processes import children, gone_soon
 from tests.support.serve import (
     PY,
     FakeListener,
@@ -147,10 +148,14 @@ def test_a_sigkilled_server_s_local_token_dies_with_it(tmp_path):
     _seed(home, project)
     process = start_server(home, project)
     state = wait_for_state(process, home)
+    workers = children(process.pid)
     process.kill()
     process.wait(timeout=60)
     if process.stderr:
         process.stderr.close()
+    # Its workers die with it (the kernel's parent-death signal), and the port is free once
+    # the last of them, which shares the listening socket, is gone.
+    assert all(gone_soon(pid, 120) for pid in workers)
     token = state["token"]
     rows = open_store(home, project)
     try:

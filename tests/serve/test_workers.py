@@ -16,7 +16,7 @@ from lorelab._state import server_file
 from lorelab.serve._fast import proof
 from tests.serve.test_faults import KILL_AFTER, WRITERS, Writers, _stored
 from tests.serve.test_hook_trust import _env, _hook, _prompt, _seed
-from tests.support.processes import alive, gone_soon
+from tests.support.processes import alive, children, gone_soon
 from tests.support.serve import (
     make_token,
     mcp_call_body,
@@ -28,15 +28,6 @@ from tests.support.serve import (
 )
 
 
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        found += [
-            int(child) for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()
-        ]
-    return found
-
-
 def test_every_acknowledged_record_survives_a_sigkill_of_a_server_with_two_workers(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
@@ -44,7 +35,7 @@ def test_every_acknowledged_record_survives_a_sigkill_of_a_server_with_two_worke
     process = start_server(home, project, args=["--workers", "2"])
     try:
         state = wait_for_state(process, home)
-        workers = _children(process.pid)
+        workers = children(process.pid)
         assert len(workers) == 1  # the server serves too: two processes in all
         writers = Writers(state["url"], token)
         threads = [threading.Thread(target=writers.run, args=(n,)) for n in range(WRITERS)]
@@ -84,7 +75,7 @@ def test_sigterm_stops_every_worker_and_withdraws_the_state_file(tmp_path):
     process = start_server(home, project, args=["--workers", "3"])
     try:
         state = wait_for_state(process, home)
-        workers = _children(process.pid)
+        workers = children(process.pid)
         assert len(workers) == 2
         body = mcp_call_body(1, "lore_list", {})
         for _ in range(6):  # each on a new connection: any of the three may answer
@@ -104,7 +95,7 @@ def test_one_worker_is_the_server_alone(tmp_path):
     process = start_server(home, project, args=["--workers", "1"])
     try:
         wait_for_state(process, home)
-        assert _children(process.pid) == []
+        assert children(process.pid) == []
     finally:
         assert stop(process) == 143
 
@@ -155,7 +146,7 @@ def test_every_worker_proves_the_one_key_and_no_command_line_holds_a_secret(tmp_
     _seed(home, project)
     with running_server(home, project, scope=None, args=["--workers", "2"]) as server:
         key, token = bytes.fromhex(server.state["proof_key"]), server.state["token"]
-        pids = [server.process.pid, *_children(server.process.pid)]
+        pids = [server.process.pid, *children(server.process.pid)]
         assert len(pids) == 2
         for pid in pids:  # the secrets came through a pipe: not in argv, not in the environment
             for name in ("cmdline", "environ"):

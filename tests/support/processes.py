@@ -16,6 +16,15 @@ def alive(pid: int) -> bool:
         return False
 
 
+def children(pid: int) -> list[int]:
+    """The pids of ``pid``'s child processes (every thread's children)."""
+    found: list[int] = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children", encoding="utf-8") as handle:
+            found += [int(child) for child in handle.read().split()]
+    return found
+
+
 def gone_soon(pid: int, bound_s: float = 30.0) -> bool:
     """Whether ``pid`` is dead within ``bound_s``. SIGKILL is delivered asynchronously: on a
     loaded machine a process lorelab killed can still be exiting when lorelab itself has
