@@ -37,6 +37,24 @@ def gone_soon(pid: int, bound_s: float = 30.0) -> bool:
     return True
 
 
+def no_listener_soon(port: int, bound_s: float = 30.0) -> bool:
+    """Whether no socket listens on TCP ``port`` (IPv4 or IPv6) within ``bound_s``."""
+    deadline = time.monotonic() + bound_s
+    while True:
+        listening = False
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with open(table, encoding="utf-8") as handle:
+                for line in handle.read().splitlines()[1:]:
+                    fields = line.split()
+                    if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        listening = True
+        if not listening:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
 def running_with(token: str) -> list[int]:
     """Host pids of live processes whose command line holds ``token``."""
     found = []
