@@ -23,6 +23,7 @@ from lorelab.memory import (
     ReindexRequest,
     SqliteMemoryStore,
     _minilm,
+    _reindex,
     _vectors,
 )
 from lorelab.memory._embedders import ENVIRONMENT, MINILM, WORDLLAMA
@@ -147,7 +148,7 @@ def test_reindex_switches_the_model_and_the_briefs_follow(tmp_path):
 def test_an_interrupted_switch_keeps_serving_with_the_old_model_and_carries_on(
     tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(_vectors, "REINDEX_BATCH", 1)
+    monkeypatch.setattr(_reindex, "REINDEX_BATCH", 1)
     with SqliteMemoryStore(tmp_path / "w.db", embedding_model="wordllama") as store:
         for task in (REFUND, CHECKOUT, "Flaky websocket reconnect test in the dashboard"):
             store.record(experience(task=task))

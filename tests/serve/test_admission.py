@@ -123,7 +123,8 @@ def _tasks(home: Path) -> list[str]:
         conn.close()
 
 
-LIMITS = ["--max-in-flight", "1", "--max-queue", "0"]
+# One worker: each process admits on its own (lorelab.serve._workers), and these tests count one.
+LIMITS = ["--workers", "1", "--max-in-flight", "1", "--max-queue", "0"]
 
 
 def test_a_request_beyond_the_queue_gets_503_with_retry_after_and_nothing_is_stored(tmp_path):
@@ -163,7 +164,7 @@ def test_a_queued_request_runs_when_the_slot_frees(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     held_body = mcp_call_body(1, "lore_record", {**RECORD, "task": "the held record"})
-    args = ["--max-in-flight", "1", "--max-queue", "1", "--queue-timeout-s", "600"]
+    args = [*LIMITS[:4], "--max-queue", "1", "--queue-timeout-s", "600"]
     with running_server(home, project, args=args) as server:
         assert server.token is not None
         token = server.token
@@ -189,7 +190,7 @@ def test_sigterm_under_a_backlog_refuses_the_queue_and_the_request_in_flight_fin
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     token = make_token(home, project, "bench", "write")
-    args = ["--max-in-flight", "1", "--max-queue", "20", "--queue-timeout-s", "600"]
+    args = [*LIMITS[:4], "--max-queue", "20", "--queue-timeout-s", "600"]
     process = start_server(home, project, args=args)
     state = wait_for_state(process, home)
     url = state["url"]

@@ -23,6 +23,7 @@ import httpx2
 from lorelab._state import private_dir, server_file
 from lorelab.memory import CommandRun, RecordRequest, Verification, open_store
 from tests.support.hooks import SECRET, claude_payload
+from tests.support.processes import children, gone_soon, no_listener_soon
 from tests.support.serve import (
     PY,
     FakeListener,
@@ -147,10 +148,16 @@ def test_a_sigkilled_server_s_local_token_dies_with_it(tmp_path):
     _seed(home, project)
     process = start_server(home, project)
     state = wait_for_state(process, home)
+    workers = children(process.pid)
     process.kill()
     process.wait(timeout=60)
     if process.stderr:
         process.stderr.close()
+    # Its workers die with it (the kernel's parent-death signal). The port is free once the
+    # last of their threads is gone (a killed process's first thread can be a zombie while
+    # the others still hold the listening socket), so that is what is waited for.
+    assert all(gone_soon(pid, 120) for pid in workers)
+    assert no_listener_soon(int(state["url"].rsplit(":", 1)[1]), 120)
     token = state["token"]
     rows = open_store(home, project)
     try:

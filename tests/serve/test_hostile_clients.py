@@ -54,7 +54,17 @@ def _seed(home: Path, project: Path) -> None:
 
 
 def _serve(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [PY, "-m", "lorelab", "serve", "--home", str(home), "--project", str(project)]
+    command = [
+        PY,
+        "-m",
+        "lorelab",
+        "serve",
+        "start",
+        "--home",
+        str(home),
+        "--project",
+        str(project),
+    ]
     return subprocess.run(
         [*command, "--port", "0", *args], capture_output=True, text=True, timeout=120
     )

@@ -87,6 +87,13 @@ def serve_group() -> None:
     show_default=True,
     help="Seconds a request's body may take to arrive; a request takes a slot only once it has.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes that serve, all on the one socket and store, each with its own "
+    "--max-in-flight and --max-queue (default: one per usable core).",
+)
 def start_command(
     home: str | None,
     project_dir: str | None,
@@ -100,6 +107,7 @@ def start_command(
     max_queue: int,
     queue_timeout_s: float,
     body_timeout_s: float,
+    workers: int | None,
 ) -> None:
     """Serve the memory over MCP (streamable HTTP) at /mcp, with bearer tokens.
 
@@ -107,9 +115,10 @@ def start_command(
     `lorelab serve token create NAME --scope read|write|admin`); --no-auth drops that, on
     127.0.0.1 or ::1 only. The project's hooks find it in your private state directory and
     send it nothing before it proves it holds its key. At most --max-in-flight requests run at
-    once and --max-queue wait; others get 503. A request takes a slot only once its body (at
-    most 4 MiB) has arrived, within --body-timeout-s. SIGTERM refuses the queue, lets the
-    requests in flight finish and exits. See docs/serve.md for
+    once and --max-queue wait in each of --workers processes (one per core unless told);
+    others get 503. A request takes a slot only once its body (at most 4 MiB) has arrived,
+    within --body-timeout-s. SIGTERM refuses the queue, lets the requests in flight finish and
+    exits. See docs/serve.md for
     the limits and for each agent's registration.
     """
     import os
@@ -133,6 +142,7 @@ def start_command(
                 queue_seconds=queue_timeout_s,
                 body_seconds=body_timeout_s,
             ),
+            workers=workers,
         )
     )
 

@@ -180,8 +180,12 @@ class Feedback:
         )
 
 
+NO_FEEDBACK: Final = Feedback()
+"""An item never rated (most are): shared, so that its effect is known without arithmetic."""
+
+
 def feedback_effect(feedback: Feedback | None) -> tuple[float, float]:
     """(rank factor, logit shift) of ``feedback`` (none: no effect)."""
-    if feedback is None:
-        return 1.0, 0.0
+    if feedback is None or feedback is NO_FEEDBACK:
+        return 1.0, 0.0  # what the properties give for no ratings, exactly
     return feedback.rank_factor, feedback.logit

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from lorelab.memory._hybrid import GRADINGS, Grading
@@ -76,10 +76,11 @@ class QueryTerms:
     present: tuple[str, ...]
     dropped_common: tuple[str, ...]
     doc_freq: dict[str, int]
+    total: float = field(init=False)
+    """The weights' sum (each candidate's coverage divides by it)."""
 
-    @property
-    def total(self) -> float:
-        return sum(self.weights.values())
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total", sum(self.weights.values()))
 
     def match_terms(self, policy: RelevancePolicy) -> tuple[str, ...]:
         """The terms worth matching: leaving the others out loses no item that could clear.

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import sqlite3
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
@@ -12,6 +15,7 @@ from lorelab.memory._db import Database, counts, n_docs
 from lorelab.memory._embedders import Embedder, dot, of_store
 from lorelab.memory._experiences import fold_term_counts
 from lorelab.memory._hybrid import (
+    NO_FEEDBACK,
     Feedback,
     Grading,
     Signals,
@@ -137,6 +141,38 @@ def _vector_model(conn: sqlite3.Connection) -> Embedder | None:
     return embedder if has_vectors(conn, embedder) else None
 
 
+QUERY_VECTORS_KEPT: Final = 1024
+"""How many recent query vectors a store keeps (per model and text): a task briefed again, as
+agents and their hooks often do, is not embedded again."""
+
+
+class _RecentVectors:
+    """The most recent query vectors of one store, by ``(model id, text)`` (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.kept: collections.OrderedDict[tuple[str, str], Sequence[float]] = (
+            collections.OrderedDict()
+        )
+
+    def get(self, key: tuple[str, str]) -> Sequence[float] | None:
+        with self.lock:
+            found = self.kept.get(key)
+            if found is not None:
+                self.kept.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str], values: Sequence[float]) -> None:
+        with self.lock:
+            self.kept[key] = values
+            while len(self.kept) > QUERY_VECTORS_KEPT:
+                self.kept.popitem(last=False)
+
+
+_recent: weakref.WeakKeyDictionary[Database, _RecentVectors] = weakref.WeakKeyDictionary()
+_recent_lock = threading.Lock()
+
+
 def query_vector(db: Database, policy: RelevancePolicy, task: str) -> QueryVector | None:
     """``task``'s vector under the store's model, computed outside any transaction.
 
@@ -144,14 +180,25 @@ def query_vector(db: Database, policy: RelevancePolicy, task: str) -> QueryVecto
     so a server's other calls go on meanwhile. ``None`` when a ranking would not use it: the
     keyword-only policy, or a store without vectors (whose model is then never loaded). A
     reindex between this and the transaction switches the model: the ranking then sees a
-    vector of another model and computes its own.
+    vector of another model and computes its own. The store keeps its last
+    :data:`QUERY_VECTORS_KEPT` query vectors (the model is deterministic: a kept vector is
+    the one the model would compute again).
     """
     if not policy.hybrid:
         return None
     embedder = db.read(_vector_model)
     if embedder is None:
         return None
-    return QueryVector(embedder.model_id, task, embedder.embed_query(task))
+    with _recent_lock:
+        recent = _recent.get(db)
+        if recent is None:
+            recent = _recent[db] = _RecentVectors()
+    key = (embedder.model_id, task)
+    values = recent.get(key)
+    if values is None:
+        values = embedder.embed_query(task)
+        recent.put(key, values)
+    return QueryVector(embedder.model_id, task, values)
 
 
 def python_scan() -> bool:
@@ -181,7 +228,12 @@ def _semantic(
         scores = small_store_scan(conn, embedder, query, project, policy.shortlist)
     if scores is None:
         ids, values = cache_for(conn, embedder).similarities(query, project, policy.shortlist)
-        scores = {int(rowid): float(value) for rowid, value in zip(ids, values, strict=True)}
+        import numpy as np
+
+        # Best first, ties by id: the order the Python sort below gives, without a Python
+        # object per shortlisted vector.
+        order = np.lexsort((ids, -values))[: policy.semantic_candidates]
+        return dict(zip(ids[order].tolist(), values[order].tolist(), strict=True))
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return dict(best[: policy.semantic_candidates])
 
@@ -205,7 +257,8 @@ def _details(
             f"SELECT id, terms, validity, validity_reason FROM experiences WHERE id IN ({marks})",
             batch,
         ):
-            feedback = Feedback(**ratings.get(int(rowid), {}))
+            rated = ratings.get(int(rowid))
+            feedback = NO_FEEDBACK if rated is None else Feedback(**rated)
             found[int(rowid)] = (str(terms), str(validity), reason, feedback)
     return found
 
@@ -263,14 +316,19 @@ def _withheld_reason(item: Candidate) -> str | None:
 def _near_duplicates(
     conn: sqlite3.Connection, embedder: Embedder, usable: list[Candidate], limit: float
 ) -> Callable[[int, int], bool]:
-    """Whether two candidates' own vectors are at least ``limit`` similar (asked lazily)."""
-    with_vectors = [item.rowid for item in usable if item.semantic is not None]
-    if len(with_vectors) < 2:
+    """Whether two candidates' own vectors are at least ``limit`` similar (asked lazily: the
+    few vectors a comparison needs are read when it is asked, each once)."""
+    if sum(1 for item in usable if item.semantic is not None) < 2:
         return lambda a, b: False
-    vectors = stored_vectors(conn, embedder, with_vectors)
+    vectors: dict[int, tuple[float, ...]] = {}
+
+    def vector(rowid: int) -> tuple[float, ...]:
+        if rowid not in vectors:
+            vectors[rowid] = stored_vectors(conn, embedder, [rowid])[rowid]
+        return vectors[rowid]
 
     def close(a: int, b: int) -> bool:
-        return dot(vectors[a], vectors[b]) >= limit
+        return dot(vector(a), vector(b)) >= limit
 
     return close
 
@@ -338,7 +396,8 @@ def rank_experiences(
         conn, embedder, policy, task, project, vector
     )
     found.sort(key=lambda item: (-item.fused, -item.rowid))
-    usable = [item for item in found if _withheld_reason(item) is None]
+    withheld_because = {item.rowid: _withheld_reason(item) for item in found}
+    usable = [item for item in found if withheld_because[item.rowid] is None]
     signals, confidences = _confidences(
         conn, embedder, policy, usable, lexical_ranks, semantic_ranks
     )
@@ -348,7 +407,7 @@ def rank_experiences(
     tiers = {rowid: None if gated else rule.tier(value) for rowid, value in confidences.items()}
     result: list[Candidate] = []
     for item in found:
-        withheld = _withheld_reason(item)
+        withheld = withheld_because[item.rowid]
         confidence = confidences.get(item.rowid)
         tier = tiers.get(item.rowid)
         if withheld is not None:
@@ -371,13 +430,21 @@ def rank_experiences(
         else:
             reason = f"withheld: confidence {confidence:.3f} < {rule.related}"
         result.append(
-            replace(
-                item,
+            Candidate(
+                rowid=item.rowid,
+                lexical=item.lexical,
+                matched=item.matched,
+                bm25=item.bm25,
+                semantic=item.semantic,
+                fused=item.fused,
                 confidence=confidence,
+                validity=item.validity,
+                validity_reason=item.validity_reason,
+                feedback=item.feedback,
                 served=tier is not None,
-                tier=tier,
                 reason=reason,
                 signals=signals.get(item.rowid),
+                tier=tier,
             )
         )
     best = max(confidences.values(), default=None)

@@ -22,9 +22,9 @@ from lorelab.memory import (
     _locks,
     _plans,
     _proposals,
+    _reindex,
     _skills,
     _validity,
-    _vectors,
 )
 from lorelab.memory._db import BUSY_DEADLINE_SECONDS, Database
 from lorelab.memory._embedders import Embedder, named, of_store
@@ -128,20 +128,25 @@ class SqliteMemoryStore:
         """Vectors (of the request's model, else of the store's) for every item without one,
         then that model is the store's; ``progress(n)`` after each batch of n."""
         target = None if request.model is None else named(request.model)
-        done = _vectors.reindex(self._db, progress or (lambda count: None), target)
+        done = _reindex.reindex(self._db, progress or (lambda count: None), target)
         return ReindexResult(model=done.model, experiences=done.experiences, lessons=done.lessons)
 
     def missing_vectors(self, model: str | None = None) -> int:
         """How many experiences and lessons have no vector of ``model`` (default: the store's
         own) yet: what a reindex would compute."""
         target = None if model is None else named(model)
-        counts = _vectors.missing_counts(self._db, target)
+        counts = _reindex.missing_counts(self._db, target)
         return counts.experiences + counts.lessons
 
     @property
     def embedding_model(self) -> str:
         """The model id of the vectors this store uses."""
         return self._db.read(of_store).model_id
+
+    def load_model(self) -> None:
+        """Load the store's embedding model now (a server does before it accepts calls, so
+        that no call pays the load)."""
+        self._db.read(of_store).load()
 
     # skills and plans
     promote_skill = _on_db(_skills.promote_skill)

@@ -4,13 +4,13 @@ One server per store: the server holds an exclusive ``flock`` on ``<home>/serve.
 whole life (the kernel drops it if the process dies, so a killed server never blocks the next).
 At every start it makes, in memory only, a write token named ``local`` and a proof key, and
 writes them with its address to the user's private state directory (``lorelab._state``) for
-the hooks; the file is withdrawn at shutdown, and a killed server's token and key die with it.
+the hooks, once every worker process (``lorelab.serve._workers``, which gets both on its stdin)
+accepts; the file is withdrawn at shutdown, and a killed server's token and key die with it.
 SIGTERM stops it gracefully: no new connection is accepted and requests in flight finish.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import ipaddress
@@ -24,8 +24,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import FrameType
-from typing import IO, Any, Final
+from typing import IO, Final
 
 from lorelab._state import (
     SERVERS,
@@ -38,11 +37,18 @@ from lorelab._state import (
 )
 from lorelab.errors import InputFileError, PreflightError, UsageError
 from lorelab.memory import SqliteMemoryStore, open_store, store_path
-from lorelab.serve._admission import Admission, Limits
-from lorelab.serve._tokens import LOCAL_TOKEN, TOKEN_PREFIX, TokenBook, list_tokens, revoke_token
+from lorelab.serve._admission import Limits
+from lorelab.serve._tokens import LOCAL_TOKEN, TOKEN_PREFIX, list_tokens, revoke_token
+from lorelab.serve._workers import (
+    Secrets,
+    Workers,
+    WorkerSpec,
+    log_to_stderr,
+    serve_socket,
+    usable_cores,
+)
 
 LOCK_NAME: Final = "serve.lock"
-GRACEFUL_SECONDS: Final = 5
 LOG: Final = logging.getLogger("lorelab.serve")
 
 
@@ -59,6 +65,8 @@ class ServeOptions:
     tls_key: str | None = None
     allow_checks: bool = False
     limits: Limits = field(default_factory=Limits)
+    workers: int | None = None
+    """Processes that serve (``--workers``); None: one per usable core."""
 
 
 NO_AUTH_ADDRESSES: Final = (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
@@ -203,6 +211,14 @@ def _url(options: ServeOptions, port: int) -> str:
     return f"{scheme}://{shown}:{port}"
 
 
+def _check_state_dir() -> None:
+    """Refuse a state directory for the hooks that is not private (made if missing)."""
+    try:
+        private_dir(SERVERS, create=True)
+    except NotPrivate as exc:
+        raise PreflightError(f"the state directory for the hooks is not private: {exc}") from None
+
+
 def _write_state(
     home: Path, options: ServeOptions, port: int, token: str | None, proof_key: bytes
 ) -> Path:
@@ -215,10 +231,7 @@ def _write_state(
         "home": str(home),
         "tls_cafile": None if options.tls_cert is None else str(Path(options.tls_cert).resolve()),
     }
-    try:
-        private_dir(SERVERS, create=True)
-    except NotPrivate as exc:
-        raise PreflightError(f"the state directory for the hooks is not private: {exc}") from None
+    _check_state_dir()
     path = server_file(home)
     write_private(path, json.dumps(state, indent=2).encode() + b"\n")
     return path
@@ -259,40 +272,9 @@ def _refuse_untrusted_home(options: ServeOptions, home: Path) -> None:
     refuse_untrusted_home(home, named=options.home is not None)
 
 
-def _log_to_stderr() -> None:
-    """One line per refused request or failed tool on stderr, as ``lorelab mcp`` does."""
-    for name in ("lorelab.serve", "lorelab.mcp"):
-        logger = logging.getLogger(name)
-        if not logger.handlers:
-            handler = logging.StreamHandler(sys.stderr)
-            handler.setFormatter(logging.Formatter("lorelab serve: %(message)s"))
-            logger.addHandler(handler)
-            logger.setLevel(logging.WARNING)
-            logger.propagate = False
-
-
-def _server_class() -> type[Any]:
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        """uvicorn's server, whose SIGTERM also closes admission: the queue is refused at once."""
-
-        def __init__(self, config: uvicorn.Config, admission: Admission) -> None:
-            super().__init__(config)
-            self.admission = admission
-
-        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            super().handle_exit(sig, frame)
-            # A signal handler: hand the work to the event loop rather than do it here.
-            with contextlib.suppress(RuntimeError):
-                asyncio.get_running_loop().call_soon_threadsafe(self.admission.close)
-
-    return Server
-
-
 def run_server(options: ServeOptions) -> None:
     """Serve until SIGTERM or Ctrl-C (blocking)."""
-    _log_to_stderr()
+    log_to_stderr()
     _check_tls(options)
     project_dir = Path(options.project) if options.project is not None else Path.cwd()
     if not project_dir.is_dir():
@@ -315,50 +297,49 @@ def run_server(options: ServeOptions) -> None:
 def _serve_locked(
     options: ServeOptions, store: SqliteMemoryStore, home: Path, project_dir: Path
 ) -> None:
-    import uvicorn
-
-    from lorelab.hooks import run_hook
-    from lorelab.serve._app import ServedLorelab, build_app
-
     store_file = store.location
     sock = _bind(options.host, options.port)
     _revoke_stored_local(store_file)
-    # The hooks' token and the proof key live in this process and the private state file
-    # only: a server killed with SIGKILL takes both with it.
+    # The hooks' token and the proof key live in these processes and the private state file
+    # only: a server killed with SIGKILL takes both with it (its workers die with it).
     token = None if options.no_auth else TOKEN_PREFIX + secrets.token_urlsafe(32)
-    proof_key = secrets.token_bytes(32)
-    book = None if options.no_auth else TokenBook(store_file, local=token)
-    server = ServedLorelab(store, home, project_dir, allow_checks=options.allow_checks)
-    app, admission = build_app(
-        server,
-        home=home,
-        book=book,
+    keys = Secrets(token=token, proof_key=secrets.token_bytes(32))
+    spec = WorkerSpec(
+        store_file=str(store_file),
+        home=str(home),
+        project_dir=str(project_dir.resolve()),
+        host=options.host,
+        no_auth=options.no_auth,
+        tls_cert=options.tls_cert,
+        tls_key=options.tls_key,
+        allow_checks=options.allow_checks,
         loopback_names=_loopback_names(sock, options.host),
-        run_hook=run_hook,
-        limits=options.limits,
-        proof_key=proof_key,
+        in_flight=options.limits.in_flight,
+        queued=options.limits.queued,
+        queue_seconds=options.limits.queue_seconds,
+        retry_after_seconds=options.limits.retry_after_seconds,
+        body_seconds=options.limits.body_seconds,
     )
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        ssl_certfile=options.tls_cert,
-        ssl_keyfile=options.tls_key,
-        timeout_graceful_shutdown=GRACEFUL_SECONDS,
-    )
-    config.load()  # the TLS context among the rest: whatever fails here fails unannounced
     port = sock.getsockname()[1]
-    state = _write_state(home, options, port, token, proof_key)
-    sys.stderr.write(
-        f"lorelab serve: {_listening(options, port)} for {store_file}"
-        f"{' (no auth: loopback only)' if options.no_auth else ''}\n"
-    )
-    sys.stderr.flush()
+    _check_state_dir()  # before any worker starts: refused here, nothing is left to stop
+    count = options.workers if options.workers is not None else usable_cores()
+    workers = Workers.start(spec, keys, sock, count - 1)
+
+    def started() -> None:
+        """Every process accepts: tell the hooks where (the private state file) only now."""
+        _write_state(home, options, port, token, keys.proof_key)
+        sys.stderr.write(
+            f"lorelab serve: {_listening(options, port)} for {store_file}"
+            f"{' (no auth: loopback only)' if options.no_auth else ''}"
+            f" ({count} worker{'s' if count != 1 else ''})\n"
+        )
+        sys.stderr.flush()
+
     try:
-        _server_class()(config, admission).run(sockets=[sock])
+        store.load_model()  # while the workers load theirs: no call pays for it
+        workers.wait_ready()
+        serve_socket(spec, keys, store, sock, workers.terminate, started)
     finally:
-        _remove_state(state)
-        if book is not None:
-            book.close()
+        workers.stop()
+        _remove_state(server_file(home))
         sock.close()
