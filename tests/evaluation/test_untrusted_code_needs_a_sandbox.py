@@ -136,7 +136,7 @@ def test_a_shipped_dataset_with_another_worker_still_needs_a_sandbox(tmp_path):
         "--output", str(tmp_path / "out"), "--dataset", "default", "--repeat", "1",
         bwrap="",
     )  # fmt: skip
-    _refused_in_one_line(done, "lorelab eval learning run")
+    _refused_in_one_line(done, "lorelab eval learning")
     assert not (tmp_path / "out").exists()
 
 
