@@ -95,7 +95,12 @@ def test_allow_unsandboxed_runs_the_learning_evaluation_and_its_receipts_say_so(
     output = tmp_path / "out"
     done = _learning(tmp_path, output, "--allow-unsandboxed", bwrap="")
     assert done.returncode in (0, 1), done.stderr
-    expected = {"sandbox": "none", "detail": "bubblewrap not found", "allowUnsandboxed": True}
+    expected = {
+        "sandbox": "none",
+        "detail": "bubblewrap not found",
+        "allowUnsandboxed": True,
+        "unconfinedBecause": None,
+    }
     manifest = json.loads((output / "manifest.json").read_text())
     assert manifest["settings"]["confinement"] == expected
     summary = json.loads((output / "summary.json").read_text())
@@ -104,6 +109,35 @@ def test_allow_unsandboxed_runs_the_learning_evaluation_and_its_receipts_say_so(
     runs = trial["validation"]["stability"]["runs"]
     assert runs
     assert {run["sandbox"] for run in runs} == {"none"}
+
+
+def test_the_main_job_all_shipped_runs_without_a_sandbox_and_its_receipt_says_why(tmp_path):
+    # Every role is the shipped protocol fixture and the dataset ships with lorelab: nothing
+    # untrusted runs, so the README's main job works on a machine without bubblewrap.
+    output = tmp_path / "out"
+    done = _lorelab(
+        "eval", "learning", "run", "--agent", "fixture", "--output", str(output),
+        "--dataset", "default", "--repeat", "1", "--seed", "3", "--stability-runs", "2",
+        bwrap="",
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    confinement = json.loads((output / "manifest.json").read_text())["settings"]["confinement"]
+    assert confinement["sandbox"] == "none"
+    assert confinement["allowUnsandboxed"] is False
+    assert "shipped protocol fixture" in confinement["unconfinedBecause"]
+    assert "dataset default ships with lorelab" in confinement["unconfinedBecause"]
+
+
+def test_a_shipped_dataset_with_another_worker_still_needs_a_sandbox(tmp_path):
+    # The static reviewer is shipped, but the author is not the fixture: its tests are untrusted.
+    author = json.dumps([sys.executable, "-c", "raise SystemExit(1)"])
+    done = _lorelab(
+        "eval", "learning", "run", "--agent", "fixture", "--author-agent", author,
+        "--output", str(tmp_path / "out"), "--dataset", "default", "--repeat", "1",
+        bwrap="",
+    )  # fmt: skip
+    _refused_in_one_line(done, "lorelab eval learning")
+    assert not (tmp_path / "out").exists()
 
 
 def test_allow_unsandboxed_lets_the_conditions_runner_start_and_manifest_json_says_so(tmp_path):
@@ -115,6 +149,7 @@ def test_allow_unsandboxed_lets_the_conditions_runner_start_and_manifest_json_sa
         "sandbox": "none",
         "detail": "bubblewrap not found",
         "allowUnsandboxed": True,
+        "unconfinedBecause": None,
     }
 
 

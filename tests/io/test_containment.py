@@ -520,6 +520,7 @@ def test_require_sandbox_refuses_without_bubblewrap_unless_unconfined_runs_are_a
         "sandbox": "none",
         "detail": "bubblewrap not found",
         "allowUnsandboxed": True,
+        "unconfinedBecause": None,
     }
 
 

@@ -397,17 +397,34 @@ class Confinement(RecordModel):
     detail: str = Field(description="The probe's finding, e.g. 'bubblewrap not found'.")
     allow_unsandboxed: bool = Field(
         description="Whether --allow-unsandboxed was given; only then does a run go ahead "
-        "where no sandbox works ('none')."
+        "where no sandbox works ('none'), unless nothing it runs is untrusted (unconfinedBecause)."
+    )
+    unconfined_because: str | None = Field(
+        default=None,
+        description="Why a run with no working sandbox went ahead without --allow-unsandboxed: "
+        "every piece of code it runs ships with lorelab (null otherwise).",
     )
 
 
-def require_sandbox(what: str, *, allow_unsandboxed: bool | None = None) -> Confinement:
+def require_sandbox(
+    what: str, *, allow_unsandboxed: bool | None = None, shipped_only: str | None = None
+) -> Confinement:
     """The confinement untrusted code will have; :class:`SandboxUnavailable` (exit 2, nothing
     run) when there is no working sandbox and unconfined runs were not allowed.
 
     ``what`` names the command or flag in the one-line refusal; ``allow_unsandboxed`` is
-    ``None`` where the command has no ``--allow-unsandboxed`` (the refusal then offers none)."""
+    ``None`` where the command has no ``--allow-unsandboxed`` (the refusal then offers none).
+    ``shipped_only`` says why nothing the run executes is untrusted (every worker is a shipped
+    protocol fixture and every suite comes from a shipped dataset): such a run goes ahead
+    without a sandbox, and the receipt says why."""
     support = probe_sandbox()
+    if support.kind == "none" and not allow_unsandboxed and shipped_only is not None:
+        return Confinement(
+            sandbox="none",
+            detail=support.detail,
+            allow_unsandboxed=False,
+            unconfined_because=shipped_only,
+        )
     if support.kind == "none" and not allow_unsandboxed:
         offer = (
             "" if allow_unsandboxed is None else ", or pass --allow-unsandboxed to run unconfined"

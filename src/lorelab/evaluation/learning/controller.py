@@ -126,8 +126,22 @@ def resolve_settings(request: LearningRequest) -> tuple[Settings, EvidenceKind]:
             f"(it plays the {', '.join(fixture_roles)} role)"
         )
     kind: EvidenceKind = PROTOCOL_FIXTURE if fixture_roles else (request.evidence_kind or LIVE)
-    # Reference suites and generated tests are untrusted code: no working sandbox, no run.
-    confinement = require_sandbox(PROGRAM, allow_unsandboxed=request.allow_unsandboxed)
+    # Reference suites and generated tests are untrusted code: no working sandbox, no run;
+    # unless every role is the shipped protocol fixture on a shipped dataset (the README's
+    # main job), where all the code that runs ships with lorelab.
+    shipped = len(fixture_roles) == len(list(roles.items())) and not request.dataset.startswith(
+        "manifest:"
+    )
+    confinement = require_sandbox(
+        PROGRAM,
+        allow_unsandboxed=request.allow_unsandboxed,
+        shipped_only=(
+            f"every role is the shipped protocol fixture and dataset {request.dataset} ships "
+            "with lorelab"
+            if shipped
+            else None
+        ),
+    )
     seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
     kinds = roles.kinds()
     workers = {role: RoleWorker(argv=list(argv), kind=kinds[role]) for role, argv in roles.items()}
