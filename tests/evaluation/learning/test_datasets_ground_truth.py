@@ -41,7 +41,7 @@ SPECIFICATIONS = {
     "qualification-12": 6,
     "stdlib": 6,
     "evolution": 12,
-    "evolution-more-itertools": 10,
+    "evolution-more-itertools": 11,
 }
 REFERENCE_RUNS = 2
 PYTEST_TIMEOUT_S = 120.0
@@ -166,6 +166,9 @@ DESIGN: dict[str, dict[str, str]] = {
         "split-after-trailing-empty-list": "examples",
         "split-after-rest-dropped": "neither",
         "split-after-maxsplit-empty-tail": "neither",
+        "first-none-default-ignored": "neither",
+        "last-sequence-gives-first": "examples",
+        "last-reversible-gives-first": "neither",
     },
 }
 
