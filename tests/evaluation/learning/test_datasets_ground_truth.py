@@ -1,12 +1,13 @@
-"""Ground truth of the ``qualification-12``, ``stdlib`` and ``evolution`` datasets, proven with
-real pytest runs through lorelab's runner, and how the protocol fixture meets their contracts.
+"""Ground truth of the ``qualification-12``, ``stdlib``, ``evolution`` and
+``evolution-more-itertools`` datasets, proven with real pytest runs through lorelab's runner,
+and how the protocol fixture meets their contracts.
 
 ``qualification-12`` extends ``qualification``, whose six contracts are proven by
 ``test_learning_datasets.py``; this module proves its six new contracts and every contract of
-``stdlib`` and ``evolution``. Each source variant (the reference, or the reference with one
-defect) runs in a disposable project holding the reference tests and the fixture's tests of
-both arms, written with every history item of the dataset as a lesson: the reference twice
-(ground truth must be stable), each defect once.
+``stdlib``, ``evolution`` and ``evolution-more-itertools``. Each source variant (the reference,
+or the reference with one defect) runs in a disposable project holding the reference tests and
+the fixture's tests of both arms, written with every history item of the dataset as a lesson:
+the reference twice (ground truth must be stable), each defect once.
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ from lorelab.runners import (
 from lorelab.testing.fixture import answer
 from lorelab.workspace import FileEntry
 
-NAMES = ("qualification-12", "stdlib", "evolution")
+NAMES = ("qualification-12", "stdlib", "evolution", "evolution-more-itertools")
+SPECIFICATIONS = {
+    "qualification-12": 6,
+    "stdlib": 6,
+    "evolution": 12,
+    "evolution-more-itertools": 11,
+}
 REFERENCE_RUNS = 2
 PYTEST_TIMEOUT_S = 120.0
 ARMS = ("no-memory", "memory")
@@ -125,6 +132,43 @@ DESIGN: dict[str, dict[str, str]] = {
         "ordinal-leap-day-from-february": "neither",
         "ordinal-day-not-bounded": "neither",
         "ordinal-century-years-leap": "examples",
+    },
+    # grouper's history (4.3.0, n first) tests behaviour that changed and never uses
+    # `incomplete`: no lesson pattern reaches its defects.
+    "evolution-more-itertools": {
+        "grouper-ignore-fills": "neither",
+        "grouper-fillvalue-dropped": "examples",
+        "grouper-strict-truncates": "neither",
+        "split-at-maxsplit-off-by-one": "neither",
+        "split-at-separator-unwrapped": "edge",
+        "split-at-drops-empty-tail": "examples",
+        "windowed-short-not-padded": "examples",
+        "windowed-step-tail-lost": "edge",
+        "windowed-empty-gives-filler": "edge",
+        "chunked-one-short": "examples",
+        "chunked-strict-only-too-long": "edge",
+        "chunked-strict-none-accepted": "edge",
+        "collapse-bytes-flattened": "neither",
+        "collapse-levels-off-by-one": "edge",
+        "collapse-base-type-exact": "neither",
+        "padded-zero-accepted": "edge",
+        "padded-next-multiple-group-too-long": "examples",
+        "padded-cuts-longer-input": "neither",
+        "sliced-strict-only-too-long": "edge",
+        "sliced-overlapping": "examples",
+        "sliced-short-tail-dropped": "examples",
+        "always-iterable-none-is-an-item": "edge",
+        "always-iterable-bytes-iterated": "neither",
+        "always-iterable-non-iterable-raises": "examples",
+        "divide-remainder-at-the-end": "examples",
+        "divide-zero-accepted": "edge",
+        "divide-iterator-not-read": "neither",
+        "split-after-trailing-empty-list": "examples",
+        "split-after-rest-dropped": "neither",
+        "split-after-maxsplit-empty-tail": "neither",
+        "first-none-default-ignored": "neither",
+        "last-sequence-gives-first": "examples",
+        "last-reversible-gives-first": "neither",
     },
 }
 
@@ -337,7 +381,7 @@ def test_every_new_defect_is_labelled_and_named_in_the_design(name: str):
     defects = [defect for fixture in _new_fixtures(name) for defect in fixture.defects]
     assert all(defect.label for defect in defects)
     assert [defect.id for defect in defects] == list(DESIGN[name])
-    assert len(_new_fixtures(name)) == (12 if name == "evolution" else 6)
+    assert len(_new_fixtures(name)) == SPECIFICATIONS[name]
     assert all(len(fixture.defects) == 3 for fixture in _new_fixtures(name))
 
 
@@ -374,6 +418,33 @@ def test_every_new_defect_changes_the_code_at_one_site(name: str):
             matcher = difflib.SequenceMatcher(a=reference[entry.path], b=_code_lines(entry.content))
             changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
             assert len(changes) == 1, (defect.id, changes)
+
+
+def test_more_itertools_sources_name_their_release_and_licence():
+    manifest = get_dataset("evolution-more-itertools")
+    entries = [
+        *(entry for fixture in manifest.fixtures for entry in fixture.files),
+        *(entry for fixture in manifest.fixtures for d in fixture.defects for entry in d.files),
+        *(entry for item in manifest.history for entry in item.files),
+    ]
+    for entry in entries:
+        first = entry.content.splitlines()[0]
+        assert " more-itertools " in first, entry.path
+        assert ", more_itertools/" in first, entry.path
+        assert "Copyright (c) 2012 Erik Rose" in entry.content, entry.path
+        assert "MIT License" in entry.content, entry.path
+
+
+def test_more_itertools_readme_carries_the_mit_licence_and_names_every_source():
+    root = files("lorelab.evaluation.learning.datasets") / "evolution-more-itertools"
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "Copyright (c) 2012 Erik Rose" in readme
+    assert "Permission is hereby granted, free of charge" in readme
+    data = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    for fixture in data["fixtures"]:
+        assert f"| `{fixture['id']}` |" in readme, fixture["id"]
+        for path in fixture["files"]:
+            assert f"`{path}`" in readme, path
 
 
 def test_stdlib_sources_name_their_cpython_file_and_licence():

@@ -11,7 +11,14 @@ from lorelab.errors import UsageError
 from lorelab.evaluation.learning.datasets._files import load_dataset
 from lorelab.evaluation.learning.manifest import LearningManifest, validate_manifest
 
-DATASET_NAMES: Final = ("default", "qualification", "qualification-12", "stdlib", "evolution")
+DATASET_NAMES: Final = (
+    "default",
+    "qualification",
+    "qualification-12",
+    "stdlib",
+    "evolution",
+    "evolution-more-itertools",
+)
 
 
 def get_dataset(name: str) -> LearningManifest:
