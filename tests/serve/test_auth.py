@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from click.testing import CliRunner
 from lorelab.cli.main import app
 from lorelab.serve import revoke_token
 from mcp import MCPError
-from tests.support.serve import PY, Running, http_client, make_token, running_server
+from tests.support.serve import Running, http_client, make_token, running_server, serve_once
 
 EXPERIENCE = {
     "task": "Regenerate the parquet fixtures after the orders schema change",
@@ -178,41 +177,24 @@ def test_a_write_token_records_and_the_record_names_it_in_show_and_explain(serve
     assert "recorded by token test-client" in text.stdout
 
 
-def _serve(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [
-        PY,
-        "-m",
-        "lorelab",
-        "serve",
-        "start",
-        "--home",
-        str(home),
-        "--project",
-        str(project),
-    ]
-    return subprocess.run(
-        [*command, "--port", "0", *args], capture_output=True, text=True, timeout=120
-    )
-
-
 def test_a_non_loopback_bind_without_tokens_is_refused_and_nothing_is_stored(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
-    done = _serve(home, project, "--host", "0.0.0.0")
+    done = serve_once(home, project, "--host", "0.0.0.0")
     assert done.returncode == 3, done.stderr
     assert done.stderr.strip() == (
         "lorelab: error: --host 0.0.0.0: a non-loopback address needs a token: create one "
         "with `lorelab serve token create NAME --scope read|write|admin`"
     )
     assert not home.exists()  # refused before the store was even created
-    refused = _serve(home, project, "--host", "0.0.0.0", "--no-auth")
+    refused = serve_once(home, project, "--host", "0.0.0.0", "--no-auth")
     assert refused.returncode == 3
     assert "--no-auth serves only 127.0.0.1 or ::1 (any spelling)" in refused.stderr
     assert not home.exists()
     # An existing store with only the hooks' own token is refused the same, unchanged.
     make_token(home, project, "local", "write")
     rows = store_rows(home)
-    again = _serve(home, project, "--host", "0.0.0.0")
+    again = serve_once(home, project, "--host", "0.0.0.0")
     assert again.returncode == 3
     assert "a non-loopback address needs a token" in again.stderr
     assert store_rows(home) == rows

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
-import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -25,12 +24,12 @@ from lorelab.memory import CommandRun, RecordRequest, Verification, open_store
 from tests.support.hooks import claude_payload
 from tests.support.serve import (
     PROTOCOL,
-    PY,
     http_client,
     make_token,
     mcp_call_body,
     mcp_post,
     running_server,
+    serve_once,
 )
 
 TASK = "Regenerate the parquet fixtures after the orders schema change"
@@ -51,23 +50,6 @@ def _seed(home: Path, project: Path) -> None:
         )
     finally:
         store.close()
-
-
-def _serve(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [
-        PY,
-        "-m",
-        "lorelab",
-        "serve",
-        "start",
-        "--home",
-        str(home),
-        "--project",
-        str(project),
-    ]
-    return subprocess.run(
-        [*command, "--port", "0", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 def _address(url: str) -> tuple[str, int]:
@@ -122,7 +104,7 @@ def _hostport(url: str) -> str:
 def test_no_auth_is_refused_on_every_address_but_127_0_0_1_and_1(tmp_path, host):
     project = tmp_path / "project"
     project.mkdir()
-    done = _serve(tmp_path / "home", project, "--host", host, "--no-auth")
+    done = serve_once(tmp_path / "home", project, "--host", host, "--no-auth")
     assert done.returncode == 3, done.stderr
     assert done.stderr.strip() == (
         f"lorelab: error: --host {host}: --no-auth serves only 127.0.0.1 or ::1 (any "
@@ -336,7 +318,7 @@ def test_a_tls_certificate_that_is_not_pem_is_one_line_exit_2_before_anything_se
     project.mkdir()
     bogus = tmp_path / "cert.pem"
     bogus.write_text("this is not a certificate\n")
-    done = _serve(home, project, "--tls-cert", str(bogus), "--tls-key", str(bogus))
+    done = serve_once(home, project, "--tls-cert", str(bogus), "--tls-key", str(bogus))
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith(

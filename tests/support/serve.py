@@ -319,3 +319,14 @@ class FakeListener:
                     )
             except OSError:
                 return
+
+
+def serve_once(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``lorelab serve start`` on any free port, run to its end (for refusals that exit)."""
+    command = [PY, "-m", "lorelab", "serve", "start", "--home", str(home)]
+    return subprocess.run(
+        [*command, "--project", str(project), "--port", "0", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
