@@ -4,7 +4,8 @@ Each picture in docs/images is a page of `lorelab report` shot by headless Chrom
 learning run (the README's command 1) and the conditions example. Beside each PNG is the SHA-256
 of the HTML that produced it (NAME.png.sha256), after leaving out what differs between two runs
 of the same code: durations, the time chart, and the random trial order (its seed, and the
-numbered receipt files the links name). `--check` makes the pages again and exits 1 naming every
+numbered receipt files the links name), and the interpreter's path in the worker's and the host's
+argv (a clone in another folder has another one). `--check` makes the pages again and exits 1 naming every
 picture whose page changed: then run this script without `--check`. Pixels are never compared.
 
     python scripts/make_images.py            # remake the pictures (about 4 min on 2 idle cores)
@@ -53,7 +54,9 @@ _HREF = re.compile(r' href="[^"]*"')
 
 def normalised(html: str) -> str:
     """The page without what two runs of the same code disagree on: how long things took, the
-    random trial order (its seed, and so the numbered receipt files every link names)."""
+    random trial order (its seed, and so the numbered receipt files every link names), where the
+    interpreter that ran the worker and the host lives."""
+    html = html.replace(sys.executable, "python")
     html = _TIME_FIGURE.sub('<figure data-figure="time"></figure>', html)
     html = _TIME_CELL.sub('data-value="T">T</td>', html)
     html = _ORDER_SEED.sub(r'\1 data-value="S">S<', html)

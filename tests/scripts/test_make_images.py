@@ -64,3 +64,13 @@ def test_every_readme_picture_has_its_page_hash_beside_it():
         assert (ROOT / "docs" / "images" / picture.name).is_file()
         stored = (ROOT / "docs" / "images" / f"{picture.name}.sha256").read_text().split()[0]
         assert len(stored) == 64
+
+
+def test_a_clone_in_another_folder_hashes_the_same_page(monkeypatch):
+    """The worker's argv names the interpreter that ran it: a fresh clone's is elsewhere."""
+    hashes = []
+    for interpreter in ("/work/main/.venv/bin/python", "/tmp/clone/.venv/bin/python"):
+        monkeypatch.setattr(sys, "executable", interpreter)
+        page = f"{PAGE}<tr><td>worker argv</td><td>{interpreter} -m lorelab.testing.fixture</td>"
+        hashes.append(make_images.page_hash(page))
+    assert hashes[0] == hashes[1]
