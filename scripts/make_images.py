@@ -4,9 +4,10 @@ Each picture in docs/images is a page of `lorelab report` shot by headless Chrom
 learning run (the README's command 1) and the conditions example. Beside each PNG is the SHA-256
 of the HTML that produced it (NAME.png.sha256), after leaving out what differs between two runs
 of the same code: durations, the time chart, and the random trial order (its seed, and the
-numbered receipt files the links name), and the interpreter's path in the worker's and the host's
-argv (a clone in another folder has another one). `--check` makes the pages again and exits 1 naming every
-picture whose page changed: then run this script without `--check`. Pixels are never compared.
+numbered receipt files the links name), and the interpreter's path in the worker's and the
+host's argv (a clone in another folder has another one). `--check` makes the pages again and
+exits 1 naming every picture whose page changed: then run this script without `--check`. Pixels
+are never compared.
 
     python scripts/make_images.py            # remake the pictures (about 4 min on 2 idle cores)
     python scripts/make_images.py --check    # CI: exit 1 when a picture is stale
