@@ -31,7 +31,13 @@ from lorelab.cli._options import (
     worker_timeout_option,
 )
 from lorelab.evaluation.executors import make_executor
-from lorelab.evaluation.learning import DATASET_NAMES, get_dataset, manifest_schema
+from lorelab.evaluation.learning import (
+    DATASET_NAMES,
+    DATASET_SETS,
+    get_dataset,
+    get_set,
+    manifest_schema,
+)
 from lorelab.evaluation.learning.controller import (
     DEFAULT_REPEAT,
     DEFAULT_STABILITY_RUNS,
@@ -60,7 +66,7 @@ def learning_group() -> None:
 
     \b
     lorelab eval learning run --agent NAME_OR_ARGV --output DIR [--dataset NAME]
-    lorelab eval learning export-dataset NAME
+    lorelab eval learning export-dataset NAME [--set]
     lorelab eval learning schema
     """
 
@@ -304,9 +310,23 @@ def _print_summary(summary: Summary) -> None:
 
 @learning_group.command(name="export-dataset")
 @click.argument("name", type=click.Choice(DATASET_NAMES))
-def export_dataset_command(name: str) -> None:
-    """Print the shipped dataset NAME as a manifest (JSON; valid input for --fixtures)."""
-    echo_json(get_dataset(name))
+@click.option(
+    "--set",
+    "as_set",
+    is_flag=True,
+    help=f"List the set NAME ({', '.join(DATASET_SETS)}: the dataset NAME and every "
+    "NAME-<project>) instead of printing one manifest.",
+)
+def export_dataset_command(name: str, as_set: bool) -> None:
+    """Print the shipped dataset NAME as a manifest (JSON; valid input for --fixtures), or list
+    the set NAME with --set.
+
+    With --set, print the set NAME instead: every manifest of its campaign (one run each, then
+    pool) with its dataset, id, project, SHA-256 and specification ids, and the totals of
+    specifications and projects (JSON; not a manifest). evolution is a set: the datasets
+    evolution and evolution-*.
+    """
+    echo_json(get_set(name) if as_set else get_dataset(name))
 
 
 @learning_group.command(name="schema")

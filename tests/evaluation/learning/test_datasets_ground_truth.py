@@ -41,7 +41,7 @@ SPECIFICATIONS = {
     "qualification-12": 6,
     "stdlib": 6,
     "evolution": 12,
-    "evolution-more-itertools": 11,
+    "evolution-more-itertools": 12,
 }
 REFERENCE_RUNS = 2
 PYTEST_TIMEOUT_S = 120.0
@@ -169,6 +169,9 @@ DESIGN: dict[str, dict[str, str]] = {
         "first-none-default-ignored": "neither",
         "last-sequence-gives-first": "examples",
         "last-reversible-gives-first": "neither",
+        "unique-everseen-yields-the-key": "edge",
+        "unique-everseen-unhashable-raises": "edge",
+        "unique-everseen-unhashable-repeats": "edge",
     },
 }
 
