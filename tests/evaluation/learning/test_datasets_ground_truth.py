@@ -5,10 +5,9 @@ through lorelab's runner, and how the protocol fixture meets their contracts.
 ``qualification-12`` extends ``qualification``, whose six contracts are proven by
 ``test_learning_datasets.py``; this module proves its six new contracts and every contract of
 ``stdlib``, ``evolution``, ``evolution-more-itertools`` and ``evolution-boltons``. Each source
-variant (the reference,
-or the reference with one defect) runs in a disposable project holding the reference tests and
-the fixture's tests of both arms, written with every history item of the dataset as a lesson:
-the reference twice (ground truth must be stable), each defect once.
+variant (the reference, or the reference with one defect) runs in a disposable project holding
+the reference tests and the fixture's tests of both arms, written with every history item of
+the dataset as a lesson: the reference twice (ground truth must be stable), each defect once.
 """
 
 from __future__ import annotations
