@@ -497,7 +497,7 @@ def test_more_itertools_readme_carries_the_mit_licence_and_names_every_source():
             assert f"`{path}`" in readme, path
 
 
-def test_boltons_sources_name_their_release_and_licence():
+def test_boltons_sources_name_their_release_and_licence() -> None:
     manifest = get_dataset("evolution-boltons")
     entries = [
         *(entry for fixture in manifest.fixtures for entry in fixture.files),
@@ -512,7 +512,7 @@ def test_boltons_sources_name_their_release_and_licence():
         assert "BSD 3-Clause License" in entry.content, entry.path
 
 
-def test_boltons_readme_carries_the_bsd_licence_and_names_every_source():
+def test_boltons_readme_carries_the_bsd_licence_and_names_every_source() -> None:
     root = files("lorelab.evaluation.learning.datasets") / "evolution-boltons"
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "Copyright (c) 2013, Mahmoud Hashemi" in readme
@@ -526,7 +526,7 @@ def test_boltons_readme_carries_the_bsd_licence_and_names_every_source():
 
 def test_only_the_changed_boltons_contracts_have_history_failing_on_the_current_source(
     tmp_path: Path,
-):
+) -> None:
     manifest = get_dataset("evolution-boltons")
     current = {entry.path: (f.id, entry) for f in manifest.fixtures for entry in f.files}
     runner = PytestRunner(plugin_autoload=False)
