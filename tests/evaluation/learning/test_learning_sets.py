@@ -143,3 +143,12 @@ def test_a_specification_id_in_two_manifests_of_the_set_is_refused(monkeypatch):
 def test_an_unknown_set_is_a_usage_error():
     with pytest.raises(UsageError, match="choose one of evolution"):
         set_members("stdlib")
+
+
+def test_the_shipped_evolution_set_reaches_36_specifications_from_3_projects():
+    """The size the campaign was chosen for (docs/learning.md): at least 36 specifications from
+    at least three projects, listed by the command a user runs."""
+    listing = json.loads(_export("evolution", "--set").stdout)
+    assert listing["specifications"] >= 36
+    assert listing["projects"] >= 3
+    assert len({manifest["project"] for manifest in listing["manifests"]}) >= 3

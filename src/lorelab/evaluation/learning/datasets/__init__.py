@@ -26,6 +26,7 @@ DATASET_NAMES: Final = (
     "stdlib",
     "evolution",
     "evolution-more-itertools",
+    "evolution-boltons",
 )
 
 
