@@ -29,7 +29,13 @@ PACKAGES = {
         "run_conditions",
         "write_leaderboard",
     },
-    "lorelab.evaluation.learning": {"DATASET_NAMES", "get_dataset", "manifest_schema"},
+    "lorelab.evaluation.learning": {
+        "DATASET_NAMES",
+        "DATASET_SETS",
+        "get_dataset",
+        "get_set",
+        "manifest_schema",
+    },
     "lorelab.evaluation.executors": {
         "EXECUTORS",
         "EXECUTOR_FAILURE",
