@@ -106,7 +106,7 @@ def _avoid(row: Row, exp_id: str, seen: set[str]) -> list[AvoidCommand]:
 def _experiences(
     conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery
 ) -> tuple[list[BriefExperience], list[AvoidCommand], str | None]:
-    ranking = rank_experiences(conn, policy, query.task, query.project, query.vector)
+    ranking = rank_experiences(conn, policy, query.task, query.project, query.vector, explain=False)
     experiences: list[BriefExperience] = []
     avoid: list[AvoidCommand] = []
     seen: set[str] = set()
