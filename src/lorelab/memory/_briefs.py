@@ -246,15 +246,16 @@ def _recorded(db: Database, policy: RelevancePolicy, query: BriefQuery) -> Brief
     transaction, as if it had been composed there. Term counts behind the newest experience
     are folded first, in a write transaction of their own (a retrieval needs them exact).
     """
-    if db.read(term_counts_behind):
-        db.write(lambda conn: fold_term_counts(conn, force=True))
 
     def compose(conn: sqlite3.Connection) -> tuple[_Composed, tuple[int, int]] | None:
-        if term_counts_behind(conn):  # recorded meanwhile: composed under the write lock
+        if term_counts_behind(conn):  # the ranking would write them: folded first
             return None
         return _compose(conn, policy, query), _version(conn)
 
     early = db.read(compose)
+    if early is None:
+        db.write(lambda conn: fold_term_counts(conn, force=True))
+        early = db.read(compose)  # None if recorded meanwhile: composed under the write lock
 
     def record(conn: sqlite3.Connection) -> Brief:
         if early is None or _version(conn) != early[1]:
