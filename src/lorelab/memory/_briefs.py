@@ -230,40 +230,29 @@ def compose_brief(
     return _brief(policy, query, composed, _insert(conn, query, composed) if record else None)
 
 
-def _version(conn: sqlite3.Connection) -> tuple[int, int]:
-    """What changes when any connection commits to the store (``data_version``: another
-    connection; ``total_changes``: this one), read inside a transaction."""
-    return int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes
-
-
 def _recorded(db: Database, policy: RelevancePolicy, query: BriefQuery) -> Brief:
     """Compose the brief in a read transaction, then record it in a short write transaction.
 
     A read transaction does not hold the store's write lock, so the ranking (most of a
     ``prepare``) runs beside other calls and other processes' writes; only the brief's insert
-    waits for the lock. The brief recorded is the one composed unless the store changed in
-    between (any commit, by any connection): then it is composed again inside the write
-    transaction, as if it had been composed there. Term counts behind the newest experience
-    are folded first, in a write transaction of their own (a retrieval needs them exact).
+    waits for the lock. The brief is composed from one consistent snapshot of the store and
+    recorded as composed: a commit by another call in between (another brief, a record) is
+    not in it, as if this call had run just before that one. Term counts behind the newest
+    experience are folded first, in a write transaction of their own (a retrieval needs them
+    exact; a read transaction does not write).
     """
 
-    def compose(conn: sqlite3.Connection) -> tuple[_Composed, tuple[int, int]] | None:
-        if term_counts_behind(conn):  # the ranking would write them: folded first
-            return None
-        return _compose(conn, policy, query), _version(conn)
+    def compose(conn: sqlite3.Connection) -> _Composed | None:
+        return None if term_counts_behind(conn) else _compose(conn, policy, query)
 
-    early = db.read(compose)
-    if early is None:
+    composed = db.read(compose)
+    if composed is None:
         db.write(lambda conn: fold_term_counts(conn, force=True))
-        early = db.read(compose)  # None if recorded meanwhile: composed under the write lock
-
-    def record(conn: sqlite3.Connection) -> Brief:
-        if early is None or _version(conn) != early[1]:
-            return compose_brief(conn, policy, query)
-        composed = early[0]
-        return _brief(policy, query, composed, _insert(conn, query, composed))
-
-    return db.write(record)
+        composed = db.read(compose)
+    if composed is None:  # recorded meanwhile, again: composed under the write lock
+        return db.write(lambda conn: compose_brief(conn, policy, query))
+    early = composed
+    return db.write(lambda conn: _brief(policy, query, early, _insert(conn, query, early)))
 
 
 def prepare(db: Database, policy: RelevancePolicy, request: PrepareRequest) -> Brief:
