@@ -13,6 +13,7 @@ from lorelab._model import estimate_tokens
 from lorelab.errors import PreflightError
 from lorelab.memory._brief import Rendered, render
 from lorelab.memory._db import Database, Row, dumps, format_id, loads, now, one, optional_id
+from lorelab.memory._experiences import fold_term_counts, term_counts_behind
 from lorelab.memory._item_models import BriefRecord, StoredCommand
 from lorelab.memory._models import (
     AvoidCommand,
@@ -105,7 +106,7 @@ def _avoid(row: Row, exp_id: str, seen: set[str]) -> list[AvoidCommand]:
 def _experiences(
     conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery
 ) -> tuple[list[BriefExperience], list[AvoidCommand], str | None]:
-    ranking = rank_experiences(conn, policy, query.task, query.project, query.vector)
+    ranking = rank_experiences(conn, policy, query.task, query.project, query.vector, explain=False)
     experiences: list[BriefExperience] = []
     avoid: list[AvoidCommand] = []
     seen: set[str] = set()
@@ -152,7 +153,8 @@ def _skills(
     return skills
 
 
-def _insert(conn: sqlite3.Connection, query: BriefQuery, rendered: Rendered, tokens: int) -> int:
+def _insert(conn: sqlite3.Connection, query: BriefQuery, composed: _Composed) -> int:
+    rendered = composed.rendered
     cursor = conn.execute(
         "INSERT INTO briefs (created_at, task, project, empty, experience_ids, skill_ids, "
         "avoid_commands, tokens_estimate, budget_tokens, plan_id, text) "
@@ -165,7 +167,7 @@ def _insert(conn: sqlite3.Connection, query: BriefQuery, rendered: Rendered, tok
             dumps([item.id for item in rendered.experiences]),
             dumps([item.id for item in rendered.skills]),
             dumps([item.model_dump() for item in rendered.avoid]),
-            tokens,
+            composed.tokens,
             query.budget_tokens,
             query.plan_id,
             rendered.text,
@@ -174,38 +176,83 @@ def _insert(conn: sqlite3.Connection, query: BriefQuery, rendered: Rendered, tok
     return int(cursor.lastrowid or 0)
 
 
-def compose_brief(
-    conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery, *, record: bool = True
-) -> Brief:
-    """Compose the brief for ``query`` and, with ``record``, record it (in the caller's write
-    transaction); an unrecorded brief has no id."""
+@dataclass(frozen=True, slots=True)
+class _Composed:
+    """A brief's content, before it is recorded (or not)."""
+
+    rendered: Rendered
+    tokens: int
+    reason: str | None
+    omitted: int
+
+
+def _compose(conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery) -> _Composed:
     experiences, avoid, nothing_served = _experiences(conn, policy, query)
     skills = _skills(conn, policy, query)
     rendered = render(experiences, skills, avoid[:MAX_AVOID], query.budget_tokens)
-    empty = not rendered.text
-    if not empty:
+    if rendered.text:
         reason = None
     elif experiences or skills or avoid:
         reason = f"no relevant item fits in {query.budget_tokens} estimated tokens"
     else:
         reason = nothing_served or f"nothing cleared the relevance floor {floor_text(policy)}"
-    tokens = estimate_tokens(rendered.text)
-    number = _insert(conn, query, rendered, tokens) if record else None
+    omitted = rendered.omitted + max(0, len(avoid) - MAX_AVOID)
+    return _Composed(rendered, estimate_tokens(rendered.text), reason, omitted)
+
+
+def _brief(
+    policy: RelevancePolicy, query: BriefQuery, composed: _Composed, number: int | None
+) -> Brief:
+    rendered = composed.rendered
     return Brief(
         brief_id=None if number is None else format_id("brief", number),
         task=query.task,
         project=query.project,
-        empty=empty,
-        reason=reason,
+        empty=not rendered.text,
+        reason=composed.reason,
         experiences=rendered.experiences,
         avoid_commands=rendered.avoid,
         skills=rendered.skills,
-        omitted=rendered.omitted + max(0, len(avoid) - MAX_AVOID),
+        omitted=composed.omitted,
         text=rendered.text,
-        tokens_estimate=tokens,
+        tokens_estimate=composed.tokens,
         budget_tokens=query.budget_tokens,
         relevance_floor=floor(policy),
     )
+
+
+def compose_brief(
+    conn: sqlite3.Connection, policy: RelevancePolicy, query: BriefQuery, *, record: bool = True
+) -> Brief:
+    """Compose the brief for ``query`` and, with ``record``, record it (in the caller's write
+    transaction); an unrecorded brief has no id."""
+    composed = _compose(conn, policy, query)
+    return _brief(policy, query, composed, _insert(conn, query, composed) if record else None)
+
+
+def _recorded(db: Database, policy: RelevancePolicy, query: BriefQuery) -> Brief:
+    """Compose the brief in a read transaction, then record it in a short write transaction.
+
+    A read transaction does not hold the store's write lock, so the ranking (most of a
+    ``prepare``) runs beside other calls and other processes' writes; only the brief's insert
+    waits for the lock. The brief is composed from one consistent snapshot of the store and
+    recorded as composed: a commit by another call in between (another brief, a record) is
+    not in it, as if this call had run just before that one. Term counts behind the newest
+    experience are folded first, in a write transaction of their own (a retrieval needs them
+    exact; a read transaction does not write).
+    """
+
+    def compose(conn: sqlite3.Connection) -> _Composed | None:
+        return None if term_counts_behind(conn) else _compose(conn, policy, query)
+
+    composed = db.read(compose)
+    if composed is None:
+        db.write(lambda conn: fold_term_counts(conn, force=True))
+        composed = db.read(compose)
+    if composed is None:  # recorded meanwhile, again: composed under the write lock
+        return db.write(lambda conn: compose_brief(conn, policy, query))
+    early = composed
+    return db.write(lambda conn: _brief(policy, query, early, _insert(conn, query, early)))
 
 
 def prepare(db: Database, policy: RelevancePolicy, request: PrepareRequest) -> Brief:
@@ -222,7 +269,7 @@ def prepare(db: Database, policy: RelevancePolicy, request: PrepareRequest) -> B
     if not _RECORD_BRIEFS.get():
         return db.read(lambda conn: compose_brief(conn, policy, query, record=False))
     try:
-        return db.write(lambda conn: compose_brief(conn, policy, query))
+        return _recorded(db, policy, query)
     except PreflightError:
         if not db.read_only:
             raise

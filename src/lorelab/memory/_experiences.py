@@ -145,6 +145,17 @@ def _row(conn: sqlite3.Connection, request: RecordRequest) -> tuple[dict[str, An
     return row, redactions
 
 
+def _counts_through(conn: sqlite3.Connection) -> int:
+    """The newest experience the term counts include."""
+    row = conn.execute("SELECT value FROM memory_state WHERE key = 'term_counts_through'")
+    return int(row.fetchone()[0])
+
+
+def term_counts_behind(conn: sqlite3.Connection) -> bool:
+    """Whether a retrieval would fold the term counts first (it then writes)."""
+    return _counts_through(conn) != n_docs(conn, "experiences")
+
+
 def fold_term_counts(conn: sqlite3.Connection, *, force: bool) -> None:
     """Bring the term counts up to the newest experience (in the caller's transaction).
 
@@ -153,11 +164,7 @@ def fold_term_counts(conn: sqlite3.Connection, *, force: bool) -> None:
     retrieval, which needs them exact) costs a fraction of that. The watermark moves in
     the same transaction as the counts, so they can never disagree.
     """
-    through = int(
-        conn.execute("SELECT value FROM memory_state WHERE key = 'term_counts_through'").fetchone()[
-            0
-        ]
-    )
+    through = _counts_through(conn)
     latest = n_docs(conn, "experiences")
     if latest == through or (not force and latest - through < FOLD_BATCH):
         return

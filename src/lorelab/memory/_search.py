@@ -270,8 +270,12 @@ def _candidates(
     task: str,
     project: str | None,
     vector: QueryVector | None = None,
-) -> tuple[list[Candidate], dict[int, int], dict[int, int]]:
-    """Every candidate (unsorted) with its lexical and semantic ranks."""
+    *,
+    explain: bool = True,
+) -> tuple[list[Candidate], dict[int, int], dict[int, int], Callable[[Candidate], Candidate]]:
+    """Every candidate (unsorted) with its lexical and semantic ranks, and what gives a
+    candidate its lexical score (without ``explain``, none has it yet: a brief needs it only
+    for the few it grades)."""
     fold_term_counts(conn, force=True)
     total = n_docs(conn, "experiences")
     query = query_terms(counts(conn, "experience_term_counts", "term", "docs"), task, total, policy)
@@ -283,9 +287,10 @@ def _candidates(
     fused = fuse(lexical_ranks, semantic_ranks, policy.rrf_k)
     details = _details(conn, sorted(fused))
     candidates: list[Candidate] = []
+    unscored = Scored(rowid=0, score=0.0, matched=(), bm25=0.0)
     for rowid, value in fused.items():
         terms, validity, reason, feedback = details[rowid]
-        lexical = score(query, rowid, terms, bm25.get(rowid, 0.0))
+        lexical = score(query, rowid, terms, bm25.get(rowid, 0.0)) if explain else unscored
         factor, _ = feedback_effect(feedback)
         candidates.append(
             Candidate(
@@ -301,7 +306,14 @@ def _candidates(
                 feedback=feedback,
             )
         )
-    return candidates, lexical_ranks, semantic_ranks
+
+    def scored(item: Candidate) -> Candidate:
+        if explain:
+            return item
+        lexical = score(query, item.rowid, details[item.rowid][0], bm25.get(item.rowid, 0.0))
+        return replace(item, lexical=lexical.score, matched=lexical.matched)
+
+    return candidates, lexical_ranks, semantic_ranks, scored
 
 
 def _withheld_reason(item: Candidate) -> str | None:
@@ -384,20 +396,27 @@ def rank_experiences(
     task: str,
     project: str | None,
     vector: QueryVector | None = None,
+    *,
+    explain: bool = True,
 ) -> Ranking:
     """Every candidate experience for ``task``, best first, each graded, served or withheld
-    (``vector``: the task's, computed before the transaction by :func:`query_vector`)."""
+    (``vector``: the task's, computed before the transaction by :func:`query_vector`).
+
+    Without ``explain`` (a brief), only the served candidates are listed: the same ones, with
+    the same scores and reasons, without the work of scoring and explaining the rest."""
     if not policy.hybrid:
         return _lexical_ranking(conn, policy, task, project)
     embedder = of_store(conn)
     if not has_vectors(conn, embedder):
         return _lexical_ranking(conn, policy, task, project)
-    found, lexical_ranks, semantic_ranks = _candidates(
-        conn, embedder, policy, task, project, vector
+    found, lexical_ranks, semantic_ranks, scored = _candidates(
+        conn, embedder, policy, task, project, vector, explain=explain
     )
     found.sort(key=lambda item: (-item.fused, -item.rowid))
     withheld_because = {item.rowid: _withheld_reason(item) for item in found}
     usable = [item for item in found if withheld_because[item.rowid] is None]
+    graded = [scored(item) for item in usable[: policy.served]]  # their lexical scores
+    usable[: policy.served] = graded
     signals, confidences = _confidences(
         conn, embedder, policy, usable, lexical_ranks, semantic_ranks
     )
@@ -406,10 +425,13 @@ def rank_experiences(
     gated = nearest is None or nearest < rule.min_similarity
     tiers = {rowid: None if gated else rule.tier(value) for rowid, value in confidences.items()}
     result: list[Candidate] = []
-    for item in found:
+    # A brief lists only the served candidates, all of them among the graded.
+    for item in found if explain else graded:
         withheld = withheld_because[item.rowid]
         confidence = confidences.get(item.rowid)
         tier = tiers.get(item.rowid)
+        if tier is None and not explain:
+            continue
         if withheld is not None:
             reason = withheld
         elif confidence is None:
