@@ -18,7 +18,10 @@ exitCode}}``); a call that changed nothing reports no cycle, so the runner count
 the host's own cycles (docs/conditions.md).
 
 Needs, decoys and edits ship here, with the fixture host, for the example project in
-``examples/conditions/``; they are never in the project copy and never shown to a real host.
+``examples/conditions/`` (``TASKS``) and, in ``fixture_board.json`` beside this module, for the
+three projects of the board set in ``benchmarks/data/conditions-board/`` (``board_tasks()``,
+written by that set's ``generate.py``); they are never in the project copy and never shown to a
+real host.
 A task id the host does not know, or a file that does not match, gets no edit. Every response
 says ``evidenceKind: "protocol-fixture"``: results produced with this host are never evidence.
 
@@ -378,6 +381,37 @@ TASKS: Final[Mapping[str, FixtureTask]] = {
 }
 
 
+BOARD_DATA: Final = Path(__file__).with_name("fixture_board.json")
+
+
+def _edits(items: Any) -> tuple[Edit, ...]:
+    return tuple(Edit(item["path"], item["old"], item["new"]) for item in items)
+
+
+def board_tasks() -> dict[str, FixtureTask]:
+    """The board set's tasks (``fixture_board.json``); task ids never clash with ``TASKS``."""
+    data = json.loads(BOARD_DATA.read_text(encoding="utf-8"))
+    return {
+        task_id: FixtureTask(
+            needs=tuple(entry["needs"]),
+            solution=_edits(entry["solution"]),
+            solved_summary=entry["solvedSummary"],
+            wrong=_edits(entry["wrong"]),
+            wrong_summary=entry["wrongSummary"],
+            decoys=tuple(entry["decoys"]),
+        )
+        for task_id, entry in data.items()
+    }
+
+
+def known_task(task_id: str) -> FixtureTask | None:
+    """The example's task, else the board set's, else None."""
+    task = TASKS.get(task_id)
+    if task is None:
+        task = board_tasks().get(task_id)
+    return task
+
+
 class PayloadError(ValueError):
     """The payload is not a host payload this fixture can answer."""
 
@@ -496,7 +530,7 @@ def answer(payload: Any, cwd: Path) -> dict[str, Any]:
     """The host response for ``payload``, after editing files under ``cwd`` (and running the
     verify command once when an edit changed a file)."""
     given = _parse(payload)
-    task = TASKS.get(given.task_id)
+    task = known_task(given.task_id)
     if task is None:
         return {
             "summary": f"The fixture host has no data for task {given.task_id}; no edit made.",

@@ -1,0 +1,1 @@
+"""Staff rostering: shifts, timesheets, overtime, holidays, breaks, payroll export, availability, shift swaps and on-call duty."""
