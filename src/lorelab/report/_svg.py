@@ -461,7 +461,7 @@ def slope_chart(
             svg.text(xb + 10, yb + 4, shown, size=SLOPE_LABEL,
                      tooltip=line.label if shown != line.label else None)  # fmt: skip
         y = band_top + 14
-    svg.height = y
+    svg.height = max(y, 40.0)
     # The dots after every line, so that no later line covers an earlier dot.
     for tooltip, cx, cy, color, void in dots:
         svg.add("circle", tooltip, cx=cx, cy=cy, r="4", fill="#ffffff" if void else color,
