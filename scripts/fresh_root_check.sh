@@ -66,10 +66,10 @@ if [ -z "$mirror" ]; then
     mirror=${mirror:-http://deb.debian.org/debian}
 fi
 
-mounts=(proc sys dev/pts dev/shm dev)
+mounts=(dev/shm dev/pts dev sys proc "")
 cleanup() {
     for m in "${mounts[@]}"; do
-        mountpoint -q "$root/$m" && umount -l "$root/$m" || true
+        while mountpoint -q "$root/$m"; do umount -l "$root/$m" || break; done
     done
 }
 trap cleanup EXIT
@@ -79,7 +79,7 @@ if [ -e "$root/etc/os-release" ] && [ "$reuse" = 1 ]; then
     say "reusing $root (not fresh: it keeps what earlier runs installed)"
 else
     cleanup
-    if grep -q " $root/" /proc/self/mounts; then
+    if grep -qE " $root(/| )" /proc/self/mounts; then
         say "something is still mounted under $root: not removing it"
         exit 1
     fi
@@ -96,6 +96,9 @@ else
         echo "deb $security $suite-security main"
     } >"$root/etc/apt/sources.list"
 fi
+# The root on itself first: then "/" in the chroot is a mount point, as a container's is, and
+# bubblewrap can make it a slave mount (in a bare chroot it cannot: "Failed to make / slave").
+mount --bind "$root" "$root"
 mount -t proc proc "$root/proc"
 mount -t sysfs sys "$root/sys"
 mount --bind /dev "$root/dev"
