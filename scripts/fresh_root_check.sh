@@ -106,7 +106,7 @@ mount -t devpts devpts "$root/dev/pts" -o newinstance,ptmxmode=0666
 mount -t tmpfs shm "$root/dev/shm"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 
-env=(HOME=/root TERM=dumb LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
+env=(HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
 if [ -n "$ca" ]; then
     cp "$ca" "$root/etc/fresh-root-ca.pem"
     env+=(PIP_CERT=/etc/fresh-root-ca.pem)
