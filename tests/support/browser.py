@@ -88,6 +88,10 @@ class Rendered:
     """``smallestText``: the smallest chart text as drawn, in px, and where
     (``smallestWhere``); ``brokenNames``: first-column table cells laid out on more than one
     line (see ``_LEGIBILITY``)."""
+    boxes: list[dict[str, Any]] = field(default_factory=list)
+    """Per figure, in page order: its name, its SVG's box, and the box of every ``text`` (its
+    own text, and its ``<title>``) and every ``circle`` (its ``<title>``), as laid out (see
+    ``_BOXES``)."""
 
 
 _MEASURE = """JSON.stringify([...document.querySelectorAll('figure[data-figure]')].map(f => {
@@ -161,6 +165,29 @@ _LEGIBILITY = """JSON.stringify((() => {
 })())"""
 
 
+# Boxes as laid out, in page pixels: {left, right, top, bottom} (and the centre of a circle).
+_BOXES = """JSON.stringify([...document.querySelectorAll('figure[data-figure]')].map(f => {
+  const box = r => ({left: r.left, right: r.right, top: r.top, bottom: r.bottom});
+  const svg = f.querySelector('svg');
+  if (!svg) return {name: f.dataset.figure, svg: null, texts: [], circles: []};
+  return {
+    name: f.dataset.figure,
+    svg: box(svg.getBoundingClientRect()),
+    texts: [...svg.querySelectorAll('text')].map(t => {
+      const title = t.querySelector('title');
+      const own = [...t.childNodes].filter(n => n.nodeType === 3).map(n => n.data).join('');
+      return {text: own, title: title ? title.textContent : null,
+              ...box(t.getBoundingClientRect())};
+    }),
+    circles: [...svg.querySelectorAll('circle')].map(c => {
+      const r = c.getBoundingClientRect(), title = c.querySelector('title');
+      return {title: title ? title.textContent : null, cx: (r.left + r.right) / 2,
+              cy: (r.top + r.bottom) / 2, ...box(r)};
+    }),
+  };
+}))"""
+
+
 def _onto_3_and_4(read: int, write: int) -> None:
     # In the child: the browser reads commands on fd 3 and writes on fd 4. Move both ends above
     # 10 first so that placing one cannot overwrite the other.
@@ -217,9 +244,10 @@ def _drive(browser: Browser, page: Path, width: int) -> Rendered:
                  mobile=False)  # fmt: skip
     layout = _evaluate(browser, session, _LAYOUT)
     legibility = _evaluate(browser, session, _LEGIBILITY)
+    boxes = _evaluate(browser, session, _BOXES)
     shot = browser.send("Page.captureScreenshot", session, format="png", captureBeyondViewport=True)
     errors = [_error(e) for e in browser.events if _error(e)]
-    return Rendered(errors, figures, base64.b64decode(shot["data"]), layout, legibility)
+    return Rendered(errors, figures, base64.b64decode(shot["data"]), layout, legibility, boxes)
 
 
 def _evaluate(browser: Browser, session: str, expression: str) -> Any:

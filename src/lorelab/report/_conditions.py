@@ -238,6 +238,7 @@ def _slopes(run: ConditionsRun, report: ConditionsReport) -> tuple[list[SlopePan
             p.condition,
             [
                 SlopeLine(
+                    t.task_id,
                     _level(t.baseline_passed, t.baseline_rework, worst, unknown),
                     _level(t.condition_passed, t.condition_rework, worst, unknown),
                     t.difference,
@@ -305,10 +306,10 @@ def _paired(run: ConditionsRun, report: ConditionsReport) -> Section:
                     slope_chart(
                         "Holdouts: baseline to each condition", panels, levels, left="baseline"
                     ),
-                    "Each line is one holdout task from its baseline outcome to the condition's "
-                    "(top is best), the lines of a level spread apart so that each shows; green: "
-                    "better, red: worse, grey: tie; a hollow dot: the host or memory failed, the "
-                    "run counts as the protocol scores it.",
+                    "Each line is one holdout task, named beside both of its dots, from its "
+                    "baseline outcome to the condition's (top is best); the dots of a level each "
+                    "have a row of their own; green: better, red: worse, grey: tie; a hollow dot: "
+                    "the host or memory failed, the run counts as the protocol scores it.",
                     table(
                         "paired",
                         "Per holdout, against baseline",

@@ -9,6 +9,7 @@ symbols.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -366,8 +367,10 @@ def _flow(widths: Sequence[float], room: float) -> list[int]:
 
 @dataclass(frozen=True, slots=True)
 class SlopeLine:
-    """One unit from the left level to the right level, coloured by its sign."""
+    """One unit (``label``: its task id) from the left level to the right level, coloured by
+    its sign."""
 
+    label: str
     left: int
     right: int
     sign: int
@@ -386,42 +389,79 @@ class SlopePanel:
     lines: Sequence[SlopeLine]
 
 
+SLOPE_ROW: Final = 16
+"""Vertical distance between two dots of one side: an 11 px label's box (about 13 px) and a
+gap, so that the label beside each dot meets no other."""
+SLOPE_LABEL: Final = 11
+
+
+def _offsets(lines: Sequence[SlopeLine], side: str) -> list[float]:
+    """Each line's dot on ``side`` (``"left"`` or ``"right"``): its distance from the centre of
+    its level, a row of its own among the level's dots. They are ordered by the level at the
+    other end (then by label), so that lines cross as little as they can."""
+    other = "right" if side == "left" else "left"
+    order = sorted(
+        range(len(lines)),
+        key=lambda i: (getattr(lines[i], side), getattr(lines[i], other), lines[i].label, i),
+    )
+    count = Counter(getattr(line, side) for line in lines)
+    offsets = [0.0] * len(lines)
+    taken: Counter[int] = Counter()
+    for i in order:
+        level = getattr(lines[i], side)
+        offsets[i] = (taken[level] - (count[level] - 1) / 2) * SLOPE_ROW
+        taken[level] += 1
+    return offsets
+
+
 def slope_chart(
     title: str, panels: Sequence[SlopePanel], levels: Sequence[str], *, left: str
 ) -> Html:
     """Panels of slopes from ``left`` to each panel's condition on an ordinal scale
-    (``levels[0]`` at the top is the best outcome), side by side across the width."""
-    label_w = _label_room(levels, 11)
-    # Every line of a panel at its own height (4.5 px apart, less past 22 lines), so that equal
-    # lines show every dot; a level's step leaves room for the spread.
-    most = max((len(panel.lines) for panel in panels), default=1)
-    apart = min(4.5, 96 / max(most - 1, 1))
-    half = apart * (most - 1) / 2
-    top, step = 34 + half, max(40.0, 2 * half + 24)
-    panel_w = (WIDTH - label_w - 10) / max(len(panels), 1)
-    height = top + step * max(len(levels) - 1, 1) + half + 32
-    svg = Svg(WIDTH, height, title)
-    for i, level in enumerate(levels):
-        y = top + i * step
-        svg.label(label_w - 8, y + 4, level, label_w - 12, size=11)
-        svg.add("line", x1=label_w, y1=float(y), x2=svg.width - 10, y2=float(y), stroke=GRID)
+    (``levels[0]`` at the top is the best outcome), one panel under another. Within a level
+    every dot of a side has its own row, with its unit's label beside it (left of a left dot,
+    right of a right dot), so that every dot shows and is named and no two labels meet."""
+    label_w = _label_room(levels, SLOPE_LABEL)
+    names = [line.label for panel in panels for line in panel.lines]
+    name_w = _label_room(names, SLOPE_LABEL, most=0.28 * WIDTH) - 12
+    xa = label_w + name_w + 16
+    xb = WIDTH - name_w - 18
     dots: list[tuple[str, float, float, str, bool]] = []
-    for p, panel in enumerate(panels):
-        xa = label_w + p * panel_w + 60
-        xb = label_w + (p + 1) * panel_w - 60
-        svg.text((xa + xb) / 2, 16, panel.title, anchor="middle", size=12, font_weight="600")
-        svg.text(xa, height - 12, left, anchor="middle", size=11)
-        svg.text(xb, height - 12, panel.right, anchor="middle", size=11)
-        count = len(panel.lines)
-        for i, line in enumerate(panel.lines):
-            nudge = (i - (count - 1) / 2) * apart
-            ya = top + line.left * step + nudge
-            yb = top + line.right * step + nudge
+    svg = Svg(WIDTH, 0.0, title)
+    y = 0.0
+    for panel in panels:
+        lines = panel.lines
+        left_at, right_at = _offsets(lines, "left"), _offsets(lines, "right")
+        left_n = Counter(line.left for line in lines)
+        right_n = Counter(line.right for line in lines)
+        svg.text((xa + xb) / 2, y + 18, panel.title, anchor="middle", size=12, font_weight="600")
+        svg.text(xa, y + 36, left, anchor="middle", size=SLOPE_LABEL, font_weight="600")
+        svg.text(xb, y + 36, panel.right, anchor="middle", size=SLOPE_LABEL, font_weight="600")
+        band_top = y + 44
+        centres: list[float] = []
+        for i, level in enumerate(levels):
+            # A level is as tall as the more crowded of its two sides.
+            band = float(max(left_n[i], right_n[i], 1) * SLOPE_ROW + 8)
+            if i % 2 == 0:  # every other level shaded, so that the bands read apart
+                svg.add("rect", x=float(label_w), y=band_top, width=WIDTH - label_w - 10,
+                        height=band, fill="#f6f8fa")  # fmt: skip
+            centres.append(band_top + band / 2)
+            svg.label(label_w - 8, centres[i] + 4, level, label_w - 12, size=SLOPE_LABEL)
+            band_top += band
+        for i, line in enumerate(lines):
+            ya = centres[line.left] + left_at[i]
+            yb = centres[line.right] + right_at[i]
             color = SIGN_COLOR[line.sign]
             svg.add("line", line.tooltip, x1=xa, y1=ya, x2=xb, y2=yb, stroke=color,
                     stroke_width="2.5", stroke_opacity="0.8")  # fmt: skip
             dots += [(line.tooltip, xa, ya, color, line.left_void),
                      (line.tooltip, xb, yb, color, line.right_void)]  # fmt: skip
+            svg.label(xa - 10, ya + 4, line.label, name_w, size=SLOPE_LABEL)
+            shown = fit(line.label, name_w, SLOPE_LABEL)
+            svg.text(xb + 10, yb + 4, shown, size=SLOPE_LABEL,
+                     tooltip=line.label if shown != line.label else None)  # fmt: skip
+        y = band_top + 14
+    svg.height = max(y, 40.0)
     # The dots after every line, so that no later line covers an earlier dot.
     for tooltip, cx, cy, color, void in dots:
         svg.add("circle", tooltip, cx=cx, cy=cy, r="4", fill="#ffffff" if void else color,
