@@ -1,13 +1,13 @@
-"""Ground truth of the ``qualification-12``, ``stdlib``, ``evolution`` and
-``evolution-more-itertools`` datasets, proven with real pytest runs through lorelab's runner,
-and how the protocol fixture meets their contracts.
+"""Ground truth of the ``qualification-12``, ``stdlib``, ``evolution``,
+``evolution-more-itertools`` and ``evolution-boltons`` datasets, proven with real pytest runs
+through lorelab's runner, and how the protocol fixture meets their contracts.
 
 ``qualification-12`` extends ``qualification``, whose six contracts are proven by
 ``test_learning_datasets.py``; this module proves its six new contracts and every contract of
-``stdlib``, ``evolution`` and ``evolution-more-itertools``. Each source variant (the reference,
-or the reference with one defect) runs in a disposable project holding the reference tests and
-the fixture's tests of both arms, written with every history item of the dataset as a lesson:
-the reference twice (ground truth must be stable), each defect once.
+``stdlib``, ``evolution``, ``evolution-more-itertools`` and ``evolution-boltons``. Each source
+variant (the reference, or the reference with one defect) runs in a disposable project holding
+the reference tests and the fixture's tests of both arms, written with every history item of
+the dataset as a lesson: the reference twice (ground truth must be stable), each defect once.
 """
 
 from __future__ import annotations
@@ -36,12 +36,19 @@ from lorelab.runners import (
 from lorelab.testing.fixture import answer
 from lorelab.workspace import FileEntry
 
-NAMES = ("qualification-12", "stdlib", "evolution", "evolution-more-itertools")
+NAMES = (
+    "qualification-12",
+    "stdlib",
+    "evolution",
+    "evolution-more-itertools",
+    "evolution-boltons",
+)
 SPECIFICATIONS = {
     "qualification-12": 6,
     "stdlib": 6,
     "evolution": 12,
     "evolution-more-itertools": 12,
+    "evolution-boltons": 12,
 }
 REFERENCE_RUNS = 2
 PYTEST_TIMEOUT_S = 120.0
@@ -173,7 +180,50 @@ DESIGN: dict[str, dict[str, str]] = {
         "unique-everseen-unhashable-raises": "edge",
         "unique-everseen-unhashable-repeats": "edge",
     },
+    # pairwise-windowed's history (16.1.1, pairwise was chunked(src, 2)) and strip-ansi's
+    # (17.1.0, the text after the last sequence was dropped) test behaviour that changed: no
+    # lesson pattern reaches their defects.
+    "evolution-boltons": {
+        "windowed-second-item-not-skipped": "examples",
+        "pairwise-end-ignored": "neither",
+        "windowed-fill-truncates": "neither",
+        "strip-ansi-bytes-not-decoded": "neither",
+        "strip-ansi-lowercase-final-kept": "examples",
+        "strip-ansi-parameters-digits-only": "neither",
+        "chunked-short-last-chunk-dropped": "examples",
+        "chunked-fill-one-short": "edge",
+        "chunked-count-off-by-one": "edge",
+        "backoff-count-one-short": "examples",
+        "backoff-zero-start-stuck": "edge",
+        "backoff-stop-below-start-accepted": "edge",
+        "camel2under-not-lowered": "examples",
+        "camel2under-acronym-not-split": "edge",
+        "under2camel-empty-word-dropped": "edge",
+        "ordinalize-one-digit-gets-th": "examples",
+        "ordinalize-teens-not-special": "edge",
+        "ordinalize-ext-only-ignored": "edge",
+        "bytes2human-unit-one-too-large": "examples",
+        "bytes2human-sign-lost": "edge",
+        "bytes2human-boundary-exclusive": "neither",
+        "parse-int-list-range-end-excluded": "examples",
+        "parse-int-list-range-order-assumed": "edge",
+        "format-int-list-final-pair-lost": "neither",
+        "split-none-grouping-inverted": "examples",
+        "split-trailing-empty-list-dropped": "edge",
+        "split-maxsplit-off-by-one": "edge",
+        "frange-start-stop-not-swapped": "examples",
+        "frange-count-truncated": "neither",
+        "frange-zero-step-accepted": "edge",
+        "clamp-lower-bound-ignored": "examples",
+        "floor-exact-option-skipped": "edge",
+        "ceil-options-assumed-sorted": "neither",
+        "unique-item-checked-not-key": "edge",
+        "first-default-ignored": "edge",
+        "first-truth-not-tested": "examples",
+    },
 }
+# The boltons contracts whose history tests behaviour that changed between the releases.
+BOLTONS_CHANGED = {"pairwise-windowed", "strip-ansi"}
 
 
 def _new_fixtures(name: str) -> list[Fixture]:
@@ -448,6 +498,53 @@ def test_more_itertools_readme_carries_the_mit_licence_and_names_every_source():
         assert f"| `{fixture['id']}` |" in readme, fixture["id"]
         for path in fixture["files"]:
             assert f"`{path}`" in readme, path
+
+
+def test_boltons_sources_name_their_release_and_licence() -> None:
+    manifest = get_dataset("evolution-boltons")
+    entries = [
+        *(entry for fixture in manifest.fixtures for entry in fixture.files),
+        *(entry for fixture in manifest.fixtures for d in fixture.defects for entry in d.files),
+        *(entry for item in manifest.history for entry in item.files),
+    ]
+    for entry in entries:
+        first = entry.content.splitlines()[0]
+        assert " boltons " in first, entry.path
+        assert ", boltons/" in first, entry.path
+        assert "Copyright (c) 2013, Mahmoud Hashemi" in entry.content, entry.path
+        assert "BSD 3-Clause License" in entry.content, entry.path
+
+
+def test_boltons_readme_carries_the_bsd_licence_and_names_every_source() -> None:
+    root = files("lorelab.evaluation.learning.datasets") / "evolution-boltons"
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "Copyright (c) 2013, Mahmoud Hashemi" in readme
+    assert "Redistribution and use in source and binary forms" in readme
+    data = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    for fixture in data["fixtures"]:
+        assert f"| `{fixture['id']}` |" in readme, fixture["id"]
+        for path in fixture["files"]:
+            assert f"`{path}`" in readme, path
+
+
+def test_only_the_changed_boltons_contracts_have_history_failing_on_the_current_source(
+    tmp_path: Path,
+) -> None:
+    manifest = get_dataset("evolution-boltons")
+    current = {entry.path: (f.id, entry) for f in manifest.fixtures for entry in f.files}
+    runner = PytestRunner(plugin_autoload=False)
+    failing: set[str] = set()
+    for item in manifest.history:
+        sources = [current[entry.path][1] for entry in item.files]
+        project = _materialize(tmp_path / item.id, [*sources, *item.tests])
+        execution = runner.run(project, timeout_s=PYTEST_TIMEOUT_S)
+        assert execution.cases, item.id
+        by_test = {entry.path: current[entry.path][0] for entry in item.files}
+        for case in execution.cases:
+            if case.status != "passed":
+                module = case.id.split("::")[0].removeprefix("tests/test_")
+                failing |= {fid for path, fid in by_test.items() if path == f"src/{module}"}
+    assert failing == BOLTONS_CHANGED
 
 
 def test_stdlib_sources_name_their_cpython_file_and_licence():

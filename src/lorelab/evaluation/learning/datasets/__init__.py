@@ -18,6 +18,7 @@ DATASET_NAMES: Final = (
     "stdlib",
     "evolution",
     "evolution-more-itertools",
+    "evolution-boltons",
 )
 
 
