@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx2
@@ -67,6 +68,26 @@ def _stored(home: Path) -> tuple[dict[int, str], str]:
         conn.close()
 
 
+def assert_every_acknowledged_record_stored(
+    home: Path, project: Path, writers: Writers, args: Sequence[str] = ()
+) -> None:
+    """Start a server on the store again (its start runs recovery), stop it, and check that
+    every record ``writers`` saw acknowledged is stored as sent, and the store's integrity."""
+    again = start_server(home, project, args=args)
+    try:
+        wait_for_state(again, home)
+    finally:
+        assert stop(again) == 143
+    stored, integrity = _stored(home)
+    missing = {
+        ident: task
+        for ident, task in writers.acked.items()
+        if stored.get(int(ident.removeprefix("exp-"))) != task
+    }
+    assert missing == {}
+    assert integrity == "ok"
+
+
 def test_every_acknowledged_record_survives_a_sigkill_under_load(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
@@ -88,16 +109,4 @@ def test_every_acknowledged_record_survives_a_sigkill_under_load(tmp_path):
     assert len(writers.acked) >= KILL_AFTER
     assert writers.unanswered >= 1  # killed with requests in flight, not between them
     # The killed server's lock went with it: a new server starts on the same store.
-    again = start_server(home, project)
-    try:
-        wait_for_state(again, home)
-    finally:
-        assert stop(again) == 143
-    stored, integrity = _stored(home)
-    missing = {
-        ident: task
-        for ident, task in writers.acked.items()
-        if stored.get(int(ident.removeprefix("exp-"))) != task
-    }
-    assert missing == {}
-    assert integrity == "ok"
+    assert_every_acknowledged_record_stored(home, project, writers)

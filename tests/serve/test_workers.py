@@ -14,7 +14,12 @@ from urllib.parse import urlsplit
 
 from lorelab._state import server_file
 from lorelab.serve._fast import proof
-from tests.serve.test_faults import KILL_AFTER, WRITERS, Writers, _stored
+from tests.serve.test_faults import (
+    KILL_AFTER,
+    WRITERS,
+    Writers,
+    assert_every_acknowledged_record_stored,
+)
 from tests.serve.test_hook_trust import _env, _hook, _prompt, _seed
 from tests.support.processes import alive, children, gone_soon
 from tests.support.serve import (
@@ -53,19 +58,7 @@ def test_every_acknowledged_record_survives_a_sigkill_of_a_server_with_two_worke
         stop(process)
     assert len(writers.acked) >= KILL_AFTER
     assert writers.unanswered >= 1  # killed with requests in flight, not between them
-    again = start_server(home, project, args=["--workers", "2"])
-    try:
-        wait_for_state(again, home)
-    finally:
-        assert stop(again) == 143
-    stored, integrity = _stored(home)
-    missing = {
-        ident: task
-        for ident, task in writers.acked.items()
-        if stored.get(int(ident.removeprefix("exp-"))) != task
-    }
-    assert missing == {}
-    assert integrity == "ok"
+    assert_every_acknowledged_record_stored(home, project, writers, args=["--workers", "2"])
 
 
 def test_sigterm_stops_every_worker_and_withdraws_the_state_file(tmp_path):
