@@ -473,8 +473,41 @@ def test_every_new_defect_changes_the_code_at_one_site(name: str):
             assert len(changes) == 1, (defect.id, changes)
 
 
-def test_more_itertools_sources_name_their_release_and_licence():
-    manifest = get_dataset("evolution-more-itertools")
+@dataclass(frozen=True)
+class CopiedProject:
+    """How a dataset's copied sources and README name the project they came from."""
+
+    dataset: str
+    release_word: str  # on each copied file's first line, with the release
+    source_prefix: str  # the project's file on that line
+    notice: str
+    licence: str  # in each copied file
+    licence_text: str  # a line of the licence reproduced in the README
+
+
+COPIED = (
+    CopiedProject(
+        "evolution-more-itertools",
+        " more-itertools ",
+        ", more_itertools/",
+        "Copyright (c) 2012 Erik Rose",
+        "MIT License",
+        "Permission is hereby granted, free of charge",
+    ),
+    CopiedProject(
+        "evolution-boltons",
+        " boltons ",
+        ", boltons/",
+        "Copyright (c) 2013, Mahmoud Hashemi",
+        "BSD 3-Clause License",
+        "Redistribution and use in source and binary forms",
+    ),
+)
+
+
+@pytest.mark.parametrize("project", COPIED, ids=lambda project: project.dataset)
+def test_copied_sources_name_their_release_and_licence(project: CopiedProject) -> None:
+    manifest = get_dataset(project.dataset)
     entries = [
         *(entry for fixture in manifest.fixtures for entry in fixture.files),
         *(entry for fixture in manifest.fixtures for d in fixture.defects for entry in d.files),
@@ -482,44 +515,18 @@ def test_more_itertools_sources_name_their_release_and_licence():
     ]
     for entry in entries:
         first = entry.content.splitlines()[0]
-        assert " more-itertools " in first, entry.path
-        assert ", more_itertools/" in first, entry.path
-        assert "Copyright (c) 2012 Erik Rose" in entry.content, entry.path
-        assert "MIT License" in entry.content, entry.path
+        assert project.release_word in first, entry.path
+        assert project.source_prefix in first, entry.path
+        assert project.notice in entry.content, entry.path
+        assert project.licence in entry.content, entry.path
 
 
-def test_more_itertools_readme_carries_the_mit_licence_and_names_every_source():
-    root = files("lorelab.evaluation.learning.datasets") / "evolution-more-itertools"
+@pytest.mark.parametrize("project", COPIED, ids=lambda project: project.dataset)
+def test_readme_carries_the_licence_and_names_every_source(project: CopiedProject) -> None:
+    root = files("lorelab.evaluation.learning.datasets") / project.dataset
     readme = (root / "README.md").read_text(encoding="utf-8")
-    assert "Copyright (c) 2012 Erik Rose" in readme
-    assert "Permission is hereby granted, free of charge" in readme
-    data = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-    for fixture in data["fixtures"]:
-        assert f"| `{fixture['id']}` |" in readme, fixture["id"]
-        for path in fixture["files"]:
-            assert f"`{path}`" in readme, path
-
-
-def test_boltons_sources_name_their_release_and_licence() -> None:
-    manifest = get_dataset("evolution-boltons")
-    entries = [
-        *(entry for fixture in manifest.fixtures for entry in fixture.files),
-        *(entry for fixture in manifest.fixtures for d in fixture.defects for entry in d.files),
-        *(entry for item in manifest.history for entry in item.files),
-    ]
-    for entry in entries:
-        first = entry.content.splitlines()[0]
-        assert " boltons " in first, entry.path
-        assert ", boltons/" in first, entry.path
-        assert "Copyright (c) 2013, Mahmoud Hashemi" in entry.content, entry.path
-        assert "BSD 3-Clause License" in entry.content, entry.path
-
-
-def test_boltons_readme_carries_the_bsd_licence_and_names_every_source() -> None:
-    root = files("lorelab.evaluation.learning.datasets") / "evolution-boltons"
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    assert "Copyright (c) 2013, Mahmoud Hashemi" in readme
-    assert "Redistribution and use in source and binary forms" in readme
+    assert project.notice in readme
+    assert project.licence_text in readme
     data = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
     for fixture in data["fixtures"]:
         assert f"| `{fixture['id']}` |" in readme, fixture["id"]
