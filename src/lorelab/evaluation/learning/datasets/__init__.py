@@ -15,9 +15,9 @@ from pydantic import Field
 
 from lorelab._model import RecordModel
 from lorelab.errors import SchemaError, UsageError
+from lorelab.evaluation.learning._preparation import manifest_digest
 from lorelab.evaluation.learning.datasets._files import load_dataset
 from lorelab.evaluation.learning.manifest import LearningManifest, validate_manifest
-from lorelab.io import canonical_bytes, sha256_bytes
 
 DATASET_NAMES: Final = (
     "default",
@@ -92,7 +92,7 @@ def get_set(name: str) -> DatasetSet:
                 dataset=dataset,
                 id=manifest.id,
                 project=DATASET_SETS[name] if dataset == name else dataset[len(name) + 1 :],
-                sha256=sha256_bytes(canonical_bytes(manifest)),
+                sha256=manifest_digest(manifest),
                 specification_ids=ids,
             )
         )
