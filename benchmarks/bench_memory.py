@@ -1,7 +1,8 @@
 """Benchmark of the memory store: ``prepare`` latency at 1k/10k/100k experiences, and ingest rate.
 
 Run:  python benchmarks/bench_memory.py [--sizes 1000 10000 100000] [--queries 200]
-                                        [--model minilm|wordllama]
+                                        [--model minilm|wordllama] [--fill store|padded]
+                                        [--keep-stores DIR | --store-from DIR]
 
 The experiences are SYNTHETIC: generated from a seeded vocabulary (Zipf-distributed words,
 realistic task templates, commands and files) so the index has a realistic term distribution.
@@ -23,6 +24,12 @@ importing numpy and onnxruntime, making the session and embedding one query.
 default sizes), both measured in this run: how prepare's cost grows with the store, a ratio
 that holds better than either figure on a busy or slower machine. Every measured task is
 new to the store (the store keeps its recent query vectors; none is measured twice).
+
+Filling a 100k store takes long. ``--keep-stores DIR`` writes a copy of each level's store,
+filled and not yet measured, to ``DIR`` (with ``stores.json``: seed, model, fill); a later run
+with ``--store-from DIR`` (same settings) measures copies of them without filling, so prepare
+at every level, and ``costGrowth``, can be measured again in one run on an idle machine. Such a
+level starts without the briefs a filling run recorded at the levels before it.
 """
 
 from __future__ import annotations
@@ -253,16 +260,61 @@ def _batched_rate(store: SqliteMemoryStore, vocab: Vocabulary, first: int, count
     return len(todo) / (time.perf_counter() - started)
 
 
+STORES_FILE = "stores.json"
+"""What ``--keep-stores`` wrote: the seed, model and fill its level copies were made with."""
+
+
+def _copy_store(source: Path, target: Path) -> None:
+    """A consistent copy of the store at ``source`` (SQLite's online backup)."""
+    origin, copy = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        origin.backup(copy)
+    finally:
+        origin.close()
+        copy.close()
+
+
+def _kept(directory: Path, seed: int, model: str, padded_fill: bool) -> dict[str, object]:
+    """The ``--store-from`` directory's description, checked against this run's settings."""
+    try:
+        kept = json.loads((directory / STORES_FILE).read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--store-from {directory}: no readable {STORES_FILE} ({exc})") from None
+    wanted = {"seed": seed, "model": model, "paddedFill": padded_fill}
+    differs = [key for key, value in wanted.items() if kept.get(key) != value]
+    if differs:
+        raise SystemExit(
+            f"--store-from {directory}: its stores were made with other settings ({differs[0]}:"
+            f" {kept.get(differs[0])!r}, this run {wanted[differs[0]]!r})"
+        )
+    return dict(kept)
+
+
 def run(
-    sizes: list[int], queries: int, seed: int, model: str, padded_fill: bool = False
+    sizes: list[int],
+    queries: int,
+    seed: int,
+    model: str,
+    padded_fill: bool = False,
+    keep: Path | None = None,
+    store_from: Path | None = None,
 ) -> dict[str, object]:
     """Every level's prepare latency and ingest rate; ``padded_fill``: levels after the first
     are filled with MiniLM vectors computed in padded batches (their ingest rate is then not
-    the store's)."""
+    the store's). ``keep``: a copy of each level's store, filled and not yet measured, is
+    written there; ``store_from``: each level is a copy of the one kept there (nothing is
+    filled, so no ingest rate is measured)."""
     from lorelab.memory._embedders import MINILM
 
     vocab = Vocabulary(seed)
     results: list[dict[str, object]] = []
+    if store_from is not None:
+        _kept(store_from, seed, model, padded_fill)
+        for size in sizes:
+            if not (store_from / f"level-{size}.db").is_file():
+                raise SystemExit(f"--store-from {store_from}: no level-{size}.db")
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="lorelab-bench-") as tmp:
         store = SqliteMemoryStore(Path(tmp) / "memory.db", embedding_model=model)
         have = 0
@@ -270,7 +322,14 @@ def run(
         for size in sorted(sizes):
             todo = [vocab.experience(n) for n in range(have, size)]
             started, cpu = time.perf_counter(), time.process_time()
-            if single_rate is None:
+            if store_from is not None:
+                # The same vocabulary draws as a filling run (the queries depend on them).
+                store.close()
+                level_file = Path(tmp) / f"level-{size}.db"
+                _copy_store(store_from / f"level-{size}.db", level_file)
+                store = SqliteMemoryStore(level_file, create=False)
+                ingest_mode = f"copy of {store_from / f'level-{size}.db'} (not measured)"
+            elif single_rate is None:
                 # The first level is ingested one call (and transaction) at a time.
                 for request in todo:
                     store.record(request)
@@ -286,9 +345,13 @@ def run(
                 if padded_fill:
                     ingest_mode += ", vectors from padded batches (fill only, not a rate)"
             rate = len(todo) / (time.perf_counter() - started)
-            cpu_rate = len(todo) / (time.process_time() - cpu)
+            cpu_rate = len(todo) / max(time.process_time() - cpu, 1e-9)
+            if store_from is not None:
+                rate = cpu_rate = float("nan")
             single_rate = single_rate or rate
             have = size
+            if keep is not None:
+                _copy_store(store.location, keep / f"level-{size}.db")
             # Ten more to warm the page cache, not measured: the store keeps its recent query
             # vectors, and a warmed text would be measured without its embedding.
             warm, texts = (lambda found: (found[:10], found[10:]))(
@@ -309,8 +372,8 @@ def run(
                 {
                     "experiences": size,
                     "ingest_mode": ingest_mode,
-                    "ingest_per_second": round(rate),
-                    "ingest_per_cpu_second": round(cpu_rate),
+                    "ingest_per_second": None if rate != rate else round(rate),
+                    "ingest_per_cpu_second": None if cpu_rate != cpu_rate else round(cpu_rate),
                     "prepare_ms_p50": round(statistics.median(timings), 2),
                     "prepare_ms_p95": round(_percentile(timings, 95), 2),
                     "prepare_cpu_ms_p50": round(statistics.median(cpu_timings), 2),
@@ -339,6 +402,9 @@ def run(
         batched_at_top = _batched_rate(store, vocab, have + len(extra), 1000)
         store_model = store.embedding_model
         store.close()
+    if keep is not None:
+        described = {"seed": seed, "model": model, "paddedFill": padded_fill, "sizes": sizes}
+        (keep / STORES_FILE).write_text(json.dumps(described, indent=2) + "\n")
     first, last = results[0], results[-1]
     return {
         "synthetic": True,
@@ -396,6 +462,21 @@ def main() -> None:
         help="how levels after the first are filled: by the store (its ingest is measured) or, "
         "for MiniLM, with vectors from padded batches (fast; only prepare is measured there)",
     )
+    parser.add_argument(
+        "--keep-stores",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write a copy of each level's filled store to DIR (for --store-from)",
+    )
+    parser.add_argument(
+        "--store-from",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="measure copies of the level stores an earlier --keep-stores run wrote to DIR "
+        "(same --seed, --model and --fill; nothing is filled, no ingest rate is measured)",
+    )
     args = parser.parse_args()
     from lorelab.memory._embedders import default_for_new_store
 
@@ -407,7 +488,15 @@ def main() -> None:
     if args.load_only:
         print(json.dumps(model_load(args.load_runs, model), indent=2))
         return
-    figures = run(args.sizes, args.queries, args.seed, model, args.fill == "padded")
+    figures = run(
+        args.sizes,
+        args.queries,
+        args.seed,
+        model,
+        args.fill == "padded",
+        args.keep_stores,
+        args.store_from,
+    )
     figures["model_load"] = model_load(args.load_runs, model)
     if args.json:
         print(json.dumps(figures, indent=2))
@@ -425,7 +514,7 @@ def main() -> None:
         print(
             f"{level['experiences']:>11} {level['prepare_ms_p50']:>7} {level['prepare_ms_p95']:>7}"
             f" {level['prepare_cpu_ms_p50']:>8} {level['prepare_cpu_ms_p95']:>8}"
-            f" {level['ingest_per_second']:>9} {level['ingest_per_cpu_second']:>6}"
+            f" {level['ingest_per_second']!s:>9} {level['ingest_per_cpu_second']!s:>6}"
             f" {level['load_average']:>5.1f}  {level['ingest_mode']}"
         )
     print(
