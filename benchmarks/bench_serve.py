@@ -2,7 +2,7 @@
 
 Run:  python benchmarks/bench_serve.py [--size 10000] [--clients 16] [--rate R] [--workers N]
           [--duration 60] [--closed-duration 30] [--in-process-duration 15]
-          [--fault-after 200] [--client sdk|raw] [--json]
+          [--fault-after 200] [--client sdk|raw] [--draw repeated|new] [--json]
 
 The store holds SYNTHETIC experiences (the seeded vocabulary of ``bench_memory.py``); the
 figures measure speed only. The clients run in this one process, on the same machine as the
@@ -11,14 +11,17 @@ official SDK's ``Client`` over its streamable HTTP transport; it validates every
 the tool's output schema. ``--client raw`` speaks the same MCP protocol over streamable HTTP
 (the SDK's JSON-RPC messages and headers, one POST per call, through ``httpx2``) and only
 parses the JSON answer: it shows the server's throughput when the clients cost less. Each
-request is ``lore_prepare`` (80%, a task drawn from the store's own tasks and from unrelated
-text) or ``lore_record`` (20%, a new experience with a unique task). The server's CPU time
+request is ``lore_prepare`` (80%, a task drawn from 400 of the store's own tasks and of
+unrelated text; with ``--draw new`` each of them gets a random marker, so no task comes twice)
+or ``lore_record`` (20%, a new experience with a unique task). The server's CPU time
 (from ``/proc``: the server and its worker processes) and this process's are reported per
 answered call, for each mode.
 
 - **In process**: before the server starts, one thread of this process calls ``prepare`` on
-  the same store, one call after another, for ``--in-process-duration`` seconds (the same task
-  draw): its calls per second and its p50 are the yardsticks of the two ratios below.
+  a copy of the same store, one call after another, for ``--in-process-duration`` seconds (the
+  same task draw; with ``--draw repeated``, after one unmeasured pass over the 400 tasks, as
+  the server has seen them when its ratio phases run): its calls per second and its p50 are the
+  yardsticks of the two ratios below.
 - **Closed loop**: every client sends its next request as soon as its last is answered, for
   ``--closed-duration`` seconds: the saturation throughput.
 - **Open loop**: requests arrive at a fixed total rate (``--rate`` per second; default 70% of
@@ -26,11 +29,15 @@ answered call, for each mode.
   over the clients; each is sent at its arrival time whether or not earlier ones were
   answered. Latency is measured from the arrival time
   (so a server that falls behind shows it: no coordinated omission). Reports p50/p95/p99.
-- **Ratios**, which hold better than absolute figures on a busy or slower machine:
-  ``coreScaling`` is the closed loop's answers per second divided by the in-process thread's
-  calls per second (how well the server turns the machine's cores into answers, net of the
-  HTTP and MCP layers and of the clients, which share the cores); ``openLoopHeadroom`` is the
-  open loop's prepare p95 (at the default 70% rate only) divided by the in-process p50.
+- **Ratios**, which hold better than absolute figures on a busy or slower machine, from two
+  more phases that send ``lore_prepare`` only (the in-process thread's work, same draw): a
+  closed loop (``closedLoopPrepareOnly``) and an open loop at 70% of its throughput
+  (``openLoopPrepareOnly``). ``coreScaling`` is that closed loop's answers per second divided
+  by the in-process thread's calls per second (how well the server turns the machine's cores
+  into answers, net of the HTTP and MCP layers and of the clients, which share the cores);
+  ``openLoopHeadroom`` is that open loop's prepare p95 divided by the in-process p50. The same
+  ratios of the mixed loops are reported under ``mixed`` (their records cost more than a
+  prepare, and the in-process thread records nothing).
 - **SIGTERM under a backlog**: ``--backlog`` requests at once; once some wait in the queue,
   SIGTERM. Reports the seconds to exit and how each request ended (answered, refused with
   503, failed), before and after the signal.
@@ -174,12 +181,28 @@ def _record_arguments(rng: random.Random) -> dict[str, Any]:
     }
 
 
+DRAWS = ("repeated", "new")
+"""How a ``lore_prepare`` task is drawn: ``repeated``, one of the 400 tasks (each comes back
+often, so its query vector is mostly kept); ``new``, one of them with a random marker
+appended, never sent before (every call embeds its task, as an agent's new prompt does)."""
+
+
+def draw_task(rng: random.Random, tasks: list[str], draw: str) -> str:
+    """One ``lore_prepare`` task of the ``draw`` kind (:data:`DRAWS`)."""
+    task = rng.choice(tasks)
+    return f"{task} variant {rng.getrandbits(40):010x}" if draw == "new" else task
+
+
 class Load:
     """The clients, the request mix and what was measured."""
 
-    def __init__(self, tasks: list[str], seed: int) -> None:
+    def __init__(
+        self, tasks: list[str], seed: int, *, record_share: float = 0.2, draw: str = "repeated"
+    ) -> None:
         self.tasks = tasks
         self.rng = random.Random(seed)
+        self.record_share = record_share
+        self.draw = draw
         self.latencies: dict[str, list[float]] = {"prepare": [], "record": []}
         self.failures: dict[str, int] = {"prepare": 0, "record": 0}
         self.refused: dict[str, int] = {"prepare": 0, "record": 0}
@@ -189,9 +212,9 @@ class Load:
         """Requests sent and not yet answered."""
 
     def request(self) -> tuple[str, str, dict[str, Any]]:
-        if self.rng.random() < 0.2:
+        if self.record_share and self.rng.random() < self.record_share:
             return "record", "lore_record", _record_arguments(self.rng)
-        return "prepare", "lore_prepare", {"task": self.rng.choice(self.tasks)}
+        return "prepare", "lore_prepare", {"task": draw_task(self.rng, self.tasks, self.draw)}
 
     async def send(self, client: Any, started: float) -> None:
         kind, tool, arguments = self.request()
@@ -327,16 +350,30 @@ def _cpu_seconds(pid: int) -> float:
     return total
 
 
-def in_process(home: Path, tasks: list[str], seed: int, seconds: float) -> dict[str, Any]:
-    """One thread of this process calling ``prepare`` on the store, back to back."""
+def in_process(
+    home: Path, tasks: list[str], seed: int, seconds: float, draw: str = "repeated"
+) -> dict[str, Any]:
+    """One thread of this process calling ``prepare`` on a copy of the store, back to back.
+
+    Warmed as the server is when its ratio phases run: with the ``repeated`` draw, every task
+    once first (its query vector kept), so both sides are measured in their steady state."""
     rng = random.Random(seed)
-    store = SqliteMemoryStore(home / "memory.db")
+    copy = home.parent / "in-process.db"
+    source, target = sqlite3.connect(home / "memory.db"), sqlite3.connect(copy)
     try:
-        store.prepare(PrepareRequest(task=rng.choice(tasks)))  # load the model and the cache
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    store = SqliteMemoryStore(copy, create=False)
+    try:
+        store.prepare(PrepareRequest(task="load the model and the vector cache"))
+        for task in tasks if draw == "repeated" else ():
+            store.prepare(PrepareRequest(task=task))
         latencies: list[float] = []
         began, cpu = time.perf_counter(), time.process_time()
         while time.perf_counter() - began < seconds:
-            task = rng.choice(tasks)
+            task = draw_task(rng, tasks, draw)
             one = time.perf_counter()
             store.prepare(PrepareRequest(task=task))
             latencies.append(time.perf_counter() - one)
@@ -361,15 +398,15 @@ def _with_cpu(summary: dict[str, Any], server: float, client: float) -> dict[str
 
 
 async def open_loop(
-    url: str, token: str, load: Load, args: argparse.Namespace, pid: int
+    url: str, token: str, load: Load, args: argparse.Namespace, rate: float, pid: int
 ) -> dict[str, Any]:
     async with _clients(url, token, args.clients, args.client) as connected:
-        total = int(args.rate * args.duration)
+        total = int(rate * args.duration)
         server, client = _cpu_seconds(pid), time.process_time()
         began = time.perf_counter()
         async with anyio.create_task_group() as group:
             for number in range(total):
-                arrival = began + number / args.rate
+                arrival = began + number / rate
                 await anyio.sleep(max(0.0, arrival - time.perf_counter()))
                 group.start_soon(load.send, connected[number % args.clients], arrival)
         summary = load.summary(time.perf_counter() - began)
@@ -524,19 +561,44 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         build_s = time.perf_counter() - built
         token = create_token(home / "memory.db", "bench", "write")
         load_before = os.getloadavg()
-        alone = in_process(home, tasks, args.seed + 1, args.in_process_duration)
+        alone = in_process(home, tasks, args.seed + 1, args.in_process_duration, args.draw)
         print(json.dumps({"inProcess": alone}), file=sys.stderr, flush=True)
         process, url = _start(home, project, args.workers)
         try:
             pid = process.pid
             closed = anyio.run(
-                closed_loop, url, token, Load(tasks, args.seed + 1), args, args.closed_duration, pid
+                closed_loop,
+                url,
+                token,
+                Load(tasks, args.seed + 1, draw=args.draw),
+                args,
+                args.closed_duration,
+                pid,
             )
             print(json.dumps({"closedLoop": closed}), file=sys.stderr, flush=True)
             if args.rate is None:
                 args.rate = round(OPEN_LOOP_SHARE * closed["answeredPerSecond"], 1)
-            opened = anyio.run(open_loop, url, token, Load(tasks, args.seed), args, pid)
+            opened = anyio.run(
+                open_loop, url, token, Load(tasks, args.seed, draw=args.draw), args, args.rate, pid
+            )
             print(json.dumps({"openLoop": opened}), file=sys.stderr, flush=True)
+            # The ratios' phases: prepare only, the in-process thread's work.
+            only = {"record_share": 0.0, "draw": args.draw}
+            closed_only = anyio.run(
+                closed_loop,
+                url,
+                token,
+                Load(tasks, args.seed + 3, **only),
+                args,
+                args.closed_duration,
+                pid,
+            )
+            print(json.dumps({"closedLoopPrepareOnly": closed_only}), file=sys.stderr, flush=True)
+            rate_only = round(OPEN_LOOP_SHARE * closed_only["answeredPerSecond"], 1)
+            opened_only = anyio.run(
+                open_loop, url, token, Load(tasks, args.seed + 4, **only), args, rate_only, pid
+            )
+            print(json.dumps({"openLoopPrepareOnly": opened_only}), file=sys.stderr, flush=True)
             backlog = anyio.run(sigterm_under_backlog, url, token, tasks, process, args.backlog)
         finally:
             if process.poll() is None:
@@ -544,10 +606,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         faulted = fault(home, project, token, tasks, args) if args.fault_after > 0 else None
         load_after = os.getloadavg()
     p95 = opened["prepare"]["p95S"]
-    scaling = round(closed["answeredPerSecond"] / alone["callsPerSecond"], 2)
+    scaling = round(closed_only["answeredPerSecond"] / alone["callsPerSecond"], 2)
     headroom = None
+    only_p95 = opened_only["prepare"]["p95S"]
+    if only_p95 is not None and alone["p50S"]:
+        headroom = round(only_p95 / alone["p50S"], 2)
+    mixed_headroom = None
     if args.rate_share is not None and p95 is not None and alone["p50S"]:
-        headroom = round(p95 / alone["p50S"], 2)
+        mixed_headroom = round(p95 / alone["p50S"], 2)
     return {
         "python": platform.python_version(),
         "machine": platform.machine(),
@@ -558,15 +624,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "clients": args.clients,
         "client": args.client,
         "mix": {"prepare": 0.8, "record": 0.2},
+        "draw": args.draw,
         "loadAverageBefore": [round(v, 2) for v in load_before],
         "loadAverageAfter": [round(v, 2) for v in load_after],
         "workers": args.workers,
         "inProcess": alone,
         "coreScaling": scaling,
         "openLoopHeadroom": headroom,
+        "mixed": {
+            "coreScaling": round(closed["answeredPerSecond"] / alone["callsPerSecond"], 2),
+            "openLoopHeadroom": mixed_headroom,
+        },
         "sigtermUnderBacklog": backlog,
         "openLoop": {"ratePerSecond": args.rate, **opened},
         "closedLoop": closed,
+        "openLoopPrepareOnly": {"ratePerSecond": rate_only, **opened_only},
+        "closedLoopPrepareOnly": closed_only,
         "fault": faulted,
         "targets": TARGETS,
         "met": {
@@ -614,6 +687,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument(
+        "--draw",
+        choices=DRAWS,
+        default="repeated",
+        help="prepare's tasks: the 400 tasks, repeated (default), or each one new",
+    )
+    parser.add_argument(
         "--store-from",
         type=Path,
         default=None,
@@ -654,8 +733,16 @@ def main(argv: list[str] | None = None) -> int:
         alone = report["inProcess"]
         print(
             f"in process (one thread): {alone['callsPerSecond']} prepares/s, p50 {alone['p50S']} s,"
-            f" {alone['cpuMsPerCall']} ms CPU per call; coreScaling {report['coreScaling']}, "
-            f"openLoopHeadroom {report['openLoopHeadroom']} (open loop at {o['ratePerSecond']}/s)"
+            f" {alone['cpuMsPerCall']} ms CPU per call ({report['draw']} draw)"
+        )
+        c1, o1 = report["closedLoopPrepareOnly"], report["openLoopPrepareOnly"]
+        print(
+            f"prepare only: closed loop {c1['answeredPerSecond']}/s (server "
+            f"{c1.get('serverCpuMsPerCall')} ms CPU per call), open loop at "
+            f"{o1['ratePerSecond']}/s: p50 {o1['prepare']['p50S']} p95 {o1['prepare']['p95S']} s;"
+            f" coreScaling {report['coreScaling']}, openLoopHeadroom {report['openLoopHeadroom']}"
+            f" (mixed loops: {report['mixed']['coreScaling']}, "
+            f"{report['mixed']['openLoopHeadroom']})"
         )
         print("SIGTERM under a backlog:", json.dumps(report["sigtermUnderBacklog"]))
         print("met:", json.dumps(report["met"]))
