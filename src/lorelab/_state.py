@@ -25,6 +25,7 @@ from typing import Any, Final
 STATE_DIRNAME: Final = "lorelab"
 SERVERS: Final = "servers"
 TRUSTED: Final = "trusted"
+QUERY_VECTORS: Final = "query-vectors"
 MAX_STATE_BYTES: Final = 64 * 1024
 MARK_NAME: Final = "trusted.mark"
 """The file in a trusted memory home that holds the random mark of its record."""
@@ -117,6 +118,15 @@ def home_key(home: Path) -> str:
 def server_file(home: Path) -> Path:
     """Where a running ``lorelab serve`` for ``home`` writes its address, token and proof key."""
     return state_dir() / SERVERS / f"{home_key(home)[:32]}.json"
+
+
+def query_vectors_file(store_file: Path) -> Path:
+    """Where the processes serving the store at ``store_file`` share their query vectors (the
+    directory is made private when missing; :class:`NotPrivate` when it is not)."""
+    key = hashlib.sha256(
+        os.path.realpath(store_file).encode("utf-8", "surrogateescape")
+    ).hexdigest()
+    return private_dir(QUERY_VECTORS, create=True) / f"{key[:32]}.db"
 
 
 def read_json(path: Path) -> dict[str, Any]:

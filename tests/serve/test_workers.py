@@ -160,3 +160,36 @@ def test_every_worker_proves_the_one_key_and_no_command_line_holds_a_secret(tmp_
     written = log.read_text() if log.exists() else ""
     assert "did not prove" not in written
     assert "handled in-process" not in written
+
+
+def test_the_workers_share_their_query_vectors_through_a_private_file(tmp_path):
+    from lorelab._state import query_vectors_file
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    token = make_token(home, project, "writer", "write")
+    process = start_server(home, project, args=["--workers", "2"])
+    try:
+        state = wait_for_state(process, home)
+        check = {"command": "pytest -q tests/test_export.py", "exit_code": 0}
+        record = {
+            "task": "Fix the flaky export job",
+            "summary": "Made the retry idempotent.",
+            "outcome": "passed",
+            "verification": check,
+            "commands": [check],
+        }
+        answer = mcp_post(state["url"], token, mcp_call_body(1, "lore_record", record)).json()
+        assert answer["result"]["structuredContent"]["id"] == "exp-1"
+        tasks = [f"Repair the export retry, case {number}" for number in range(4)]
+        for ident, task in enumerate(tasks * 2, start=2):  # each on a new connection
+            body = mcp_call_body(ident, "lore_prepare", {"task": task})
+            assert mcp_post(state["url"], token, body, "lore_prepare").status_code == 200
+    finally:
+        assert stop(process) == 143
+    shared = query_vectors_file(home / "memory.db")
+    assert shared.stat().st_mode & 0o777 == 0o600
+    import sqlite3
+
+    with sqlite3.connect(shared) as conn:
+        assert conn.execute("SELECT count(*) FROM query_vectors").fetchone()[0] == len(tasks)

@@ -32,6 +32,7 @@ from lorelab.errors import (
 from lorelab.io import sha256_file
 from lorelab.memory._embedders import Embedder, default_for_new_store, set_store_model
 from lorelab.memory._migrations import MIGRATIONS_TABLE, migrate, require_up_to_date
+from lorelab.memory._shared_vectors import SharedQueryVectors
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -263,6 +264,9 @@ class Database:
         embedding_model: Embedder | None = None,
     ) -> None:
         self.path = Path(path)
+        self.shared_queries: SharedQueryVectors | None = None
+        """Query vectors shared with the other processes serving this store (``lorelab serve``
+        sets it; see :mod:`lorelab.memory._shared_vectors`)."""
         self._busy_deadline = busy_deadline_seconds
         self._lock = threading.RLock()
         self._checked = False
@@ -343,6 +347,8 @@ class Database:
         with self._lock:
             forget(self.conn)
             self.conn.close()
+            if self.shared_queries is not None:
+                self.shared_queries.close()
 
     def _check_integrity(self) -> None:
         """Refuse a damaged store before its first write (``PRAGMA quick_check``, once).

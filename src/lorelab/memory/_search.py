@@ -182,7 +182,8 @@ def query_vector(db: Database, policy: RelevancePolicy, task: str) -> QueryVecto
     reindex between this and the transaction switches the model: the ranking then sees a
     vector of another model and computes its own. The store keeps its last
     :data:`QUERY_VECTORS_KEPT` query vectors (the model is deterministic: a kept vector is
-    the one the model would compute again).
+    the one the model would compute again); a served store also looks in, and adds to, the
+    vectors its other processes computed (:attr:`Database.shared_queries`).
     """
     if not policy.hybrid:
         return None
@@ -196,7 +197,13 @@ def query_vector(db: Database, policy: RelevancePolicy, task: str) -> QueryVecto
     key = (embedder.model_id, task)
     values = recent.get(key)
     if values is None:
-        values = embedder.embed_query(task)
+        shared = db.shared_queries
+        if shared is not None:
+            values = shared.get(embedder.model_id, embedder.dimensions, task)
+        if values is None:
+            values = embedder.embed_query(task)
+            if shared is not None:
+                shared.put(embedder.model_id, task, values)
         recent.put(key, values)
     return QueryVector(embedder.model_id, task, values)
 

@@ -143,6 +143,13 @@ class SqliteMemoryStore:
         """The model id of the vectors this store uses."""
         return self._db.read(of_store).model_id
 
+    def share_query_vectors(self, path: Path) -> None:
+        """Read and keep query vectors in ``path``, shared with the other processes that serve
+        this store (:mod:`lorelab.memory._shared_vectors`; a private file of this user)."""
+        from lorelab.memory._shared_vectors import SharedQueryVectors
+
+        self._db.shared_queries = SharedQueryVectors(path)
+
     def load_model(self) -> None:
         """Load the store's embedding model now (a server does before it accepts calls, so
         that no call pays the load)."""

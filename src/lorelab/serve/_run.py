@@ -45,6 +45,7 @@ from lorelab.serve._workers import (
     WorkerSpec,
     log_to_stderr,
     serve_socket,
+    share_query_vectors,
     usable_cores,
 )
 
@@ -336,6 +337,7 @@ def _serve_locked(
         sys.stderr.flush()
 
     try:
+        share_query_vectors(store)
         store.load_model()  # while the workers load theirs: no call pays for it
         workers.wait_ready()
         serve_socket(spec, keys, store, sock, workers.terminate, started)

@@ -292,6 +292,17 @@ def _hand_over(process: subprocess.Popen[bytes], secrets: Secrets) -> None:
         process.stdin.close()
 
 
+def share_query_vectors(store: SqliteMemoryStore) -> None:
+    """Have ``store`` share its query vectors with the server's other processes, through a
+    private file in the user's state directory (not shared when that cannot be made)."""
+    from lorelab._state import NotPrivate, query_vectors_file
+
+    try:
+        store.share_query_vectors(query_vectors_file(store.location))
+    except NotPrivate as exc:
+        LOG.warning("query vectors not shared between the processes: %s", exc)
+
+
 def _die_with(parent: int) -> None:
     """Have the kernel SIGKILL this process when its parent dies (Linux), and exit now if the
     parent is already gone."""
@@ -322,6 +333,7 @@ def main(argv: list[str]) -> int:
     sock = socket.socket(fileno=fd)
     store = SqliteMemoryStore(Path(spec.store_file), create=False)
     try:
+        share_query_vectors(store)
         store.load_model()
         serve_socket(spec, secrets, store, sock, lambda: None, _report_ready(ready))
     finally:
