@@ -227,3 +227,15 @@ def test_a_state_directory_others_can_enter_is_not_used(
         assert "not shared" in caplog.text
         store.prepare(PrepareRequest(task=TASK))
     assert list(directory.iterdir()) == []
+
+
+def test_removing_deletes_the_file_and_stops_sharing(
+    shared_store: SqliteMemoryStore, vectors_file: Path, model_refused: dict[str, int]
+) -> None:
+    _brief_fields(shared_store)
+    assert vectors_file.exists()
+    shared_store.remove_shared_query_vectors()
+    assert not [p for p in vectors_file.parent.iterdir() if p.name.startswith(vectors_file.name)]
+    _brief_fields(shared_store, "Investigate the slow login page")
+    assert model_refused["embedded"] == 2
+    assert not vectors_file.exists()  # not made again

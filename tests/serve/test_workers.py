@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
 import secrets
 import signal
+import sqlite3
 import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from lorelab._state import server_file
+from lorelab._state import query_vectors_file, server_file
 from lorelab.serve._fast import proof
 from tests.serve.test_faults import (
     KILL_AFTER,
@@ -33,11 +35,16 @@ from tests.support.serve import (
 )
 
 
-def test_every_acknowledged_record_survives_a_sigkill_of_a_server_with_two_workers(tmp_path):
+def _server_with_workers(tmp_path: Path, count: int):
+    """A server of ``count`` processes on a new home: home, project, a write token, process."""
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     token = make_token(home, project, "writer", "write")
-    process = start_server(home, project, args=["--workers", "2"])
+    return home, project, token, start_server(home, project, args=["--workers", str(count)])
+
+
+def test_every_acknowledged_record_survives_a_sigkill_of_a_server_with_two_workers(tmp_path):
+    home, project, token, process = _server_with_workers(tmp_path, 2)
     try:
         state = wait_for_state(process, home)
         workers = children(process.pid)
@@ -62,10 +69,7 @@ def test_every_acknowledged_record_survives_a_sigkill_of_a_server_with_two_worke
 
 
 def test_sigterm_stops_every_worker_and_withdraws_the_state_file(tmp_path):
-    home, project = tmp_path / "home", tmp_path / "project"
-    project.mkdir()
-    token = make_token(home, project, "writer", "write")
-    process = start_server(home, project, args=["--workers", "3"])
+    home, _, token, process = _server_with_workers(tmp_path, 3)
     try:
         state = wait_for_state(process, home)
         workers = children(process.pid)
@@ -163,12 +167,7 @@ def test_every_worker_proves_the_one_key_and_no_command_line_holds_a_secret(tmp_
 
 
 def test_the_workers_share_their_query_vectors_through_a_private_file(tmp_path):
-    from lorelab._state import query_vectors_file
-
-    home, project = tmp_path / "home", tmp_path / "project"
-    project.mkdir()
-    token = make_token(home, project, "writer", "write")
-    process = start_server(home, project, args=["--workers", "2"])
+    home, _, token, process = _server_with_workers(tmp_path, 2)
     try:
         state = wait_for_state(process, home)
         check = {"command": "pytest -q tests/test_export.py", "exit_code": 0}
@@ -185,11 +184,11 @@ def test_the_workers_share_their_query_vectors_through_a_private_file(tmp_path):
         for ident, task in enumerate(tasks * 2, start=2):  # each on a new connection
             body = mcp_call_body(ident, "lore_prepare", {"task": task})
             assert mcp_post(state["url"], token, body, "lore_prepare").status_code == 200
+        shared = query_vectors_file(home / "memory.db")
+        assert shared.stat().st_mode & 0o777 == 0o600
+        with contextlib.closing(sqlite3.connect(f"{shared.as_uri()}?mode=ro", uri=True)) as conn:
+            assert conn.execute("SELECT count(*) FROM query_vectors").fetchone()[0] == len(tasks)
     finally:
         assert stop(process) == 143
-    shared = query_vectors_file(home / "memory.db")
-    assert shared.stat().st_mode & 0o777 == 0o600
-    import sqlite3
-
-    with sqlite3.connect(shared) as conn:
-        assert conn.execute("SELECT count(*) FROM query_vectors").fetchone()[0] == len(tasks)
+    # The vectors live as long as the server: it deletes them when it stops.
+    assert not [path for path in shared.parent.iterdir() if path.name.startswith(shared.name)]

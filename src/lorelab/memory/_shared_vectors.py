@@ -17,7 +17,8 @@ them that every such process reads before it embeds, and writes what it embedded
   used.
 - **Never in the way.** A read or write that fails, or would wait for another process's write,
   is skipped and the task is embedded as without the file; after a failure to open or use it,
-  the process stops using it. At most :data:`KEPT` vectors are kept (the oldest go).
+  the process stops using it. At most :data:`KEPT` vectors are kept (the oldest go), and the
+  server deletes the file when it stops (a server killed with SIGKILL leaves it to the next).
 """
 
 from __future__ import annotations
@@ -157,3 +158,12 @@ class SharedQueryVectors:
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.close()
                 self._conn = None
+
+    def remove(self) -> None:
+        """Close, and delete the file with its WAL files (the last process serving the store
+        does, when it stops: the vectors live as long as the server)."""
+        self.close()
+        self.usable = False
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(f"{self.path}{suffix}")

@@ -150,6 +150,11 @@ class SqliteMemoryStore:
 
         self._db.shared_queries = SharedQueryVectors(path)
 
+    def remove_shared_query_vectors(self) -> None:
+        """Stop sharing query vectors and delete their file (the server does when it stops)."""
+        if self._db.shared_queries is not None:
+            self._db.shared_queries.remove()
+
     def load_model(self) -> None:
         """Load the store's embedding model now (a server does before it accepts calls, so
         that no call pays the load)."""

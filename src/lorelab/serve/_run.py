@@ -344,4 +344,5 @@ def _serve_locked(
     finally:
         workers.stop()
         _remove_state(server_file(home))
+        store.remove_shared_query_vectors()  # every worker has stopped
         sock.close()
