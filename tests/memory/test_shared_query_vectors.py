@@ -239,3 +239,20 @@ def test_removing_deletes_the_file_and_stops_sharing(
     _brief_fields(shared_store, "Investigate the slow login page")
     assert model_refused["embedded"] == 2
     assert not vectors_file.exists()  # not made again
+
+
+def test_a_state_directory_that_cannot_be_made_is_not_used(
+    store_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from lorelab.serve._workers import share_query_vectors
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("a file where the state directory's parent should be")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))  # mkdir fails: not a directory
+    with SqliteMemoryStore(store_file, create=False) as store:
+        share_query_vectors(store)
+        assert "not shared" in caplog.text
+        assert store.prepare(PrepareRequest(task=TASK)).task == TASK

@@ -299,7 +299,7 @@ def share_query_vectors(store: SqliteMemoryStore) -> None:
 
     try:
         store.share_query_vectors(query_vectors_file(store.location))
-    except NotPrivate as exc:
+    except (NotPrivate, OSError) as exc:  # OSError: the directory cannot be made
         LOG.warning("query vectors not shared between the processes: %s", exc)
 
 
