@@ -82,7 +82,15 @@ def test_implementation_hashes_cover_every_module_and_shipped_adapter():
         for p in root.rglob("*.py")
         if "__pycache__" not in p.parts
     }
-    assert set(hashes) == modules
+    data = {
+        "lorelab/" + p.relative_to(root).as_posix()
+        for p in (root / "testing").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert set(hashes) == modules | data
+    # The fixture host answers the board set from this file: it is bound like its code.
+    board = root / "testing" / "fixture_board.json"
+    assert hashes["lorelab/testing/fixture_board.json"] == sha256_of(board)
     for adapter in ("claude", "codex", "gemini", "pynguin"):
         key = f"lorelab/workers/adapters/{adapter}.py"
         assert hashes[key] == sha256_of(root / "workers" / "adapters" / f"{adapter}.py")

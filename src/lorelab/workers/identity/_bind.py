@@ -51,14 +51,23 @@ _NODE_NAMES: Final = frozenset({"node", "nodejs"})
 _ENV_VALUE_OPTIONS: Final = frozenset({"-u", "--unset", "-C", "--chdir"})
 
 
+DATA_OF_TEST_DOUBLES: Final = "testing"
+"""The package folder of the shipped test doubles (the fixture worker and host, the MemCoder
+stand-in): every file in it is implementation, the data they answer from included."""
+
+
 def _python_files(directory: str, parts: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Every entry named ``*.py`` under ``directory`` as relative parts (as ``rglob("*.py")``
-    finds them: symbolic links to directories are not followed)."""
+    finds them: symbolic links to directories are not followed), and every other regular file
+    under the test doubles' folder (:data:`DATA_OF_TEST_DOUBLES`)."""
     found: list[tuple[str, ...]] = []
     with os.scandir(directory) as scan:
         entries = list(scan)
+    doubles = bool(parts) and parts[0] == DATA_OF_TEST_DOUBLES
     for entry in entries:
-        if entry.name.endswith(".py"):
+        if entry.name.endswith(".py") or (
+            doubles and entry.is_file(follow_symlinks=False) and "__pycache__" not in parts
+        ):
             found.append((*parts, entry.name))
         if entry.is_dir(follow_symlinks=False):
             found += _python_files(entry.path, (*parts, entry.name))
@@ -66,7 +75,8 @@ def _python_files(directory: str, parts: tuple[str, ...]) -> list[tuple[str, ...
 
 
 def implementation_hashes() -> dict[str, str]:
-    """SHA-256 of every ``.py`` module of the installed lorelab package (adapters included).
+    """SHA-256 of every ``.py`` module of the installed lorelab package (adapters included)
+    and of the data files its shipped test doubles answer from (``lorelab/testing/``).
 
     Listed afresh on every call (a module added or removed is seen); a module whose status
     has not changed keeps its hash (:mod:`lorelab.workers.identity._cache`)."""
