@@ -74,7 +74,7 @@ from typing import Any
 
 import anyio
 import httpx2
-from bench_memory import Vocabulary, _queries
+from bench_memory import Vocabulary, _copy_store, _queries
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -116,13 +116,7 @@ def _build_store(home: Path, size: int, seed: int, copy_of: Path | None = None) 
     vocab = Vocabulary(seed)
     todo = [vocab.experience(n) for n in range(size)]
     if copy_of is not None:
-        source = sqlite3.connect(copy_of / "memory.db" if copy_of.is_dir() else copy_of)
-        target = sqlite3.connect(home / "memory.db")
-        try:
-            source.backup(target)
-        finally:
-            source.close()
-            target.close()
+        _copy_store(copy_of / "memory.db" if copy_of.is_dir() else copy_of, home / "memory.db")
     store = SqliteMemoryStore(home / "memory.db")
     try:
         if copy_of is None:
@@ -359,12 +353,7 @@ def in_process(
     once first (its query vector kept), so both sides are measured in their steady state."""
     rng = random.Random(seed)
     copy = home.parent / "in-process.db"
-    source, target = sqlite3.connect(home / "memory.db"), sqlite3.connect(copy)
-    try:
-        source.backup(target)
-    finally:
-        source.close()
-        target.close()
+    _copy_store(home / "memory.db", copy)
     store = SqliteMemoryStore(copy, create=False)
     try:
         store.prepare(PrepareRequest(task="load the model and the vector cache"))

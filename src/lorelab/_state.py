@@ -44,7 +44,9 @@ def state_dir() -> Path:
     return base / STATE_DIRNAME
 
 
-def _check_private(info: os.stat_result, path: Path, kind: str) -> None:
+def check_private(info: os.stat_result, path: Path, kind: str) -> None:
+    """:class:`NotPrivate` unless ``info`` (an ``lstat``: a symlink is never a ``kind``) is a
+    ``kind`` ("file" or "directory") of this user that no one else may read or write."""
     is_kind = stat.S_ISDIR(info.st_mode) if kind == "directory" else stat.S_ISREG(info.st_mode)
     if not is_kind:
         raise NotPrivate(f"{path}: not a {kind} (a symlink is never followed)")
@@ -76,7 +78,7 @@ def private_dir(*parts: str, create: bool = False) -> Path:
             info = os.lstat(path)
         except OSError as exc:
             raise NotPrivate(f"{path}: {exc.strerror or exc}") from None
-        _check_private(info, path, "directory")
+        check_private(info, path, "directory")
     return path
 
 
@@ -88,7 +90,7 @@ def read_private(path: Path) -> bytes:
     except OSError as exc:
         raise NotPrivate(f"{path}: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle:
-        _check_private(os.fstat(fd), path, "file")
+        check_private(os.fstat(fd), path, "file")
         data = handle.read(MAX_STATE_BYTES + 1)
     if len(data) > MAX_STATE_BYTES:
         raise NotPrivate(f"{path}: larger than {MAX_STATE_BYTES} bytes")
@@ -123,10 +125,7 @@ def server_file(home: Path) -> Path:
 def query_vectors_file(store_file: Path) -> Path:
     """Where the processes serving the store at ``store_file`` share their query vectors (the
     directory is made private when missing; :class:`NotPrivate` when it is not)."""
-    key = hashlib.sha256(
-        os.path.realpath(store_file).encode("utf-8", "surrogateescape")
-    ).hexdigest()
-    return private_dir(QUERY_VECTORS, create=True) / f"{key[:32]}.db"
+    return private_dir(QUERY_VECTORS, create=True) / f"{home_key(store_file)[:32]}.db"
 
 
 def read_json(path: Path) -> dict[str, Any]:

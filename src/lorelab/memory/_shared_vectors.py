@@ -28,12 +28,13 @@ import hashlib
 import logging
 import os
 import sqlite3
-import stat
 import struct
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
+
+from lorelab._state import NotPrivate, check_private
 
 LOG: Final = logging.getLogger("lorelab.memory")
 KEPT: Final = 4096
@@ -53,17 +54,15 @@ def _key(model_id: str, text: str) -> bytes:
     ).digest()
 
 
-def _private_file(path: Path) -> bool:
-    """Whether ``path`` is missing or this user's own private regular file (no symlink)."""
+def _not_private(path: Path) -> str | None:
+    """Why ``path`` is not this user's own private regular file (None: it is, or is missing)."""
     try:
-        info = os.lstat(path)
+        check_private(os.lstat(path), path, "file")
     except FileNotFoundError:
-        return True
-    return (
-        stat.S_ISREG(info.st_mode)
-        and info.st_uid == os.geteuid()
-        and not stat.S_IMODE(info.st_mode) & 0o077
-    )
+        return None
+    except NotPrivate as exc:
+        return str(exc)
+    return None
 
 
 class SharedQueryVectors:
@@ -80,8 +79,9 @@ class SharedQueryVectors:
     def _connection(self) -> sqlite3.Connection | None:
         if self._conn is not None or not self.usable:
             return self._conn
-        if not _private_file(self.path):
-            self._give_up("not this user's private regular file")
+        problem = _not_private(self.path)
+        if problem is not None:
+            self._give_up(problem)
             return None
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

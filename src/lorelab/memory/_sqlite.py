@@ -32,6 +32,7 @@ from lorelab.memory._models import RecordRequest, RecordResult
 from lorelab.memory._relevance import DEFAULT_POLICY, RelevancePolicy
 from lorelab.memory._requests import RecordManyRequest, SnapshotRequest, SnapshotResult
 from lorelab.memory._retrieval_models import ReindexRequest, ReindexResult
+from lorelab.memory._shared_vectors import SharedQueryVectors
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -146,8 +147,6 @@ class SqliteMemoryStore:
     def share_query_vectors(self, path: Path) -> None:
         """Read and keep query vectors in ``path``, shared with the other processes that serve
         this store (:mod:`lorelab.memory._shared_vectors`; a private file of this user)."""
-        from lorelab.memory._shared_vectors import SharedQueryVectors
-
         self._db.shared_queries = SharedQueryVectors(path)
 
     def remove_shared_query_vectors(self) -> None:
