@@ -38,6 +38,7 @@ from lorelab._state import (
 from lorelab.errors import InputFileError, PreflightError, UsageError
 from lorelab.memory import SqliteMemoryStore, open_store, store_path
 from lorelab.serve._admission import Limits
+from lorelab.serve._dispatch import Dispatcher
 from lorelab.serve._tokens import LOCAL_TOKEN, TOKEN_PREFIX, list_tokens, revoke_token
 from lorelab.serve._workers import (
     Secrets,
@@ -324,7 +325,10 @@ def _serve_locked(
     port = sock.getsockname()[1]
     _check_state_dir()  # before any worker starts: refused here, nothing is left to stop
     count = options.workers if options.workers is not None else usable_cores()
-    workers = Workers.start(spec, keys, sock, count - 1)
+    workers = Workers.start(spec, keys, count - 1)
+    # With workers, this process alone accepts and hands each connection to the process with
+    # the fewest open ones (lorelab.serve._dispatch); alone, it accepts for itself.
+    source = Dispatcher(sock, workers.channels) if workers.processes else sock
 
     def started() -> None:
         """Every process accepts: tell the hooks where (the private state file) only now."""
@@ -340,7 +344,7 @@ def _serve_locked(
         share_query_vectors(store)
         store.load_model()  # while the workers load theirs: no call pays for it
         workers.wait_ready()
-        serve_socket(spec, keys, store, sock, workers.terminate, started)
+        serve_socket(spec, keys, store, source, workers.terminate, started)
     finally:
         workers.stop()
         _remove_state(server_file(home))

@@ -1,13 +1,14 @@
-"""The worker processes of ``lorelab serve``: one per core, all accepting on one socket.
+"""The worker processes of ``lorelab serve``: one per core, all serving one socket.
 
 A Python process runs one call's Python at a time, so one process uses about one core. The
 server (the *supervisor*: the process that holds the store's lock and writes the hooks' state
 file in the user's private state directory) binds the socket, serves it itself and starts
-``workers - 1`` more processes that accept on the same socket (inherited, not bound again); the
-kernel hands each new connection to whichever process accepts it first, so an idle one takes it.
-Each process opens its own connection to the one WAL store (SQLite serialises their writes;
-every answered record was committed before its answer, whichever process wrote it) and runs its
-own admission control with the same limits: at most ``--max-in-flight`` requests run and
+``workers - 1`` more processes. The supervisor alone accepts: it hands each new connection to
+the process, itself included, with the fewest open connections (:mod:`lorelab.serve._dispatch`;
+left to the kernel, one process would often take a burst of connections whole). Each process
+opens its own connection to the one WAL store (SQLite serialises their writes; every answered
+record was committed before its answer, whichever process wrote it) and runs its own admission
+control with the same limits: at most ``--max-in-flight`` requests run and
 ``--max-queue`` wait *per process*.
 
 Every process answers with the same ``local`` token and proof key, so a hook's proof verifies
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import functools
 import json
 import logging
 import os
@@ -45,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from lorelab.errors import PreflightError
 from lorelab.serve._admission import Admission, Limits
+from lorelab.serve._dispatch import Adopter, Dispatcher, Receiver, channel_pair
 from lorelab.serve._tokens import TokenBook
 
 if TYPE_CHECKING:
@@ -139,8 +142,10 @@ def _server_class() -> type[Any]:
     import uvicorn
 
     class Server(uvicorn.Server):
-        """uvicorn's server, whose SIGTERM also closes admission (the queue is refused at once)
-        and is passed on (``on_exit``: the supervisor's workers)."""
+        """uvicorn's server, whose SIGTERM also closes admission (the queue is refused at once),
+        stops taking connections and is passed on (``on_exit``: the supervisor's workers).
+        With a ``source`` (:mod:`lorelab.serve._dispatch`) it listens on no socket itself: it
+        serves the connections the source hands it."""
 
         def __init__(
             self,
@@ -148,23 +153,46 @@ def _server_class() -> type[Any]:
             admission: Admission,
             on_exit: Callable[[], None],
             on_started: Callable[[], None],
+            source: Dispatcher | Receiver | None,
         ) -> None:
             super().__init__(config)
             self.admission = admission
             self.on_exit = on_exit
             self.on_started = on_started
+            self.source = source
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)
+            await super().startup(sockets if self.source is None else [])
+            if self.source is not None and self.started:
+                loop = asyncio.get_running_loop()
+                # What uvicorn's own listener makes for each connection.
+                factory = functools.partial(
+                    self.config.http_protocol_class,  # type: ignore[call-arg]
+                    config=self.config,
+                    server_state=self.server_state,
+                    app_state=self.lifespan.state,
+                )
+                self.source.start(
+                    loop, Adopter(loop, factory, self.config.ssl, self.source.closed_here)
+                )
             if self.started and not self.should_exit:
                 self.on_started()
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             super().handle_exit(sig, frame)
-            self.on_exit()
             # A signal handler: hand the work to the event loop rather than do it here.
-            with contextlib.suppress(RuntimeError):
-                asyncio.get_running_loop().call_soon_threadsafe(self.admission.close)
+            try:
+                asyncio.get_running_loop().call_soon_threadsafe(self._stop_taking)
+            except RuntimeError:
+                self.on_exit()
+
+        def _stop_taking(self) -> None:
+            """Refuse the queue, hand out no more connections, then stop the workers (so none
+            is handed a connection as it stops)."""
+            self.admission.close()
+            if self.source is not None:
+                self.source.stop()
+            self.on_exit()
 
     return Server
 
@@ -173,14 +201,14 @@ def serve_socket(
     spec: WorkerSpec,
     secrets: Secrets,
     store: SqliteMemoryStore,
-    sock: socket.socket,
+    source: socket.socket | Dispatcher | Receiver,
     on_exit: Callable[[], None],
     on_started: Callable[[], None],
 ) -> None:
-    """Serve ``store`` on the listening ``sock`` until SIGTERM or Ctrl-C (blocking);
-    ``on_started`` once it accepts, ``on_exit`` when asked to stop. The TLS files and the rest
-    of the configuration are loaded before it accepts, so whatever fails there fails
-    unannounced."""
+    """Serve ``store`` until SIGTERM or Ctrl-C (blocking): the connections ``source`` accepts
+    (a listening socket) or hands over (:mod:`lorelab.serve._dispatch`); ``on_started`` once it
+    serves, ``on_exit`` when asked to stop. The TLS files and the rest of the configuration are
+    loaded before it serves, so whatever fails there fails unannounced."""
     import uvicorn
 
     from lorelab.hooks import run_hook
@@ -209,7 +237,10 @@ def serve_socket(
             timeout_graceful_shutdown=GRACEFUL_SECONDS,
         )
         config.load()
-        _server_class()(config, admission, on_exit, on_started).run(sockets=[sock])
+        listening = source if isinstance(source, socket.socket) else None
+        handing = None if isinstance(source, socket.socket) else source
+        runner = _server_class()(config, admission, on_exit, on_started, handing)
+        runner.run(sockets=None if listening is None else [listening])
     finally:
         if book is not None:
             book.close()
@@ -218,33 +249,46 @@ def serve_socket(
 class Workers:
     """The supervisor's worker processes (none when it serves alone)."""
 
-    def __init__(self, processes: list[subprocess.Popen[bytes]], ready: list[int]) -> None:
+    def __init__(
+        self,
+        processes: list[subprocess.Popen[bytes]],
+        ready: list[int],
+        channels: list[socket.socket],
+    ) -> None:
         self.processes = processes
         self.ready = ready
-        """The read end of each worker's readiness pipe (it writes one byte once it accepts)."""
+        """The read end of each worker's readiness pipe (it writes one byte once it serves)."""
+        self.channels = channels
+        """The supervisor's end of each worker's connection channel (``_dispatch``)."""
 
     @classmethod
-    def start(cls, spec: WorkerSpec, secrets: Secrets, sock: socket.socket, count: int) -> Workers:
-        """Start ``count`` workers accepting on ``sock`` (see :meth:`wait_ready`), each given
-        ``secrets`` on its stdin."""
+    def start(cls, spec: WorkerSpec, secrets: Secrets, count: int) -> Workers:
+        """Start ``count`` workers, each given ``secrets`` on its stdin and a channel on which
+        the supervisor hands it connections (see :meth:`wait_ready`)."""
         payload = json.dumps(asdict(spec))
-        processes, ready = [], []
+        processes, ready, channels = [], [], []
         for _ in range(count):
             read, write = os.pipe()
-            argv = [str(sock.fileno()), str(os.getpid()), str(write), payload]
+            ours, theirs = channel_pair()
+            argv = [str(theirs.fileno()), str(os.getpid()), str(write), payload]
             try:
                 process = subprocess.Popen(
                     [sys.executable, "-m", "lorelab.serve._workers", *argv],
-                    pass_fds=(sock.fileno(), write),
+                    pass_fds=(theirs.fileno(), write),
                     stdin=subprocess.PIPE,
                     process_group=0,
                 )
+            except BaseException:
+                ours.close()
+                raise
             finally:
                 os.close(write)
+                theirs.close()
             processes.append(process)
             ready.append(read)
+            channels.append(ours)
             _hand_over(process, secrets)
-        return cls(processes, ready)
+        return cls(processes, ready, channels)
 
     def wait_ready(self) -> None:
         """Wait until every worker accepts; PreflightError if one exits or is too slow."""
@@ -280,6 +324,8 @@ class Workers:
                 LOG.warning("worker %d did not stop in %g s: killed", process.pid, STOP_SECONDS)
                 process.kill()
                 process.wait(timeout=STOP_SECONDS)
+        for channel in self.channels:
+            channel.close()
 
 
 def _hand_over(process: subprocess.Popen[bytes], secrets: Secrets) -> None:
@@ -322,7 +368,7 @@ def _report_ready(fd: int) -> Callable[[], None]:
 
 
 def main(argv: list[str]) -> int:
-    """A worker: ``SOCKET_FD PARENT_PID READY_FD SPEC_JSON``, its :class:`Secrets` on stdin."""
+    """A worker: ``CHANNEL_FD PARENT_PID READY_FD SPEC_JSON``, its :class:`Secrets` on stdin."""
     fd, parent, ready, payload = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
     _die_with(parent)
     secrets = Secrets.decode(sys.stdin.buffer.read())
@@ -330,15 +376,15 @@ def main(argv: list[str]) -> int:
 
     log_to_stderr()
     spec = WorkerSpec.from_json(payload)
-    sock = socket.socket(fileno=fd)
+    channel = socket.socket(fileno=fd)
     store = SqliteMemoryStore(Path(spec.store_file), create=False)
     try:
         share_query_vectors(store)
         store.load_model()
-        serve_socket(spec, secrets, store, sock, lambda: None, _report_ready(ready))
+        serve_socket(spec, secrets, store, Receiver(channel), lambda: None, _report_ready(ready))
     finally:
         store.close()
-        sock.close()
+        channel.close()
     return 0
 
 
