@@ -89,8 +89,9 @@ class Adopter:
 
         try:
             await self.loop.connect_accepted_socket(make, conn, ssl=self.tls)
-        except (OSError, ssl.SSLError, asyncio.CancelledError, ValueError) as exc:
-            # A client that left, or failed its TLS handshake: nothing was served.
+        except (OSError, ssl.SSLError, asyncio.CancelledError, ValueError, RuntimeError) as exc:
+            # A client that left, failed its TLS handshake, or came as the loop stopped:
+            # nothing was served.
             LOG.debug("a connection ended before it was served: %r", exc)
             conn.close()
             end()
