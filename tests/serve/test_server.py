@@ -171,7 +171,8 @@ def test_tls_serves_https_to_the_sdk_client_that_trusts_the_certificate(tmp_path
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     cert, key = _self_signed(tmp_path)
-    args = ["--tls-cert", str(cert), "--tls-key", str(key)]
+    # Two processes: the server hands each TLS connection over before its handshake.
+    args = ["--tls-cert", str(cert), "--tls-key", str(key), "--workers", "2"]
     with running_server(home, project, args=args) as server:
         assert server.url.startswith("https://127.0.0.1:")
         trusted = ssl.create_default_context(cafile=str(cert))
@@ -183,6 +184,10 @@ def test_tls_serves_https_to_the_sdk_client_that_trusts_the_certificate(tmp_path
         assert anyio.run(main) > 0
         with pytest.raises(httpx2.ConnectError):  # a client that does not trust it stops
             httpx2.get(f"{server.url}/healthz", timeout=60)
+        for _ in range(4):  # new connections, handed to each process in turn: all served
+            assert (
+                httpx2.get(f"{server.url}/healthz", timeout=60, verify=trusted).status_code == 200
+            )
 
 
 def test_tls_flags_must_come_together(tmp_path):
