@@ -74,7 +74,7 @@ def test_connections_go_to_the_process_with_fewest_open_and_ties_in_turn(loop):
             client, conn = _connect(listener)
             clients.append(client)
             assert dispatcher.hand(conn) == 1
-        # The handed descriptor is the client's connection: bytes sent reach the worker.
+        # The descriptor a worker receives is the server's end of a client's connection.
         for _ in range(4):
             _take(pairs[0][1]).close()
         served = _take(pairs[1][1])

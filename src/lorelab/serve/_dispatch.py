@@ -2,8 +2,9 @@
 
 When several processes accept on one listening socket, the kernel wakes every idle one and the
 first to run takes *all* the connections waiting (asyncio accepts up to a backlog's worth per
-wake-up). Sixteen agents that connect at once could land 16 to 0, and a connection stays with
-its process for life: one process then serves them all on one core while the others idle.
+wake-up). Nine connections opened at once on three processes landed 9-0-0, and a connection
+stays with its process for life: one process then serves them all on one core while the others
+idle.
 
 So with more than one process the supervisor alone accepts. It hands each new connection (its
 file descriptor, over a ``SOCK_SEQPACKET`` socket pair only the two processes hold) to the
@@ -107,8 +108,7 @@ class Dispatcher:
         self.open = [0] * (len(channels) + 1)
         """Open connections per process, as handed and reported closed."""
         self.alive = [True] * (len(channels) + 1)
-        self.handed = [0] * (len(channels) + 1)
-        """Connections handed to each process so far (for the tests and the log)."""
+        """Index 0, this process, always is."""
         self._turn = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._serve_here: Callable[[socket.socket], None] | None = None
@@ -132,17 +132,15 @@ class Dispatcher:
         self.open[0] = max(0, self.open[0] - 1)
 
     def choose(self, skip: frozenset[int] = frozenset()) -> int:
-        """The live process with the fewest open connections; ties taken in turn."""
+        """The live process with the fewest open connections; ties taken in turn (this
+        process, index 0, is never skipped)."""
         count = len(self.open)
-        candidates = [
+        _, offset = min(
             (self.open[i], (i - self._turn) % count)
             for i in range(count)
             if self.alive[i] and i not in skip
-        ]
-        if not candidates:
-            return 0
-        best = min(candidates)
-        chosen = (best[1] + self._turn) % count
+        )
+        chosen = (offset + self._turn) % count
         self._turn = (chosen + 1) % count
         return chosen
 
@@ -165,7 +163,6 @@ class Dispatcher:
             if index == 0:
                 assert self._serve_here is not None
                 self.open[0] += 1
-                self.handed[0] += 1
                 self._serve_here(conn)
                 return 0
             try:
@@ -177,7 +174,6 @@ class Dispatcher:
                 self._lost(index)
                 continue
             self.open[index] += 1
-            self.handed[index] += 1
             conn.close()  # the worker holds its own descriptor now
             return index
 

@@ -55,12 +55,12 @@ if TYPE_CHECKING:
 
 LOG: Final = logging.getLogger("lorelab.serve")
 GRACEFUL_SECONDS: Final = 5
+"""How long requests in flight may take to finish once a process is asked to stop."""
 SWITCH_INTERVAL_S: Final = 0.001
 """How long a thread of a serving process keeps the GIL while another waits for it (Python's
 default is 5 ms). A call's tool runs in a thread; its answer goes out through the event loop,
 which would otherwise wait up to 5 ms for the GIL behind another call's Python (docs/serve.md,
 "Issue 44, fourth round")."""
-"""How long requests in flight may take to finish once a process is asked to stop."""
 STOP_SECONDS: Final = 60.0
 """How long the supervisor waits for its workers to exit before it kills them."""
 READY_SECONDS: Final = 300.0
@@ -242,11 +242,12 @@ def serve_socket(
             timeout_graceful_shutdown=GRACEFUL_SECONDS,
         )
         config.load()
-        listening = source if isinstance(source, socket.socket) else None
-        handing = None if isinstance(source, socket.socket) else source
-        runner = _server_class()(config, admission, on_exit, on_started, handing)
+        listening = isinstance(source, socket.socket)
+        runner = _server_class()(
+            config, admission, on_exit, on_started, None if listening else source
+        )
         sys.setswitchinterval(SWITCH_INTERVAL_S)
-        runner.run(sockets=None if listening is None else [listening])
+        runner.run(sockets=[source] if listening else None)
     finally:
         if book is not None:
             book.close()

@@ -56,7 +56,7 @@ DATA_OF_TEST_DOUBLES: Final = "testing"
 stand-in): every file in it is implementation, the data they answer from included."""
 
 
-def _python_files(directory: str, parts: tuple[str, ...]) -> list[tuple[str, ...]]:
+def _implementation_files(directory: str, parts: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Every entry named ``*.py`` under ``directory`` as relative parts (as ``rglob("*.py")``
     finds them: symbolic links to directories are not followed), and every other regular file
     under the test doubles' folder (:data:`DATA_OF_TEST_DOUBLES`)."""
@@ -70,7 +70,7 @@ def _python_files(directory: str, parts: tuple[str, ...]) -> list[tuple[str, ...
         ):
             found.append((*parts, entry.name))
         if entry.is_dir(follow_symlinks=False):
-            found += _python_files(entry.path, (*parts, entry.name))
+            found += _implementation_files(entry.path, (*parts, entry.name))
     return found
 
 
@@ -83,7 +83,7 @@ def implementation_hashes() -> dict[str, str]:
     root = Path(lorelab.__file__).resolve().parent
     outside = "__pycache__" in root.parts
     hashes: dict[str, str] = {}
-    for parts in sorted(_python_files(str(root), ())):
+    for parts in sorted(_implementation_files(str(root), ())):
         if outside or "__pycache__" in parts:
             continue
         hashes["lorelab/" + "/".join(parts)] = file_sha256(
