@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -92,8 +93,19 @@ def test_a_server_restarted_with_another_gguf_mid_run_makes_trials_identity_chan
         with (tmp_path / "run.out").open("w") as sink, (tmp_path / "run.err").open("w") as err:
             process = subprocess.Popen(argv, stdout=sink, stderr=err, text=True)
         _wait_for_a_trial(out, process)
-    with llama_server(home, tmp_path / "second.log", model=gemma, alias=None, port=port):
-        process.wait(timeout=RUN_WAIT_S)
+        # The run waits while the server is swapped: running on, it would spend its remaining
+        # trials on a closed port (each "Connection refused" in milliseconds) before the second
+        # model has loaded, and no trial would meet the restarted server. A call in flight when
+        # the first server stops fails as it would in use.
+        os.kill(process.pid, signal.SIGSTOP)
+    try:
+        with llama_server(home, tmp_path / "second.log", model=gemma, alias=None, port=port):
+            os.kill(process.pid, signal.SIGCONT)
+            process.wait(timeout=RUN_WAIT_S)
+    finally:
+        if process.poll() is None:  # the second server did not start, or the run overran
+            process.kill()
+            process.wait()
     stderr = (tmp_path / "run.err").read_text()
     assert process.returncode == 1, stderr[-3000:]
     manifest = json.loads((out / "manifest.json").read_text())
