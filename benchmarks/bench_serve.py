@@ -20,8 +20,10 @@ answered call, for each mode.
 - **In process**: before the server starts, one thread of this process calls ``prepare`` on
   a copy of the same store, one call after another, for ``--in-process-duration`` seconds (the
   same task draw; with ``--draw repeated``, after one unmeasured pass over the 400 tasks, as
-  the server has seen them when its ratio phases run): its calls per second and its p50 are the
-  yardsticks of the two ratios below.
+  the server has seen them when its ratio phases run), and the same again on the same copy once
+  the server has stopped (``inProcessAfter``). The mean of the two (``yardstick``: calls per
+  second, p50) is what the two ratios below divide by, so a machine whose speed drifts during
+  the run moves both sides of a ratio.
 - **Closed loop**: every client sends its next request as soon as its last is answered, for
   ``--closed-duration`` seconds: the saturation throughput.
 - **Open loop**: requests arrive at a fixed total rate (``--rate`` per second; default 70% of
@@ -345,15 +347,24 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def in_process(
-    home: Path, tasks: list[str], seed: int, seconds: float, draw: str = "repeated"
+    home: Path,
+    tasks: list[str],
+    seed: int,
+    seconds: float,
+    draw: str = "repeated",
+    *,
+    again: bool = False,
 ) -> dict[str, Any]:
     """One thread of this process calling ``prepare`` on a copy of the store, back to back.
 
     Warmed as the server is when its ratio phases run: with the ``repeated`` draw, every task
-    once first (its query vector kept), so both sides are measured in their steady state."""
+    once first (its query vector kept), so both sides are measured in their steady state.
+    ``again``: the second measure, on the copy the first made (not on the store the server
+    has since written to), warmed the same way."""
     rng = random.Random(seed)
     copy = home.parent / "in-process.db"
-    _copy_store(home / "memory.db", copy)
+    if not again:
+        _copy_store(home / "memory.db", copy)
     store = SqliteMemoryStore(copy, create=False)
     try:
         store.prepare(PrepareRequest(task="load the model and the vector cache"))
@@ -592,17 +603,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             if process.poll() is None:
                 _terminate(process)
+        # The yardstick again, now that the server has stopped: the ratios divide by the mean
+        # of the two, so a machine that speeds up or slows down during the run moves both sides.
+        after = in_process(
+            home, tasks, args.seed + 1, args.in_process_duration, args.draw, again=True
+        )
+        print(json.dumps({"inProcessAfter": after}), file=sys.stderr, flush=True)
         faulted = fault(home, project, token, tasks, args) if args.fault_after > 0 else None
         load_after = os.getloadavg()
     p95 = opened["prepare"]["p95S"]
-    scaling = round(closed_only["answeredPerSecond"] / alone["callsPerSecond"], 2)
+    yardstick = {
+        "callsPerSecond": round((alone["callsPerSecond"] + after["callsPerSecond"]) / 2, 1),
+        "p50S": round((alone["p50S"] + after["p50S"]) / 2, 4),
+    }
+    scaling = round(closed_only["answeredPerSecond"] / yardstick["callsPerSecond"], 2)
     headroom = None
     only_p95 = opened_only["prepare"]["p95S"]
-    if only_p95 is not None and alone["p50S"]:
-        headroom = round(only_p95 / alone["p50S"], 2)
+    if only_p95 is not None and yardstick["p50S"]:
+        headroom = round(only_p95 / yardstick["p50S"], 2)
     mixed_headroom = None
-    if args.rate_share is not None and p95 is not None and alone["p50S"]:
-        mixed_headroom = round(p95 / alone["p50S"], 2)
+    if args.rate_share is not None and p95 is not None and yardstick["p50S"]:
+        mixed_headroom = round(p95 / yardstick["p50S"], 2)
     return {
         "python": platform.python_version(),
         "machine": platform.machine(),
@@ -618,10 +639,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "loadAverageAfter": [round(v, 2) for v in load_after],
         "workers": args.workers,
         "inProcess": alone,
+        "inProcessAfter": after,
+        "yardstick": yardstick,
         "coreScaling": scaling,
         "openLoopHeadroom": headroom,
         "mixed": {
-            "coreScaling": round(closed["answeredPerSecond"] / alone["callsPerSecond"], 2),
+            "coreScaling": round(closed["answeredPerSecond"] / yardstick["callsPerSecond"], 2),
             "openLoopHeadroom": mixed_headroom,
         },
         "sigtermUnderBacklog": backlog,
@@ -719,11 +742,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{f['lostRecords']} lost; integrity_check "
                 f"{f['integrityCheck']}"
             )
-        alone = report["inProcess"]
-        print(
-            f"in process (one thread): {alone['callsPerSecond']} prepares/s, p50 {alone['p50S']} s,"
-            f" {alone['cpuMsPerCall']} ms CPU per call ({report['draw']} draw)"
-        )
+        for name, alone in (("before", report["inProcess"]), ("after", report["inProcessAfter"])):
+            print(
+                f"in process (one thread), {name} the server: {alone['callsPerSecond']} "
+                f"prepares/s, p50 {alone['p50S']} s, {alone['cpuMsPerCall']} ms CPU per call "
+                f"({report['draw']} draw)"
+            )
         c1, o1 = report["closedLoopPrepareOnly"], report["openLoopPrepareOnly"]
         print(
             f"prepare only: closed loop {c1['answeredPerSecond']}/s (server "
